@@ -1,0 +1,2 @@
+export { startServer, ORCHESTRATOR_VERSION, type ServerOptions, type RunningServer } from './server.js';
+export { defaultDbPath } from './paths.js';

@@ -1,0 +1,45 @@
+// ESLint flat config shared by every project: typescript-eslint with type information, so that floating
+// promises and `any` leaks are caught (STYLE.md: "No floating promises (lint rule on)").
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/.nx/**',
+      '**/*.js',
+      '**/*.mjs',
+      '**/*.cjs',
+      '**/migrations/**',
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-console': 'error',
+    },
+  },
+  {
+    // Tests, tools and app entry points may print.
+    files: [
+      '**/*.test.ts',
+      '**/test/**/*.ts',
+      'apps/**/src/main.ts',
+      'apps/**/src/cli/**/*.ts',
+      'tools/**/*.ts',
+    ],
+    rules: { 'no-console': 'off' },
+  },
+);

@@ -1,0 +1,77 @@
+// `npm test`: every check of every project, then one closing line `N passed, N failed[, N skipped]`.
+//   1. install if needed; 2. build + typecheck + lint every project (Nx, cached, dependency order);
+//   3. format check; 4. every project's tests (vitest and the Lua suites write .test-results/<project>.json).
+// A failed non-test step counts as one failure, and so does a project whose tests crashed before reporting.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { ensureInstalled, root, run } from './ensure-installed.mjs';
+
+ensureInstalled();
+const nxEnv = { NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false' };
+const resultsDir = path.join(root, '.test-results');
+rmSync(resultsDir, { recursive: true, force: true });
+
+const failedSteps = [];
+const step = (name, cmd, args) => {
+  console.log(`\n[ccagent] === ${name} ===`);
+  if (run(cmd, args, nxEnv) !== 0) failedSteps.push(name);
+};
+
+step('build, typecheck, lint', 'npx', [
+  'nx',
+  'run-many',
+  '-t',
+  'build',
+  'typecheck',
+  'lint',
+  '--output-style=stream',
+  '--nxBail=false',
+]);
+step('format check', 'npx', ['prettier', '--check', '.', '--log-level', 'warn']);
+step('tests', 'npx', ['nx', 'run-many', '-t', 'test', '--output-style=stream', '--nxBail=false']);
+
+// Which projects have a test target (each must leave a report).
+const show = spawnSync('npx', ['nx', 'show', 'projects', '--with-target', 'test', '--json'], {
+  cwd: root,
+  encoding: 'utf8',
+  env: { ...process.env, ...nxEnv },
+});
+const projects = JSON.parse(show.stdout || '[]');
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const rows = [];
+for (const project of projects.sort()) {
+  const file = path.join(resultsDir, `${project}.json`);
+  if (!existsSync(file)) {
+    failed += 1;
+    rows.push([project, 'no report (crashed before reporting)']);
+    continue;
+  }
+  const r = JSON.parse(readFileSync(file, 'utf8'));
+  const s = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+  passed += r.numPassedTests;
+  failed += r.numFailedTests;
+  // A suite that failed to load (syntax error, import error) has no failed tests but failed all the same.
+  const brokenSuites = (r.testResults ?? []).filter(
+    (t) => t.status === 'failed' && (t.assertionResults ?? []).length === 0,
+  ).length;
+  failed += brokenSuites;
+  skipped += s;
+  rows.push([project, `${r.numPassedTests} passed, ${r.numFailedTests + brokenSuites} failed, ${s} skipped`]);
+}
+for (const extra of readdirSync(existsSync(resultsDir) ? resultsDir : root).filter((f) =>
+  f.endsWith('.json'),
+)) {
+  if (existsSync(resultsDir) && !projects.includes(extra.replace(/\.json$/, '')))
+    rows.push([extra, 'stale report ignored']);
+}
+failed += failedSteps.length;
+
+console.log('\n[ccagent] === summary ===');
+for (const [p, s] of rows) console.log(`  ${p.padEnd(20)} ${s}`);
+for (const s of failedSteps) console.log(`  step failed: ${s}`);
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);
