@@ -43,30 +43,29 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const rows = [];
-for (const project of projects.sort()) {
-  const file = path.join(resultsDir, `${project}.json`);
-  if (!existsSync(file)) {
-    failed += 1;
-    rows.push([project, 'no report (crashed before reporting)']);
-    continue;
-  }
-  const r = JSON.parse(readFileSync(file, 'utf8'));
+const reports = existsSync(resultsDir) ? readdirSync(resultsDir).filter((f) => f.endsWith('.json')) : [];
+const tally = (label, file) => {
+  const r = JSON.parse(readFileSync(path.join(resultsDir, file), 'utf8'));
   const s = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
-  passed += r.numPassedTests;
-  failed += r.numFailedTests;
   // A suite that failed to load (syntax error, import error) has no failed tests but failed all the same.
   const brokenSuites = (r.testResults ?? []).filter(
     (t) => t.status === 'failed' && (t.assertionResults ?? []).length === 0,
   ).length;
-  failed += brokenSuites;
+  passed += r.numPassedTests;
+  failed += r.numFailedTests + brokenSuites;
   skipped += s;
-  rows.push([project, `${r.numPassedTests} passed, ${r.numFailedTests + brokenSuites} failed, ${s} skipped`]);
-}
-for (const extra of readdirSync(existsSync(resultsDir) ? resultsDir : root).filter((f) =>
-  f.endsWith('.json'),
-)) {
-  if (existsSync(resultsDir) && !projects.includes(extra.replace(/\.json$/, '')))
-    rows.push([extra, 'stale report ignored']);
+  rows.push([label, `${r.numPassedTests} passed, ${r.numFailedTests + brokenSuites} failed, ${s} skipped`]);
+};
+for (const project of projects.sort()) {
+  // Each project must leave <project>.json; optional extra tiers write <project>.<tier>.json.
+  if (reports.includes(`${project}.json`)) tally(project, `${project}.json`);
+  else {
+    failed += 1;
+    rows.push([project, 'no report (crashed before reporting)']);
+  }
+  for (const f of reports.filter((f) => f.startsWith(`${project}.`) && f !== `${project}.json`)) {
+    tally(f.replace(/\.json$/, ''), f);
+  }
 }
 failed += failedSteps.length;
 
