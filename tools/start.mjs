@@ -4,7 +4,7 @@ import { ensureInstalled, root, run } from './ensure-installed.mjs';
 
 ensureInstalled();
 const nxEnv = { NX_DAEMON: 'false', NX_NO_CLOUD: 'true' };
-if (run('npx', ['nx', 'run', 'cc-orchestrator:build', '--output-style=static'], nxEnv) !== 0) process.exit(1);
+if (run('npx', ['nx', 'run', 'orchestrator:build', '--output-style=static'], nxEnv) !== 0) process.exit(1);
 process.exit(
   run(process.execPath, [`${root}/apps/orchestrator/dist/main.js`, 'serve', ...process.argv.slice(2)]),
 );
