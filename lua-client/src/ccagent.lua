@@ -1,0 +1,660 @@
+--- The ccagent client: connects a CC:Tweaked computer to the ccagent orchestrator.
+--
+-- A client offers commands (tools) the orchestrator's models may call, creates
+-- tasks, follows their progress and answers the models' questions. It speaks the
+-- JSON-over-WebSocket protocol (version 1), survives disconnects (reconnect with
+-- capped, jittered backoff; unacknowledged command results are re-sent) and
+-- never runs the same call twice (repeated `call_id`s get the stored result).
+--
+-- Everything happens inside @{Client:run}, which only waits through
+-- `os.pullEventRaw`, so it can share the computer with other code via
+-- `parallel.waitForAny`. Command handlers run in their own coroutines and may
+-- `sleep`, `os.pullEvent` or run programs without blocking the connection.
+--
+--     local ccagent = require "ccagent"
+--     local client = ccagent.connect("ws://orchestrator:8080/ws")
+--     client:register("turtle_forward", function(args)
+--         return { moved = turtle.forward() }
+--     end, { description = "Move forward one block" })
+--     client:run()
+--
+-- @module ccagent
+local expect_mod = require "cc.expect"
+local json = require "ccagent.json"
+local chunk = require "ccagent.chunk"
+local version = require "ccagent.version"
+
+local expect, field = expect_mod.expect, expect_mod.field
+
+local M = {}
+
+--- The JSON module the client uses (@{ccagent.json}).
+M.json = json
+
+--- Client version string.
+M.VERSION = version.client
+
+--- Protocol version spoken.
+M.PROTOCOL_VERSION = version.protocol
+
+--- Frame limit used until the server's `welcome` says otherwise (CC:Tweaked's WebSocket limit).
+M.DEFAULT_MAX_MESSAGE_BYTES = 131072
+
+--- Command results kept for repeated call_ids (acknowledged ones are evicted first).
+M.DEFAULT_RESULT_CACHE = 128
+
+local function now_ms()
+    if os.epoch then return os.epoch("utc") end
+    return math.floor(os.clock() * 1000)
+end
+
+local function default_client_id()
+    local label = os.getComputerLabel and os.getComputerLabel()
+    if type(label) == "string" and label ~= "" then return label end
+    return "computer-" .. tostring(os.getComputerID and os.getComputerID() or 0)
+end
+
+local function queue(...)
+    os.queueEvent(...)
+end
+
+--- A connection to the orchestrator. Create one with @{connect}.
+-- @type Client
+local Client = {}
+Client.__index = Client
+
+--- Create a client for `ws_url`. The socket is opened by @{Client:run} (or @{Client:open}).
+-- @tparam string ws_url the orchestrator's WebSocket URL (`ws://host:port/ws`)
+-- @tparam[opt] table opts `client_id` (default: the computer label, else `computer-<id>`),
+--   `token`, `headers`, `reconnect_min` / `reconnect_max` (seconds, default 1 / 30),
+--   `connect_timeout` (seconds, default 20), `result_cache` (count, default 128),
+--   `log` (function(level, message))
+-- @treturn Client
+function M.connect(ws_url, opts)
+    expect(1, ws_url, "string")
+    expect(2, opts, "table", "nil")
+    opts = opts or {}
+    field(opts, "client_id", "string", "nil")
+    field(opts, "token", "string", "nil")
+    field(opts, "headers", "table", "nil")
+    field(opts, "reconnect_min", "number", "nil")
+    field(opts, "reconnect_max", "number", "nil")
+    field(opts, "connect_timeout", "number", "nil")
+    field(opts, "result_cache", "number", "nil")
+    field(opts, "log", "function", "nil")
+    local self = setmetatable({
+        url = ws_url,
+        client_id = opts.client_id or default_client_id(),
+        token = opts.token,
+        headers = opts.headers,
+        reconnect_min = opts.reconnect_min or 1,
+        reconnect_max = opts.reconnect_max or 30,
+        connect_timeout = opts.connect_timeout or 20,
+        result_cache = opts.result_cache or M.DEFAULT_RESULT_CACHE,
+        log = opts.log or function() end,
+        --- Connection state: `idle`, `connecting`, `open` (hello sent), `ready` (welcomed), `waiting`, `stopped`.
+        state = "idle",
+        attempt = 0,
+        max_message_bytes = M.DEFAULT_MAX_MESSAGE_BYTES,
+        heartbeat_ms = 0,
+        commands = {},
+        command_order = {},
+        --- Tasks this client created or subscribed to, by task id: `{id, status, progress, message, result, error}`.
+        tasks = {},
+        --- Open questions by question id: `{task_id, question_id, question, why}`.
+        questions = {},
+        requests = {},
+        subscriptions = {},
+        outbox = {},
+        results = {},
+        result_order = {},
+        running = {},
+        counter = 0,
+        reassembler = chunk.reassembler(),
+    }, Client)
+    return self
+end
+
+function Client:_id(prefix)
+    self.counter = self.counter + 1
+    return ("%s-%s-%d-%d"):format(prefix, self.client_id, now_ms(), self.counter)
+end
+
+-- Sending -------------------------------------------------------------------
+
+function Client:_send_text(text)
+    local ws = self.ws
+    if not ws then return false end
+    local frames, err = chunk.split(text, self.max_message_bytes, self:_id("chunk"))
+    if not frames then
+        self.log("error", "cannot send message: " .. err)
+        return false
+    end
+    for i = 1, #frames do
+        local ok, serr = pcall(ws.send, frames[i])
+        if not ok then
+            self:_lost("send failed: " .. tostring(serr))
+            return false
+        end
+    end
+    return true
+end
+
+-- Send now when welcomed; otherwise keep it for the next connection.
+function Client:_send(msg)
+    local text = assert(json.encode(msg))
+    if self.state == "ready" and self:_send_text(text) then return true end
+    self.outbox[#self.outbox + 1] = text
+    return false
+end
+
+function Client:_hello()
+    local cmds = json.array()
+    for _, name in ipairs(self.command_order) do
+        local c = self.commands[name]
+        cmds[#cmds + 1] = {
+            name = name,
+            description = c.description,
+            args_schema = c.args_schema,
+            timeout_ms = c.timeout_ms,
+        }
+    end
+    return {
+        type = "hello",
+        client_id = self.client_id,
+        token = self.token,
+        protocol_version = version.protocol,
+        client_version = version.client,
+        commands = cmds,
+    }
+end
+
+-- Connection ------------------------------------------------------------------
+
+--- Start connecting (non-blocking). @{Client:run} calls this itself.
+function Client:open()
+    if self.state == "connecting" or self.state == "open" or self.state == "ready" then return end
+    self.state = "connecting"
+    self.connect_timer = os.startTimer(self.connect_timeout)
+    local ok, res, err = pcall(http.websocketAsync, self.url, self.headers)
+    if not ok or res == false then
+        self:_retry("cannot open websocket: " .. tostring(ok and err or res))
+    end
+end
+
+function Client:_retry(reason)
+    self.ws = nil
+    if self.state == "stopped" then return end
+    self.state = "waiting"
+    self.attempt = self.attempt + 1
+    local delay = math.min(self.reconnect_max, self.reconnect_min * 2 ^ (self.attempt - 1))
+    -- Jitter spreads the reconnects of many computers after a server restart.
+    delay = delay * (0.5 + math.random() * 0.5)
+    self.retry_delay = delay
+    self.retry_timer = os.startTimer(delay)
+    self.log("warn", ("disconnected (%s); retrying in %.1fs"):format(tostring(reason), delay))
+    queue("ccagent_connection", "disconnected", tostring(reason))
+end
+
+-- The socket is gone: forget partial chunks, schedule a reconnect.
+function Client:_lost(reason)
+    local ws = self.ws
+    self.ws = nil
+    if ws then pcall(ws.close) end
+    self.reassembler:clear()
+    self:_retry(reason)
+end
+
+function Client:_on_open(ws)
+    self.ws = ws
+    self.state = "open"
+    self.last_rx = now_ms()
+    self:_send_text(assert(json.encode(self:_hello())))
+end
+
+function Client:_on_welcome(msg)
+    if msg.protocol_version ~= nil and not version.compatible(msg.protocol_version) then
+        queue("ccagent_error", "protocol_version", "server speaks protocol " .. tostring(msg.protocol_version))
+        self:stop()
+        return
+    end
+    self.state = "ready"
+    self.attempt = 0
+    self.server_version = msg.server_version
+    if type(msg.max_message_bytes) == "number" and msg.max_message_bytes >= 1024 then
+        self.max_message_bytes = msg.max_message_bytes
+    end
+    self.heartbeat_ms = type(msg.heartbeat_ms) == "number" and msg.heartbeat_ms or 0
+    if self.heartbeat_ms > 0 then self.heartbeat_timer = os.startTimer(self.heartbeat_ms / 1000) end
+    -- Unacknowledged results first: the server is waiting for them.
+    for _, call_id in ipairs(self.result_order) do
+        local r = self.results[call_id]
+        if r and not r.acked and not self:_send_text(r.text) then return end
+    end
+    for task_id in pairs(self.subscriptions) do
+        if not self:_send_text(assert(json.encode({ type = "subscribe", task_id = task_id }))) then return end
+    end
+    local pending = self.outbox
+    self.outbox = {}
+    for i = 1, #pending do
+        if not self:_send_text(pending[i]) then
+            for j = i, #pending do self.outbox[#self.outbox + 1] = pending[j] end
+            return
+        end
+    end
+    queue("ccagent_connection", "connected", self.server_version)
+end
+
+function Client:_on_heartbeat()
+    if self.state ~= "ready" or self.heartbeat_ms <= 0 then return end
+    local idle = now_ms() - (self.last_rx or 0)
+    if idle > 3 * self.heartbeat_ms then
+        self:_lost("no message from the server for " .. idle .. " ms")
+        return
+    end
+    if idle >= self.heartbeat_ms then self:_send_text('{"type":"ping"}') end
+    self.heartbeat_timer = os.startTimer(self.heartbeat_ms / 1000)
+end
+
+-- Commands ------------------------------------------------------------------
+
+--- Offer a command to the orchestrator. Re-sends `hello` when already connected.
+-- @tparam string name the command name models call
+-- @tparam function handler `handler(args, task_id, call_id)` returning a JSON-able result;
+--   raising an error (a string, or a table `{code=, message=}`) reports a failed call
+-- @tparam[opt] table opts `description`, `args_schema` (JSON Schema object), `timeout_ms`
+function Client:register(name, handler, opts)
+    expect(1, name, "string")
+    expect(2, handler, "function")
+    expect(3, opts, "table", "nil")
+    opts = opts or {}
+    field(opts, "description", "string", "nil")
+    field(opts, "args_schema", "table", "nil")
+    field(opts, "timeout_ms", "number", "nil")
+    if not self.commands[name] then self.command_order[#self.command_order + 1] = name end
+    self.commands[name] = {
+        handler = handler,
+        description = opts.description,
+        args_schema = opts.args_schema,
+        timeout_ms = opts.timeout_ms,
+    }
+    if self.state == "open" or self.state == "ready" then self:_send_text(assert(json.encode(self:_hello()))) end
+end
+
+--- Withdraw a command. Re-sends `hello` when connected.
+-- @tparam string name
+function Client:unregister(name)
+    expect(1, name, "string")
+    if not self.commands[name] then return end
+    self.commands[name] = nil
+    for i = #self.command_order, 1, -1 do
+        if self.command_order[i] == name then table.remove(self.command_order, i) end
+    end
+    if self.state == "open" or self.state == "ready" then self:_send_text(assert(json.encode(self:_hello()))) end
+end
+
+--- Names of the registered commands, in registration order.
+-- @treturn {string...}
+function Client:command_names()
+    local names = json.array()
+    for i, n in ipairs(self.command_order) do names[i] = n end
+    return names
+end
+
+local function traceback(err)
+    if type(err) == "table" then
+        return {
+            code = type(err.code) == "string" and err.code or "command_error",
+            message = tostring(err.message or err.code or "error"),
+            traceback = err.traceback,
+        }
+    end
+    local tb = debug and debug.traceback and debug.traceback(tostring(err), 2) or nil
+    return { code = "runtime_error", message = tostring(err), traceback = tb }
+end
+
+function Client:_store_result(call_id, text)
+    if not self.results[call_id] then self.result_order[#self.result_order + 1] = call_id end
+    self.results[call_id] = { text = text, acked = false }
+    -- Bound the cache: drop acknowledged results first, oldest first.
+    local i = 1
+    while #self.result_order > self.result_cache and i <= #self.result_order do
+        local id = self.result_order[i]
+        if self.results[id].acked then
+            self.results[id] = nil
+            table.remove(self.result_order, i)
+        else
+            i = i + 1
+        end
+    end
+    while #self.result_order > self.result_cache do
+        local id = table.remove(self.result_order, 1)
+        self.results[id] = nil
+        self.log("warn", "result cache full: dropped unacknowledged result " .. id)
+    end
+end
+
+function Client:_finish(call_id, task_id, ok, value)
+    local entry = self.running[call_id]
+    self.running[call_id] = nil
+    if entry and entry.timer then os.cancelTimer(entry.timer) end
+    local msg = { type = "command_result", task_id = task_id, call_id = call_id, ok = ok }
+    if ok then
+        if value == nil then value = json.object() end
+        msg.result = value
+    else
+        msg.error = value
+    end
+    local text, err = json.encode(msg)
+    if not text then
+        text = assert(json.encode({
+            type = "command_result", task_id = task_id, call_id = call_id, ok = false,
+            error = { code = "invalid_result", message = "result is not JSON: " .. err },
+        }))
+    end
+    self:_store_result(call_id, text)
+    if self.state == "ready" then self:_send_text(text) end
+    queue("ccagent_command", call_id, ok)
+end
+
+function Client:_resume(call_id, entry, ...)
+    local ok, a, b = coroutine.resume(entry.co, ...)
+    if not self.running[call_id] then return end -- finished meanwhile (timeout)
+    if not ok then
+        self:_finish(call_id, entry.task_id, false, traceback(a))
+    elseif coroutine.status(entry.co) == "dead" then
+        if a then self:_finish(call_id, entry.task_id, true, b) else self:_finish(call_id, entry.task_id, false, b) end
+    else
+        entry.filter = a
+    end
+end
+
+function Client:_on_command_call(msg)
+    local call_id, task_id, name = msg.call_id, msg.task_id, msg.command
+    if type(call_id) ~= "string" or type(task_id) ~= "string" or type(name) ~= "string" then
+        self.log("warn", "ignored a command_call without call_id/task_id/command")
+        return
+    end
+    local stored = self.results[call_id]
+    if stored then
+        -- A repeated call: answer with what the first run produced.
+        stored.acked = false
+        self:_send_text(stored.text)
+        return
+    end
+    if self.running[call_id] then return end
+    local cmd = self.commands[name]
+    if not cmd then
+        self:_finish(call_id, task_id, false, { code = "not_found", message = "unknown command: " .. name })
+        return
+    end
+    local args = msg.args
+    if type(args) ~= "table" then args = json.object() end
+    local handler = cmd.handler
+    local co = coroutine.create(function()
+        return xpcall(handler, traceback, args, task_id, call_id)
+    end)
+    local entry = { co = co, task_id = task_id }
+    local timeout = msg.timeout_ms or cmd.timeout_ms
+    if type(timeout) == "number" and timeout > 0 then entry.timer = os.startTimer(timeout / 1000) end
+    self.running[call_id] = entry
+    self:_resume(call_id, entry)
+end
+
+-- Incoming messages ---------------------------------------------------------
+
+function Client:_task(task_id)
+    local t = self.tasks[task_id]
+    if not t then
+        t = { id = task_id }
+        self.tasks[task_id] = t
+    end
+    return t
+end
+
+local handlers = {}
+
+function handlers.welcome(self, msg) self:_on_welcome(msg) end
+
+function handlers.ping(self, msg)
+    self:_send_text(assert(json.encode({ type = "pong", id = msg.id })))
+end
+
+function handlers.pong() end
+
+function handlers.command_call(self, msg) self:_on_command_call(msg) end
+
+function handlers.command_ack(self, msg)
+    local r = type(msg.call_id) == "string" and self.results[msg.call_id]
+    if r then r.acked = true end
+end
+
+function handlers.task_created(self, msg)
+    if type(msg.task_id) ~= "string" then return end
+    local req = self.requests[msg.request_id]
+    self.requests[msg.request_id or ""] = nil
+    local t = self:_task(msg.task_id)
+    t.status = msg.status or "queued"
+    t.request_id = msg.request_id
+    if req then
+        t.kind, t.prompt = req.kind, req.prompt
+        self.subscriptions[msg.task_id] = true
+        if req.on_created then
+            local ok, err = pcall(req.on_created, msg.task_id, t.status)
+            if not ok then queue("ccagent_error", "callback", tostring(err)) end
+        end
+    end
+    queue("ccagent_task", msg.task_id, t.status, t)
+end
+
+function handlers.task_update(self, msg)
+    if type(msg.task_id) ~= "string" then return end
+    local t = self:_task(msg.task_id)
+    t.status = msg.status or t.status
+    if msg.progress ~= nil then t.progress = msg.progress end
+    if msg.message ~= nil then t.message = msg.message end
+    queue("ccagent_task", msg.task_id, t.status, t)
+end
+
+function handlers.task_completed(self, msg)
+    if type(msg.task_id) ~= "string" then return end
+    local t = self:_task(msg.task_id)
+    t.status, t.result, t.progress = "completed", msg.result, 1
+    queue("ccagent_task", msg.task_id, "completed", t)
+end
+
+function handlers.task_failed(self, msg)
+    if type(msg.task_id) ~= "string" then return end
+    local t = self:_task(msg.task_id)
+    t.status, t.error = "failed", msg.error
+    queue("ccagent_task", msg.task_id, "failed", t)
+end
+
+function handlers.ask_user(self, msg)
+    if type(msg.task_id) ~= "string" or type(msg.question_id) ~= "string" then return end
+    self.questions[msg.question_id] = {
+        task_id = msg.task_id, question_id = msg.question_id, question = msg.question, why = msg.why,
+    }
+    local t = self:_task(msg.task_id)
+    t.status = "waiting_for_user"
+    queue("ccagent_question", msg.task_id, msg.question_id, msg.question, msg.why)
+end
+
+function handlers.error(self, msg)
+    local req = msg.request_id and self.requests[msg.request_id]
+    if req then
+        self.requests[msg.request_id] = nil
+        if req.on_created then
+            local ok, err = pcall(req.on_created, nil, msg.code, msg.message)
+            if not ok then queue("ccagent_error", "callback", tostring(err)) end
+        end
+    end
+    self.log("warn", ("server error %s: %s"):format(tostring(msg.code), tostring(msg.message)))
+    queue("ccagent_error", msg.code, msg.message, msg)
+end
+
+function handlers.chunk(self, msg)
+    local text, err = self.reassembler:add(msg)
+    if err then
+        self.log("warn", err)
+        self:_send_text(assert(json.encode({ type = "error", code = "chunk_error", message = err })))
+    elseif text then
+        self:_on_text(text, true)
+    end
+end
+
+function Client:_on_text(text, reassembled)
+    self.last_rx = now_ms()
+    local msg, err = json.decode(text)
+    if type(msg) ~= "table" or type(msg.type) ~= "string" then
+        self.log("warn", "ignored a frame that is not a message: " .. tostring(err or text:sub(1, 80)))
+        return
+    end
+    if reassembled and msg.type == "chunk" then return end
+    local h = handlers[msg.type]
+    if h then h(self, msg) else self.log("debug", "ignored message type " .. msg.type) end
+end
+
+--- Feed one event to the client. @{Client:run} calls this for every event; call it yourself
+-- only when driving your own event loop.
+-- @param ... the event as returned by `os.pullEventRaw`
+function Client:handle_event(...)
+    local ev, a, b = ...
+    -- Handler coroutines waiting before this event (new ones must not see it).
+    local waiting = {}
+    for id, entry in pairs(self.running) do waiting[#waiting + 1] = { id, entry } end
+
+    if ev == "websocket_success" and a == self.url then
+        if self.state == "connecting" then self:_on_open(b) else pcall(b.close) end
+    elseif ev == "websocket_failure" and a == self.url and self.state == "connecting" then
+        self:_retry(b)
+    elseif ev == "websocket_closed" and a == self.url and (self.state == "open" or self.state == "ready") then
+        self:_lost(b or "closed by the server")
+    elseif ev == "websocket_message" and a == self.url and self.ws then
+        self:_on_text(b, false)
+    elseif ev == "timer" then
+        if a == self.retry_timer and self.state == "waiting" then
+            self:open()
+        elseif a == self.connect_timer and self.state == "connecting" then
+            self:_retry("connect timeout")
+        elseif a == self.heartbeat_timer then
+            self:_on_heartbeat()
+        else
+            for call_id, entry in pairs(self.running) do
+                if entry.timer == a then
+                    self:_finish(call_id, entry.task_id, false, { code = "timeout", message = "command timed out" })
+                    break
+                end
+            end
+        end
+    end
+
+    for i = 1, #waiting do
+        local id, entry = waiting[i][1], waiting[i][2]
+        if self.running[id] == entry and (entry.filter == nil or entry.filter == ev) and ev ~= "terminate" then
+            self:_resume(id, entry, ...)
+        end
+    end
+end
+
+--- Run the client until @{Client:stop} (or terminate). Safe inside `parallel.waitForAny`.
+function Client:run()
+    if self.state == "stopped" then self.state = "idle" end
+    if self.state == "idle" then self:open() end
+    while self.state ~= "stopped" do
+        local ev = table.pack(os.pullEventRaw())
+        if ev[1] == "terminate" then
+            self:stop()
+            error("Terminated", 0)
+        end
+        self:handle_event(table.unpack(ev, 1, ev.n))
+    end
+end
+
+--- Close the connection and make @{Client:run} return.
+function Client:stop()
+    self.state = "stopped"
+    local ws = self.ws
+    self.ws = nil
+    if ws then pcall(ws.close) end
+    queue("ccagent_stop")
+end
+
+--- Whether the server has welcomed this connection.
+-- @treturn boolean
+function Client:is_connected()
+    return self.state == "ready"
+end
+
+-- Tasks -----------------------------------------------------------------------
+
+--- Ask the orchestrator to start a task.
+-- @tparam table opts `prompt` (string), `kind` (string, default "general"), `context` (any JSON),
+--   `allowed_commands` (list of names; default every registered command), `client_id`
+--   (where the commands run; default this client), `on_created` (function(task_id, status), or
+--   (nil, code, message) when refused)
+-- @treturn string the generated request_id
+function Client:create_task(opts)
+    expect(1, opts, "table")
+    field(opts, "prompt", "string")
+    field(opts, "kind", "string", "nil")
+    field(opts, "allowed_commands", "table", "nil")
+    field(opts, "client_id", "string", "nil")
+    field(opts, "on_created", "function", "nil")
+    local request_id = self:_id("req")
+    local allowed = json.array()
+    for i, n in ipairs(opts.allowed_commands or self.command_order) do allowed[i] = n end
+    self.requests[request_id] = { kind = opts.kind or "general", prompt = opts.prompt, on_created = opts.on_created }
+    self:_send({
+        type = "create_task",
+        request_id = request_id,
+        task_kind = opts.kind or "general",
+        client_id = opts.client_id or self.client_id,
+        prompt = opts.prompt,
+        context = opts.context,
+        allowed_commands = allowed,
+    })
+    return request_id
+end
+
+--- Follow a task's updates (also re-sent after every reconnect).
+-- @tparam string task_id
+function Client:subscribe(task_id)
+    expect(1, task_id, "string")
+    self.subscriptions[task_id] = true
+    self:_task(task_id)
+    self:_send({ type = "subscribe", task_id = task_id, request_id = self:_id("req") })
+end
+
+--- Stop following a task.
+-- @tparam string task_id
+function Client:unsubscribe(task_id)
+    expect(1, task_id, "string")
+    self.subscriptions[task_id] = nil
+    self:_send({ type = "unsubscribe", task_id = task_id })
+end
+
+--- Cancel a task.
+-- @tparam string task_id
+function Client:cancel(task_id)
+    expect(1, task_id, "string")
+    self:_send({ type = "cancel_task", task_id = task_id, request_id = self:_id("req") })
+end
+
+--- Answer a model's question (from a `ccagent_question` event).
+-- Accepts `(task_id, question_id, text)` or `(question_id, text)`.
+-- @tparam string task_id
+-- @tparam string question_id
+-- @tparam string text
+function Client:answer(task_id, question_id, text)
+    if text == nil and self.questions[task_id] then
+        task_id, question_id, text = self.questions[task_id].task_id, task_id, question_id
+    end
+    expect(1, task_id, "string")
+    expect(2, question_id, "string")
+    expect(3, text, "string")
+    self.questions[question_id] = nil
+    self:_send({ type = "user_answer", task_id = task_id, question_id = question_id, text = text })
+end
+
+return M

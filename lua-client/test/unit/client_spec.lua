@@ -1,0 +1,467 @@
+-- The client's protocol state machine, driven event by event with stubbed os/http (no real socket here;
+-- the CraftOS tier runs the same code against a real WebSocket server).
+local t = require "helper"
+local stubs = require "stubs"
+local json = require "ccagent.json"
+local ccagent = require "ccagent"
+
+local URL = "ws://127.0.0.1:1/ws"
+
+local function decoded(ws, from)
+    local out = {}
+    for i = from or 1, #ws.sent do out[#out + 1] = assert(json.decode(ws.sent[i])) end
+    return out
+end
+
+local function of_type(ws, typ)
+    local out = {}
+    for _, m in ipairs(decoded(ws)) do
+        if m.type == typ then out[#out + 1] = m end
+    end
+    return out
+end
+
+local function frame(msg) return assert(json.encode(msg)) end
+
+-- A client that is connected and welcomed, with its fake socket.
+local function ready_client(opts)
+    stubs.reset()
+    local c = ccagent.connect(URL, opts or { client_id = "turtle-1" })
+    c:open()
+    local ws = stubs.socket()
+    c:handle_event("websocket_success", URL, ws)
+    c:handle_event("websocket_message", URL, frame({ type = "welcome", client_id = c.client_id,
+        server_version = "1.0.0", protocol_version = 1, heartbeat_ms = 0, max_message_bytes = 131072 }))
+    return c, ws
+end
+
+local function call(c, call_id, command, args)
+    c:handle_event("websocket_message", URL, frame({ type = "command_call", task_id = "task-1",
+        call_id = call_id, command = command, args = args or json.object() }))
+end
+
+t.test("client_id defaults to the label, else computer-<id>", function()
+    stubs.label = nil
+    t.eq(ccagent.connect(URL).client_id, "computer-7")
+    stubs.label = "miner"
+    t.eq(ccagent.connect(URL).client_id, "miner")
+    stubs.label = nil
+end)
+
+t.test("connect checks its arguments like CC's expect", function()
+    t.raises(function() ccagent.connect(42) end, "bad argument #1")
+    t.raises(function() ccagent.connect(URL, { client_id = 5 }) end, "bad field 'client_id'")
+end)
+
+t.test("hello carries client id, protocol version and every command with its schema", function()
+    stubs.reset()
+    local c = ccagent.connect(URL, { client_id = "a", token = "s3cret" })
+    c:register("echo", function(args) return args end,
+        { description = "Echo", args_schema = { type = "object", properties = {} }, timeout_ms = 500 })
+    c:register("noargs", function() end)
+    c:open()
+    t.eq(stubs.opened[1].url, URL)
+    local ws = stubs.socket()
+    c:handle_event("websocket_success", URL, ws)
+    local hello = json.decode(ws.sent[1])
+    t.eq(hello.type, "hello")
+    t.eq(hello.client_id, "a")
+    t.eq(hello.token, "s3cret")
+    t.eq(hello.protocol_version, 1)
+    t.eq(#hello.commands, 2)
+    t.eq(hello.commands[1].name, "echo")
+    t.eq(hello.commands[1].timeout_ms, 500)
+    t.truthy(ws.sent[1]:find('"properties":{}', 1, true), "empty properties stays an object")
+end)
+
+t.test("hello with no commands sends commands: [] (not {})", function()
+    stubs.reset()
+    local c = ccagent.connect(URL, { client_id = "a" })
+    c:open()
+    local ws = stubs.socket()
+    c:handle_event("websocket_success", URL, ws)
+    t.truthy(ws.sent[1]:find('"commands":[]', 1, true), ws.sent[1])
+end)
+
+t.test("command_call runs the handler and sends command_result ok", function()
+    local c, ws = ready_client()
+    local seen
+    c:register("add", function(args, task_id, call_id)
+        seen = { task_id, call_id }
+        return { sum = args.a + args.b }
+    end)
+    call(c, "call-1", "add", { a = 2, b = 3 })
+    local r = of_type(ws, "command_result")[1]
+    t.eq(r.ok, true)
+    t.eq(r.result.sum, 5)
+    t.eq(r.call_id, "call-1")
+    t.eq(r.task_id, "task-1")
+    t.same(seen, { "task-1", "call-1" })
+end)
+
+t.test("a handler returning nothing still sends a result object", function()
+    local c, ws = ready_client()
+    c:register("nop", function() end)
+    call(c, "n1", "nop")
+    local text = ws.sent[#ws.sent]
+    t.truthy(text:find('"result":{}', 1, true), text)
+end)
+
+t.test("a handler error becomes ok=false with message and traceback", function()
+    local c, ws = ready_client()
+    c:register("boom", function() error("kaput") end)
+    call(c, "b1", "boom")
+    local r = of_type(ws, "command_result")[1]
+    t.eq(r.ok, false)
+    t.truthy(r.error.message:find("kaput"), r.error.message)
+    t.eq(r.error.code, "runtime_error")
+    t.truthy(type(r.error.traceback) == "string" and r.error.traceback:find("traceback"), "has a traceback")
+end)
+
+t.test("a table error keeps its code", function()
+    local c, ws = ready_client()
+    c:register("nf", function() error({ code = "not_found", message = "no such file" }) end)
+    call(c, "e1", "nf")
+    local r = of_type(ws, "command_result")[1]
+    t.eq(r.error.code, "not_found")
+    t.eq(r.error.message, "no such file")
+end)
+
+t.test("an unknown command answers not_found without crashing", function()
+    local c, ws = ready_client()
+    call(c, "u1", "nope")
+    local r = of_type(ws, "command_result")[1]
+    t.eq(r.ok, false)
+    t.eq(r.error.code, "not_found")
+end)
+
+t.test("a repeated call_id returns the stored result and does not run twice", function()
+    local c, ws = ready_client()
+    local runs = 0
+    c:register("count", function() runs = runs + 1 return { n = runs } end)
+    call(c, "dup", "count")
+    call(c, "dup", "count")
+    t.eq(runs, 1, "handler runs")
+    local rs = of_type(ws, "command_result")
+    t.eq(#rs, 2)
+    t.eq(rs[2].result.n, 1)
+end)
+
+t.test("a repeated call_id after command_ack still gets the stored result", function()
+    local c, ws = ready_client()
+    local runs = 0
+    c:register("count", function() runs = runs + 1 return { n = runs } end)
+    call(c, "dup2", "count")
+    c:handle_event("websocket_message", URL, frame({ type = "command_ack", task_id = "task-1", call_id = "dup2" }))
+    call(c, "dup2", "count")
+    t.eq(runs, 1)
+    t.eq(#of_type(ws, "command_result"), 2)
+end)
+
+t.test("the result cache is bounded and evicts acknowledged results first", function()
+    local c = ready_client({ client_id = "x", result_cache = 3 })
+    c:register("id", function(a) return a end)
+    for i = 1, 3 do call(c, "k" .. i, "id") end
+    c:handle_event("websocket_message", URL, frame({ type = "command_ack", task_id = "task-1", call_id = "k2" }))
+    call(c, "k4", "id")
+    t.eq(c.results.k2, nil, "acked k2 evicted")
+    t.truthy(c.results.k1, "unacked k1 kept")
+    t.eq(#c.result_order, 3)
+end)
+
+t.test("a handler that waits runs as a coroutine; the connection keeps serving", function()
+    local c, ws = ready_client()
+    c:register("slow", function()
+        local ev, v = os.pullEvent("slow_done")
+        return { got = v, ev = ev }
+    end)
+    call(c, "s1", "slow")
+    t.eq(#of_type(ws, "command_result"), 0, "no result yet")
+    c:handle_event("websocket_message", URL, frame({ type = "ping", id = "p1" }))
+    local pong = of_type(ws, "pong")[1]
+    t.eq(pong and pong.id, "p1", "ping answered while the command waits")
+    c:handle_event("other_event", 1)
+    t.eq(#of_type(ws, "command_result"), 0, "filtered events do not wake it")
+    c:handle_event("slow_done", 42)
+    local r = of_type(ws, "command_result")[1]
+    t.eq(r.result.got, 42)
+end)
+
+t.test("a command past its timeout_ms fails with code timeout", function()
+    local c, ws = ready_client()
+    c:register("hang", function() os.pullEvent("never") end)
+    c:handle_event("websocket_message", URL, frame({ type = "command_call", task_id = "task-1",
+        call_id = "h1", command = "hang", args = json.object(), timeout_ms = 1500 }))
+    local timer_id
+    for id, secs in pairs(stubs.timers) do if secs == 1.5 then timer_id = id end end
+    t.truthy(timer_id, "a 1.5 s timer was started")
+    c:handle_event("timer", timer_id)
+    local r = of_type(ws, "command_result")[1]
+    t.eq(r.error.code, "timeout")
+    t.eq(c.running.h1, nil)
+end)
+
+t.test("unacked results are kept and re-sent after a reconnect; acked ones are not", function()
+    local c, ws = ready_client()
+    c:register("id", function(a) return a end)
+    call(c, "r1", "id", { v = 1 })
+    call(c, "r2", "id", { v = 2 })
+    c:handle_event("websocket_message", URL, frame({ type = "command_ack", task_id = "task-1", call_id = "r1" }))
+    c:handle_event("websocket_closed", URL, "server restart")
+    t.eq(c.state, "waiting")
+    t.truthy(c.retry_timer, "a reconnect timer")
+    c:handle_event("timer", c.retry_timer)
+    t.eq(c.state, "connecting")
+    local ws2 = stubs.socket()
+    c:handle_event("websocket_success", URL, ws2)
+    t.eq(json.decode(ws2.sent[1]).type, "hello", "hello first")
+    t.eq(#of_type(ws2, "command_result"), 0, "nothing before welcome")
+    c:handle_event("websocket_message", URL, frame({ type = "welcome", protocol_version = 1,
+        max_message_bytes = 131072, heartbeat_ms = 0 }))
+    local rs = of_type(ws2, "command_result")
+    t.eq(#rs, 1)
+    t.eq(rs[1].call_id, "r2")
+    t.eq(#ws.sent > 0, true)
+end)
+
+t.test("a result finished while offline is sent after the welcome", function()
+    local c = ready_client()
+    c:register("wait", function() os.pullEvent("go") return { done = true } end)
+    call(c, "w1", "wait")
+    c:handle_event("websocket_closed", URL)
+    c:handle_event("go")
+    t.truthy(c.results.w1, "stored while offline")
+    c:handle_event("timer", c.retry_timer)
+    local ws2 = stubs.socket()
+    c:handle_event("websocket_success", URL, ws2)
+    c:handle_event("websocket_message", URL, frame({ type = "welcome", protocol_version = 1 }))
+    t.eq(of_type(ws2, "command_result")[1].call_id, "w1")
+end)
+
+t.test("backoff doubles, is capped and jittered, and resets after a welcome", function()
+    stubs.reset()
+    local c = ccagent.connect(URL, { client_id = "b", reconnect_min = 1, reconnect_max = 8 })
+    c:open()
+    local delays = {}
+    for i = 1, 6 do
+        c:handle_event("websocket_failure", URL, "refused")
+        delays[i] = c.retry_delay
+        c:handle_event("timer", c.retry_timer)
+    end
+    t.truthy(delays[1] >= 0.5 and delays[1] <= 1, "first delay " .. delays[1])
+    t.truthy(delays[3] >= 2 and delays[3] <= 4, "third delay " .. delays[3])
+    for i = 4, 6 do t.truthy(delays[i] <= 8 and delays[i] >= 4, "capped delay " .. delays[i]) end
+    c:handle_event("websocket_success", URL, stubs.socket())
+    c:handle_event("websocket_message", URL, frame({ type = "welcome", protocol_version = 1 }))
+    t.eq(c.attempt, 0)
+    t.eq(#stubs.events_named("ccagent_connection") > 0, true)
+end)
+
+t.test("stale websocket_success after a timeout is closed, not adopted", function()
+    stubs.reset()
+    local c = ccagent.connect(URL, { client_id = "s" })
+    c:open()
+    c:handle_event("timer", c.connect_timer)
+    t.eq(c.state, "waiting")
+    local late = stubs.socket()
+    c:handle_event("websocket_success", URL, late)
+    t.eq(late.closed, true)
+    t.eq(c.ws, nil)
+end)
+
+t.test("a server speaking another protocol version stops the client", function()
+    stubs.reset()
+    local c = ccagent.connect(URL, { client_id = "p" })
+    c:open()
+    c:handle_event("websocket_success", URL, stubs.socket())
+    c:handle_event("websocket_message", URL, frame({ type = "welcome", protocol_version = 2 }))
+    t.eq(c.state, "stopped")
+    t.eq(stubs.events_named("ccagent_error")[1][2], "protocol_version")
+end)
+
+t.test("a result larger than max_message_bytes goes out as chunk frames", function()
+    stubs.reset()
+    local c = ccagent.connect(URL, { client_id = "big" })
+    c:register("big", function() return { content = ("z"):rep(5000) } end)
+    c:open()
+    local ws = stubs.socket()
+    c:handle_event("websocket_success", URL, ws)
+    c:handle_event("websocket_message", URL, frame({ type = "welcome", protocol_version = 1, max_message_bytes = 2048 }))
+    call(c, "g1", "big")
+    local chunks = of_type(ws, "chunk")
+    t.truthy(#chunks >= 3, "chunks " .. #chunks)
+    local parts = {}
+    for i, m in ipairs(chunks) do parts[i] = m.data end
+    for i = 1, #ws.sent do t.truthy(#ws.sent[i] <= 2048, "frame size " .. #ws.sent[i]) end
+    local whole = json.decode(table.concat(parts))
+    t.eq(whole.type, "command_result")
+    t.eq(#whole.result.content, 5000)
+end)
+
+t.test("incoming chunk frames are reassembled and dispatched", function()
+    local c, ws = ready_client()
+    local got
+    c:register("write", function(args) got = args.content return { n = #args.content } end)
+    local text = frame({ type = "command_call", task_id = "task-1", call_id = "cw", command = "write",
+        args = { content = ("q"):rep(10000) } })
+    local chunk = require "ccagent.chunk"
+    for _, f in ipairs(chunk.split(text, 3000, "in-1")) do c:handle_event("websocket_message", URL, f) end
+    t.eq(got and #got, 10000)
+    t.eq(of_type(ws, "command_result")[1].result.n, 10000)
+end)
+
+t.test("a bad chunk frame is answered with a chunk_error", function()
+    local c, ws = ready_client()
+    c:handle_event("websocket_message", URL, frame({ type = "chunk", chunk_id = "x", index = 5, count = 2, data = "" }))
+    t.eq(of_type(ws, "error")[1].code, "chunk_error")
+end)
+
+t.test("create_task sends a request_id and allowed_commands; task_created fires the callback", function()
+    local c, ws = ready_client()
+    c:register("fs_read", function() end)
+    local created
+    local rid = c:create_task({ kind = "code", prompt = "fix TODO.lua", context = { file = "/TODO.lua" },
+        on_created = function(id, status) created = { id, status } end })
+    local m = of_type(ws, "create_task")[1]
+    t.eq(m.request_id, rid)
+    t.eq(m.task_kind, "code")
+    t.eq(m.client_id, "turtle-1")
+    t.same(m.allowed_commands, json.array({ "fs_read" }))
+    c:handle_event("websocket_message", URL, frame({ type = "task_created", request_id = rid, task_id = "T1",
+        status = "queued" }))
+    t.same(created, { "T1", "queued" })
+    t.eq(c.tasks.T1.status, "queued")
+    local ev = stubs.events_named("ccagent_task")[1]
+    t.eq(ev[2], "T1")
+    t.eq(ev[3], "queued")
+end)
+
+t.test("create_task with no commands sends allowed_commands: []", function()
+    local c, ws = ready_client()
+    c:create_task({ prompt = "hi" })
+    t.truthy(ws.sent[#ws.sent]:find('"allowed_commands":[]', 1, true), ws.sent[#ws.sent])
+end)
+
+t.test("a refused create_task calls on_created(nil, code, message)", function()
+    local c = ready_client()
+    local got
+    local rid = c:create_task({ prompt = "x", on_created = function(...) got = { ... } end })
+    c:handle_event("websocket_message", URL, frame({ type = "error", request_id = rid, code = "forbidden",
+        message = "no" }))
+    t.eq(got[1], nil)
+    t.eq(got[2], "forbidden")
+end)
+
+t.test("task_update / task_completed / task_failed keep the tasks table current", function()
+    local c = ready_client()
+    local function rx(m) c:handle_event("websocket_message", URL, frame(m)) end
+    rx({ type = "task_update", task_id = "T2", status = "running", progress = 0.5, message = "half" })
+    t.eq(c.tasks.T2.status, "running")
+    t.eq(c.tasks.T2.progress, 0.5)
+    rx({ type = "task_completed", task_id = "T2", result = { answer = 42 } })
+    t.eq(c.tasks.T2.status, "completed")
+    t.eq(c.tasks.T2.result.answer, 42)
+    rx({ type = "task_failed", task_id = "T3", error = { code = "internal", message = "x" } })
+    t.eq(c.tasks.T3.status, "failed")
+    local evs = stubs.events_named("ccagent_task")
+    t.eq(evs[#evs][3], "failed")
+end)
+
+t.test("ask_user queues ccagent_question; answer sends user_answer (both signatures)", function()
+    local c, ws = ready_client()
+    c:handle_event("websocket_message", URL, frame({ type = "ask_user", task_id = "T4", question_id = "q1",
+        question = "Which chest?", why = "two found" }))
+    local ev = stubs.events_named("ccagent_question")[1]
+    t.same({ ev[2], ev[3], ev[4], ev[5] }, { "T4", "q1", "Which chest?", "two found" })
+    t.eq(c.tasks.T4.status, "waiting_for_user")
+    c:answer("q1", "the left one")
+    local a = of_type(ws, "user_answer")[1]
+    t.same({ a.task_id, a.question_id, a.text }, { "T4", "q1", "the left one" })
+    c:answer("T4", "q9", "explicit")
+    t.eq(of_type(ws, "user_answer")[2].question_id, "q9")
+end)
+
+t.test("messages sent while offline are queued and flushed after welcome; subscriptions renewed", function()
+    stubs.reset()
+    local c = ccagent.connect(URL, { client_id = "o" })
+    c:subscribe("T9")
+    c:create_task({ prompt = "queued while offline" })
+    c:open()
+    local ws = stubs.socket()
+    c:handle_event("websocket_success", URL, ws)
+    c:handle_event("websocket_message", URL, frame({ type = "welcome", protocol_version = 1 }))
+    local types = {}
+    for _, m in ipairs(decoded(ws)) do types[#types + 1] = m.type end
+    t.eq(types[1], "hello")
+    t.eq(#of_type(ws, "create_task"), 1)
+    t.truthy(#of_type(ws, "subscribe") >= 1, "subscribe sent")
+end)
+
+t.test("ping gets a pong with the same id", function()
+    local c, ws = ready_client()
+    c:handle_event("websocket_message", URL, frame({ type = "ping", id = 17 }))
+    t.eq(of_type(ws, "pong")[1].id, 17)
+end)
+
+t.test("heartbeat: silence pings, long silence reconnects", function()
+    stubs.reset()
+    local c = ccagent.connect(URL, { client_id = "h" })
+    c:open()
+    local ws = stubs.socket()
+    c:handle_event("websocket_success", URL, ws)
+    c:handle_event("websocket_message", URL, frame({ type = "welcome", protocol_version = 1, heartbeat_ms = 1000 }))
+    stubs.clock = stubs.clock + 1500
+    c:handle_event("timer", c.heartbeat_timer)
+    t.eq(#of_type(ws, "ping"), 1, "pinged after 1.5 s of silence")
+    stubs.clock = stubs.clock + 2000
+    c:handle_event("timer", c.heartbeat_timer)
+    t.eq(c.state, "waiting", "declared dead after > 3 heartbeats")
+    t.eq(ws.closed, true)
+end)
+
+t.test("garbage frames are ignored without breaking the connection", function()
+    local c, ws = ready_client()
+    c:handle_event("websocket_message", URL, "not json")
+    c:handle_event("websocket_message", URL, "[1,2]")
+    c:handle_event("websocket_message", URL, frame({ type = "mystery" }))
+    c:handle_event("websocket_message", URL, frame({ type = "command_call", call_id = 5 }))
+    t.eq(c.state, "ready")
+    c:handle_event("websocket_message", URL, frame({ type = "ping" }))
+    t.eq(#of_type(ws, "pong"), 1)
+end)
+
+t.test("register after connecting re-sends hello with the new command", function()
+    local c, ws = ready_client()
+    c:register("late", function() end)
+    local hellos = of_type(ws, "hello")
+    t.eq(hellos[#hellos].commands[1].name, "late")
+    c:unregister("late")
+    hellos = of_type(ws, "hello")
+    t.eq(#hellos[#hellos].commands, 0)
+end)
+
+t.test("run() returns after stop() and only waits through os.pullEventRaw", function()
+    stubs.reset()
+    local c = ccagent.connect(URL, { client_id = "r" })
+    local co = coroutine.create(function() c:run() return "returned" end)
+    local ok, filter = coroutine.resume(co)
+    t.eq(ok, true)
+    t.eq(filter, nil, "waits for any event")
+    t.eq(c.state, "connecting")
+    c:stop()
+    local ok2, res = coroutine.resume(co, "ccagent_stop")
+    t.eq(ok2, true)
+    t.eq(res, "returned")
+end)
+
+t.test("terminate stops run() with 'Terminated' and closes the socket", function()
+    local c, ws = ready_client()
+    local co = coroutine.create(function() c:run() end)
+    coroutine.resume(co)
+    local ok, err = coroutine.resume(co, "terminate")
+    t.eq(ok, false)
+    t.eq(err, "Terminated")
+    t.eq(ws.closed, true)
+end)
+
+t.done()
