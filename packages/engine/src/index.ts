@@ -1,2 +1,50 @@
+/**
+ * `@ccagent/engine`: durable task lifecycle for long-running model-driven tasks — state machine, scheduler with
+ * per-model concurrency, budgets, cancellation, events, and the storage / tool / clock / strategy ports.
+ */
+
 /** Version of this package, kept equal to package.json's by a test. */
 export const VERSION = '0.1.0';
+
+export type {
+  CommandCallRecord,
+  CommandCallStatus,
+  CommandDescriptor,
+  CommandError,
+  CommandOutcome,
+  Decision,
+  DecisionBase,
+  HistoryEntry,
+  HistoryEntryBody,
+  JsonValue,
+  NewTaskInput,
+  QuestionRecord,
+  StepRecord,
+  StepUsage,
+  StoredStep,
+  Task,
+  TaskBudgets,
+  TaskCounters,
+  TaskErrorInfo,
+  TaskFilter,
+  TaskStatus,
+} from './types.js';
+export { TASK_STATUSES } from './types.js';
+export type {
+  Clock,
+  CommandCallFilter,
+  CommitResult,
+  Logger,
+  StepContext,
+  StrategyResolver,
+  TaskCommit,
+  TaskStore,
+  TaskStrategy,
+  TimerHandle,
+  ToolCallRequest,
+  ToolExecutor,
+} from './ports.js';
+export type { EngineEventName, EngineEvents, EngineListener } from './events.js';
+export { ENGINE_ERROR_CODES, EngineError, isEngineError, type EngineErrorCode } from './engine-error.js';
+export { TASK_TRANSITIONS, assertTransition, canTransition, isTerminalStatus } from './task-state-machine.js';
+export { ManualClock, systemClock } from './clock.js';

@@ -1,0 +1,152 @@
+/**
+ * Ports owned by the engine: storage, tool execution, time, logging and the strategy that decides each step.
+ */
+import type {
+  CommandCallRecord,
+  CommandCallStatus,
+  CommandDescriptor,
+  CommandOutcome,
+  Decision,
+  HistoryEntry,
+  HistoryEntryBody,
+  JsonValue,
+  QuestionRecord,
+  StepRecord,
+  StoredStep,
+  Task,
+  TaskFilter,
+  TaskStatus,
+} from './types.js';
+
+/** Opaque timer handle returned by {@link Clock.setTimeout}. */
+export type TimerHandle = unknown;
+
+/** Time source. Inject a manual clock in tests so nothing sleeps. */
+export interface Clock {
+  /** Current time in epoch milliseconds. */
+  now(): number;
+  /** Run `fn` after `ms` milliseconds of this clock's time. */
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+  /** Cancel a timer; unknown or fired handles are ignored. */
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** Minimal pino-compatible logger (a pino `Logger` satisfies it). */
+export interface Logger {
+  debug(obj: unknown, msg?: string): void;
+  info(obj: unknown, msg?: string): void;
+  warn(obj: unknown, msg?: string): void;
+  error(obj: unknown, msg?: string): void;
+}
+
+/** A command call handed to a {@link ToolExecutor}. The same `callId` may arrive again after a restart. */
+export interface ToolCallRequest {
+  taskId: string;
+  callId: string;
+  /** Client the task is bound to, if any (the orchestrator routes by it). */
+  clientId: string | null;
+  command: string;
+  args: JsonValue;
+  timeoutMs: number;
+  /** 1 on first dispatch, >1 when re-dispatched after recovery. */
+  attempt: number;
+  /** Aborted on timeout, task cancellation and engine stop. */
+  signal: AbortSignal;
+}
+
+/**
+ * Executes commands. The orchestrator plugs in "send command_call, await command_result"; library users plug in local
+ * functions. Implementations must treat a repeated `callId` idempotently (return the stored result, do not re-run).
+ */
+export interface ToolExecutor {
+  /** Run one call. May also never settle and let the host report the result via `Engine.resolveCommand`. */
+  execute(call: ToolCallRequest): Promise<CommandOutcome>;
+  /** Commands currently available to a task bound to `clientId` (before the task's allow-list is applied). */
+  listCommands?(clientId: string | null): CommandDescriptor[];
+}
+
+/** One atomic write of the engine: everything in it is committed in a single transaction, or nothing is. */
+export interface TaskCommit {
+  /** The task row as it must be after the commit. */
+  task: Task;
+  /**
+   * Status the stored row must have for the commit to apply; otherwise the store throws
+   * `EngineError('conflict')` and writes nothing. Omit when creating.
+   */
+  expectedStatus?: TaskStatus;
+  /** True to insert a new task (throws `EngineError('task_exists')` if the id is taken). */
+  create?: boolean;
+  /** History entries to append; the store assigns dense `seq` numbers. */
+  history?: Array<HistoryEntryBody & { step: number; at: number }>;
+  /** Step-log records to append (the store assigns `seq`). */
+  steps?: Array<StepRecord & { step: number; at: number }>;
+  /** Command-call row to insert or replace (keyed by `callId`). */
+  commandCall?: CommandCallRecord;
+  /** Question row to insert or replace (keyed by `questionId`). */
+  question?: QuestionRecord;
+}
+
+/** Result of a commit: what was appended, with store-assigned sequence numbers. */
+export interface CommitResult {
+  history: HistoryEntry[];
+  steps: StoredStep[];
+}
+
+/** Filter of {@link TaskStore.listCommandCalls}. */
+export interface CommandCallFilter {
+  taskId?: string;
+  status?: CommandCallStatus | CommandCallStatus[];
+}
+
+/**
+ * Durable storage of tasks, their history, step log, command calls and questions. Implemented in memory
+ * (`InMemoryTaskStore`) and in SQLite (`@ccagent/store`); both pass the same contract suite.
+ */
+export interface TaskStore {
+  /** Apply one atomic commit (see {@link TaskCommit}). Nothing is visible before it resolves. */
+  commit(change: TaskCommit): Promise<CommitResult>;
+  /** Append one step-log record outside a state change (used by `StepContext.logStep`). */
+  appendStep(taskId: string, record: StepRecord & { step: number; at: number }): Promise<StoredStep>;
+  getTask(taskId: string): Promise<Task | undefined>;
+  /** Tasks matching the filter, oldest first (by `createdAt`, then id). */
+  listTasks(filter?: TaskFilter): Promise<Task[]>;
+  /** History of a task in `seq` order. */
+  getHistory(taskId: string): Promise<HistoryEntry[]>;
+  /** Step log of a task in `seq` order. */
+  getSteps(taskId: string): Promise<StoredStep[]>;
+  getCommandCall(callId: string): Promise<CommandCallRecord | undefined>;
+  /** Command calls matching the filter, in creation order. */
+  listCommandCalls(filter?: CommandCallFilter): Promise<CommandCallRecord[]>;
+  getQuestion(questionId: string): Promise<QuestionRecord | undefined>;
+  /** Questions of a task in the order they were asked. */
+  listQuestions(taskId: string): Promise<QuestionRecord[]>;
+  /** Release resources; further calls may fail. */
+  close(): Promise<void>;
+}
+
+/** What a strategy gets for one step besides the task and its history. */
+export interface StepContext {
+  /** Aborted when the task is cancelled, hits its deadline, or the engine stops. */
+  signal: AbortSignal;
+  clock: Clock;
+  logger: Logger;
+  /** Number of the step being decided (task.counters.steps + 1). */
+  step: number;
+  /**
+   * Run `fn` under the per-model concurrency limit (default 1 per model, fair FIFO across tasks). `fn` receives the
+   * step signal; the returned promise rejects with the signal's reason if aborted while queued.
+   */
+  callModel<T>(model: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /** Append a step-log record; persisted before the promise resolves. */
+  logStep(record: StepRecord): Promise<StoredStep>;
+  /** Commands this task may call now: its allow-list ∩ what the executor offers for its client. */
+  availableCommands(): CommandDescriptor[];
+}
+
+/** Decides what a task does next. Throwing (other than on abort) fails the task with code 'strategy_error'. */
+export interface TaskStrategy {
+  decide(task: Task, history: HistoryEntry[], ctx: StepContext): Promise<Decision>;
+}
+
+/** Resolves the strategy for a task kind; `undefined` fails the task with code 'no_strategy'. */
+export type StrategyResolver = (kind: string) => TaskStrategy | undefined;

@@ -1,0 +1,40 @@
+import { EngineError } from './engine-error.js';
+import type { TaskStatus } from './types.js';
+
+/**
+ * The legal transition table: queued → running ⇄ waiting_for_command / waiting_for_user → completed | failed |
+ * cancelled. Any non-terminal state may be cancelled or failed (budget, deadline); only `running` completes.
+ */
+export const TASK_TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
+  queued: ['running', 'failed', 'cancelled'],
+  running: ['waiting_for_command', 'waiting_for_user', 'completed', 'failed', 'cancelled'],
+  waiting_for_command: ['running', 'failed', 'cancelled'],
+  waiting_for_user: ['running', 'failed', 'cancelled'],
+  completed: [],
+  failed: [],
+  cancelled: [],
+};
+
+/** True for `completed`, `failed` and `cancelled`: no transition leaves them. */
+export function isTerminalStatus(status: TaskStatus): boolean {
+  return TASK_TRANSITIONS[status].length === 0;
+}
+
+/** True when `from → to` is in {@link TASK_TRANSITIONS}. A self-transition is never legal. */
+export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
+  return TASK_TRANSITIONS[from].includes(to);
+}
+
+/** Throws `EngineError('illegal_transition')` unless `from → to` is legal; returns `to`. */
+export function assertTransition(from: TaskStatus, to: TaskStatus, taskId?: string): TaskStatus {
+  if (!canTransition(from, to)) {
+    throw new EngineError(
+      'illegal_transition',
+      `illegal task transition ${from} → ${to}${taskId ? ` (task ${taskId})` : ''}`,
+      {
+        details: { from, to, taskId },
+      },
+    );
+  }
+  return to;
+}

@@ -1,0 +1,204 @@
+/**
+ * Domain types of the task engine (camelCase; the wire's snake_case mapping lives in the orchestrator only).
+ */
+
+/** Any JSON-serialisable value; everything the engine persists is one of these. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** Lifecycle state of a task. `completed`, `failed` and `cancelled` are terminal. */
+export type TaskStatus =
+  'queued' | 'running' | 'waiting_for_command' | 'waiting_for_user' | 'completed' | 'failed' | 'cancelled';
+
+/** Every status, in lifecycle order. */
+export const TASK_STATUSES: readonly TaskStatus[] = [
+  'queued',
+  'running',
+  'waiting_for_command',
+  'waiting_for_user',
+  'completed',
+  'failed',
+  'cancelled',
+];
+
+/** Limits the engine enforces before each step; all optional. `deadlineAt` is epoch milliseconds. */
+export interface TaskBudgets {
+  maxSteps?: number;
+  maxToolCalls?: number;
+  deadlineAt?: number;
+}
+
+/** Counters the engine maintains; `steps` counts committed decisions. */
+export interface TaskCounters {
+  steps: number;
+  toolCalls: number;
+  questions: number;
+}
+
+/** A structured error as stored on a failed task or a failed step. */
+export interface TaskErrorInfo {
+  code: string;
+  message: string;
+  details?: JsonValue;
+}
+
+/** A task as persisted by the store. Timestamps are epoch milliseconds from the engine's clock. */
+export interface Task {
+  id: string;
+  kind: string;
+  status: TaskStatus;
+  clientId: string | null;
+  prompt: string;
+  context?: JsonValue;
+  /** Commands the task may call; an empty list means "any command the executor offers". */
+  allowedCommands: string[];
+  /** Strategy-owned memory, replaced by `Decision.memory` when present. */
+  memory: JsonValue;
+  metadata: Record<string, JsonValue>;
+  budgets: TaskBudgets;
+  counters: TaskCounters;
+  result?: JsonValue;
+  error?: TaskErrorInfo;
+  /** Last progress reported by the strategy (0..1) and its message, if any. */
+  progress?: number;
+  progressMessage?: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Input of `Engine.createTask`. */
+export interface NewTaskInput {
+  /** Optional caller-chosen id (must be unique); a random UUID otherwise. */
+  id?: string;
+  kind: string;
+  prompt: string;
+  clientId?: string | null;
+  context?: JsonValue;
+  allowedCommands?: string[];
+  metadata?: Record<string, JsonValue>;
+  budgets?: TaskBudgets;
+  memory?: JsonValue;
+}
+
+/** Filter of `listTasks`; all fields optional and ANDed. */
+export interface TaskFilter {
+  status?: TaskStatus | TaskStatus[];
+  kind?: string;
+  clientId?: string;
+  limit?: number;
+}
+
+/** Fields any decision may carry: new memory and a progress report for `task_update`s. */
+export interface DecisionBase {
+  memory?: JsonValue;
+  progress?: number;
+  message?: string;
+}
+
+/** What a strategy decided the task does next. */
+export type Decision =
+  | (DecisionBase & { type: 'tool_call'; command: string; args: JsonValue; timeoutMs?: number })
+  | (DecisionBase & { type: 'ask_user'; question: string; why?: string })
+  | (DecisionBase & { type: 'complete'; result: JsonValue })
+  | (DecisionBase & { type: 'fail'; error: TaskErrorInfo })
+  | (DecisionBase & { type: 'continue'; note?: string });
+
+/** Error reported by a command execution (mirrors the client's `command_result` error). */
+export interface CommandError {
+  code?: string;
+  message: string;
+  traceback?: string;
+}
+
+/** Outcome of one command call. */
+export type CommandOutcome = { ok: true; result: JsonValue } | { ok: false; error: CommandError };
+
+/** Status of a persisted command call. */
+export type CommandCallStatus = 'pending' | 'succeeded' | 'failed' | 'timed_out' | 'cancelled';
+
+/** A command call row: created pending in the same transaction as the `tool_call` decision. */
+export interface CommandCallRecord {
+  callId: string;
+  taskId: string;
+  command: string;
+  args: JsonValue;
+  timeoutMs: number;
+  status: CommandCallStatus;
+  outcome?: CommandOutcome;
+  /** How many times the call was handed to the executor (re-dispatch after recovery increments it). */
+  dispatchCount: number;
+  createdAt: number;
+  completedAt?: number;
+}
+
+/** A question to the user: created in the same transaction as the `ask_user` decision. */
+export interface QuestionRecord {
+  questionId: string;
+  taskId: string;
+  question: string;
+  why?: string;
+  answer?: string;
+  askedAt: number;
+  answeredAt?: number;
+}
+
+/** Body of one entry of a task's durable observation log. */
+export type HistoryEntryBody =
+  | { type: 'tool_call'; callId: string; command: string; args: JsonValue }
+  | { type: 'tool_result'; callId: string; command: string; outcome: CommandOutcome; timedOut?: boolean }
+  | { type: 'question'; questionId: string; question: string; why?: string }
+  | { type: 'answer'; questionId: string; answer: string }
+  | { type: 'note'; text: string }
+  | { type: 'complete'; result: JsonValue }
+  | { type: 'fail'; error: TaskErrorInfo }
+  | { type: 'cancel'; reason?: string };
+
+/** One entry of a task's history; `seq` is 1-based and dense per task, `step` the step it belongs to. */
+export type HistoryEntry = HistoryEntryBody & { taskId: string; seq: number; step: number; at: number };
+
+/** Token usage and timings reported by a model call. */
+export interface StepUsage {
+  promptTokens?: number;
+  completionTokens?: number;
+  totalDurationMs?: number;
+}
+
+/**
+ * A step-log record as given to `StepContext.logStep` (and written by the engine itself for decisions and
+ * command outcomes). Everything is optional except `kind`.
+ */
+export interface StepRecord {
+  /** e.g. 'planner' | 'executor' | 'native' | 'validation' | 'note' | 'decision' | 'tool_result'. */
+  kind: string;
+  model?: string;
+  /** Exact model input: messages, options, format. */
+  input?: JsonValue;
+  /** Raw model output. */
+  output?: JsonValue;
+  /** Parsed directive / decision. */
+  directive?: JsonValue;
+  validationErrors?: string[];
+  toolCall?: JsonValue;
+  toolResult?: JsonValue;
+  error?: TaskErrorInfo;
+  startedAt?: number;
+  durationMs?: number;
+  usage?: StepUsage;
+}
+
+/** A persisted step-log record. `seq` is dense per task; `step` is the step number being decided. */
+export interface StoredStep extends StepRecord {
+  taskId: string;
+  seq: number;
+  step: number;
+  at: number;
+}
+
+/** A command the executor can run, as shown to strategies. */
+export interface CommandDescriptor {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments. */
+  argsSchema?: JsonValue;
+  /** Per-command timeout override in milliseconds. */
+  timeoutMs?: number;
+}
