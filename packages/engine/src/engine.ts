@@ -1,0 +1,825 @@
+import { randomUUID } from 'node:crypto';
+import { systemClock } from './clock.js';
+import { EngineError, isEngineError } from './engine-error.js';
+import type { EngineEventName, EngineEvents, EngineListener } from './events.js';
+import { ModelLimiter } from './model-limiter.js';
+import type {
+  Clock,
+  Logger,
+  StepContext,
+  StrategyResolver,
+  TaskCommit,
+  TaskStore,
+  TaskStrategy,
+  TimerHandle,
+  ToolExecutor,
+} from './ports.js';
+import { assertTransition, isTerminalStatus } from './task-state-machine.js';
+import type {
+  CommandCallRecord,
+  CommandDescriptor,
+  CommandOutcome,
+  Decision,
+  HistoryEntry,
+  JsonValue,
+  NewTaskInput,
+  QuestionRecord,
+  StepRecord,
+  StoredStep,
+  Task,
+  TaskErrorInfo,
+  TaskFilter,
+  TaskStatus,
+} from './types.js';
+
+/** Default timeout of one command call (milliseconds). */
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+/** Default period of the scheduler's tick (deadlines, periodic stepping), milliseconds. */
+export const DEFAULT_TICK_INTERVAL_MS = 1_000;
+
+/** Options of {@link Engine}. Only `store` and `strategies` are required. */
+export interface EngineOptions {
+  store: TaskStore;
+  /** Strategy per task kind: a resolver function or a plain record. */
+  strategies: StrategyResolver | Record<string, TaskStrategy>;
+  /** Runs command calls; without one, the host reports results through `resolveCommand`. */
+  executor?: ToolExecutor;
+  clock?: Clock;
+  logger?: Logger;
+  /** Concurrent model calls allowed per model: one number for all, or per model name (default 1). */
+  modelConcurrency?: number | Record<string, number>;
+  /** Timeout of a command call when neither the decision nor the command descriptor sets one (default 60 s). */
+  defaultCallTimeoutMs?: number;
+  /** Scheduler tick period in ms (deadline checks, re-stepping runnable tasks); 0 disables (default 1 s). */
+  tickIntervalMs?: number;
+}
+
+interface TaskRuntime {
+  stepping: boolean;
+  retrigger: boolean;
+  stepController?: AbortController;
+  callController?: AbortController;
+  callTimer?: TimerHandle;
+}
+
+const NON_TERMINAL: TaskStatus[] = ['queued', 'running', 'waiting_for_command', 'waiting_for_user'];
+
+const silentLogger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+/**
+ * Owns task lifecycle: persists every change through the {@link TaskStore} before emitting events or dispatching
+ * calls (write-ahead), steps runnable tasks through their strategy, limits model calls per model, enforces budgets,
+ * propagates cancellation, and resumes every non-terminal task on {@link Engine.start}.
+ */
+export class Engine {
+  private readonly store: TaskStore;
+  private readonly resolveStrategy: StrategyResolver;
+  private readonly executor: ToolExecutor | undefined;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly limiter: ModelLimiter;
+  private readonly defaultCallTimeoutMs: number;
+  private readonly tickIntervalMs: number;
+  private readonly listeners = new Map<EngineEventName, Set<(payload: never) => void>>();
+  private readonly runtimes = new Map<string, TaskRuntime>();
+  private readonly locks = new Map<string, Promise<void>>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private state: 'idle' | 'started' | 'stopping' | 'stopped' = 'idle';
+  private tickTimer: TimerHandle | undefined;
+  private readonly shutdown = new AbortController();
+
+  constructor(options: EngineOptions) {
+    this.store = options.store;
+    const strategies = options.strategies;
+    this.resolveStrategy =
+      typeof strategies === 'function'
+        ? strategies
+        : (kind) => (Object.hasOwn(strategies, kind) ? strategies[kind] : undefined);
+    this.executor = options.executor;
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
+    const mc = options.modelConcurrency ?? 1;
+    this.limiter = new ModelLimiter((model) => (typeof mc === 'number' ? mc : (mc[model] ?? 1)));
+    this.defaultCallTimeoutMs = options.defaultCallTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    this.tickIntervalMs = options.tickIntervalMs ?? DEFAULT_TICK_INTERVAL_MS;
+  }
+
+  // ---------------------------------------------------------------- public API
+
+  /** Subscribe to an event; returns the unsubscribe function. */
+  on<E extends EngineEventName>(event: E, listener: EngineListener<E>): () => void {
+    let set = this.listeners.get(event);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(event, set);
+    }
+    set.add(listener as (payload: never) => void);
+    return () => set.delete(listener as (payload: never) => void);
+  }
+
+  /**
+   * Recover and start scheduling: `queued`/`running` tasks step (a `running` task repeats its interrupted step),
+   * `waiting_for_command` tasks re-dispatch the same call id, `waiting_for_user` tasks keep waiting.
+   */
+  async start(): Promise<void> {
+    if (this.state !== 'idle')
+      throw new EngineError('invalid_input', `engine cannot start from state ${this.state}`);
+    this.state = 'started';
+    const tasks = await this.store.listTasks({ status: NON_TERMINAL });
+    for (const task of tasks) {
+      if (task.status === 'waiting_for_command') {
+        const pending = await this.store.listCommandCalls({ taskId: task.id, status: 'pending' });
+        for (const call of pending) await this.redispatch(task.id, call.callId);
+      } else if (task.status === 'queued' || task.status === 'running') {
+        this.schedule(task.id);
+      }
+    }
+    this.scheduleTick();
+  }
+
+  /**
+   * Stop gracefully: no new steps start, in-flight decides and calls are aborted (their tasks stay in their durable
+   * state and resume on the next start), and the promise resolves once all engine work has settled.
+   */
+  async stop(): Promise<void> {
+    if (this.state === 'stopped' || this.state === 'stopping') return;
+    this.state = 'stopping';
+    if (this.tickTimer !== undefined) this.clock.clearTimeout(this.tickTimer);
+    this.shutdown.abort(new EngineError('stopped', 'engine stopped'));
+    for (const rt of this.runtimes.values()) {
+      if (rt.callTimer !== undefined) this.clock.clearTimeout(rt.callTimer);
+    }
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    this.state = 'stopped';
+  }
+
+  /** Create and persist a task (status `queued`); it is on disk before the promise resolves. */
+  async createTask(input: NewTaskInput): Promise<Task> {
+    validateInput(input);
+    const now = this.clock.now();
+    const task: Task = {
+      id: input.id ?? randomUUID(),
+      kind: input.kind,
+      status: 'queued',
+      clientId: input.clientId ?? null,
+      prompt: input.prompt,
+      allowedCommands: [...(input.allowedCommands ?? [])],
+      memory: input.memory ?? null,
+      metadata: { ...(input.metadata ?? {}) },
+      budgets: { ...(input.budgets ?? {}) },
+      counters: { steps: 0, toolCalls: 0, questions: 0 },
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (input.context !== undefined) task.context = input.context;
+    await this.store.commit({ task, create: true });
+    this.emit('taskCreated', { task });
+    this.schedule(task.id);
+    return task;
+  }
+
+  /** Cancel a non-terminal task: commits `cancelled`, then aborts its in-flight decide and pending command call. */
+  async cancelTask(taskId: string, reason?: string): Promise<Task> {
+    const task = await this.withLock(taskId, async () => {
+      const current = await this.requireTask(taskId);
+      assertTransition(current.status, 'cancelled', taskId);
+      const now = this.clock.now();
+      const next: Task = { ...current, status: 'cancelled', updatedAt: now };
+      const pending = await this.store.listCommandCalls({ taskId, status: 'pending' });
+      const change: TaskCommit = {
+        task: next,
+        expectedStatus: current.status,
+        history: [{ type: 'cancel', ...(reason ? { reason } : {}), step: current.counters.steps, at: now }],
+      };
+      const call = pending[0];
+      if (call) change.commandCall = { ...call, status: 'cancelled', completedAt: now };
+      await this.store.commit(change);
+      this.emitStatus(next, current.status);
+      return next;
+    });
+    this.abortRuntime(taskId, new EngineError('stopped', 'task cancelled'));
+    return task;
+  }
+
+  /** Answer a pending question; the task resumes. Rejects with `unknown_question` / `question_closed`. */
+  async answerQuestion(taskId: string, questionId: string, text: string): Promise<Task> {
+    const task = await this.withLock(taskId, async () => {
+      const current = await this.requireTask(taskId);
+      const q = await this.store.getQuestion(questionId);
+      if (!q || q.taskId !== taskId) {
+        throw new EngineError('unknown_question', `task ${taskId} has no question ${questionId}`, {
+          details: { taskId, questionId },
+        });
+      }
+      if (q.answer !== undefined || current.status !== 'waiting_for_user') {
+        throw new EngineError('question_closed', `question ${questionId} is no longer awaiting an answer`, {
+          details: { taskId, questionId, status: current.status },
+        });
+      }
+      const now = this.clock.now();
+      const question: QuestionRecord = { ...q, answer: text, answeredAt: now };
+      const next: Task = {
+        ...current,
+        status: assertTransition(current.status, 'running', taskId),
+        updatedAt: now,
+      };
+      await this.store.commit({
+        task: next,
+        expectedStatus: current.status,
+        question,
+        history: [{ type: 'answer', questionId, answer: text, step: current.counters.steps, at: now }],
+      });
+      this.emit('questionAnswered', { task: next, question });
+      this.emitStatus(next, current.status);
+      return next;
+    });
+    this.schedule(taskId);
+    return task;
+  }
+
+  /**
+   * Report a command call's outcome out of band (e.g. a WebSocket `command_result`). Rejects with `unknown_call` for
+   * a call the task never issued and `call_closed` for one already resolved, timed out or cancelled; a repeated
+   * report therefore changes nothing.
+   */
+  async resolveCommand(taskId: string, callId: string, outcome: CommandOutcome): Promise<Task> {
+    return this.completeCall(taskId, callId, outcome, false);
+  }
+
+  /** Step a `queued`/`running` task now if it is not already stepping (no-op for other states). */
+  trigger(taskId: string): void {
+    this.schedule(taskId);
+  }
+
+  /** A task by id, or undefined. */
+  getTask(taskId: string): Promise<Task | undefined> {
+    return this.store.getTask(taskId);
+  }
+
+  /** Tasks matching the filter, oldest first. */
+  listTasks(filter?: TaskFilter): Promise<Task[]> {
+    return this.store.listTasks(filter);
+  }
+
+  /** The task's step log. */
+  getSteps(taskId: string): Promise<StoredStep[]> {
+    return this.store.getSteps(taskId);
+  }
+
+  /** The task's durable observation log (what strategies see). */
+  getHistory(taskId: string): Promise<HistoryEntry[]> {
+    return this.store.getHistory(taskId);
+  }
+
+  /** Running/queued model calls for `model` (for metrics). */
+  modelStats(model: string): { active: number; queued: number } {
+    return this.limiter.stats(model);
+  }
+
+  // ---------------------------------------------------------------- scheduling
+
+  private runtime(taskId: string): TaskRuntime {
+    let rt = this.runtimes.get(taskId);
+    if (!rt) {
+      rt = { stepping: false, retrigger: false };
+      this.runtimes.set(taskId, rt);
+    }
+    return rt;
+  }
+
+  private schedule(taskId: string): void {
+    if (this.state !== 'started') return;
+    const rt = this.runtime(taskId);
+    if (rt.stepping) {
+      rt.retrigger = true;
+      return;
+    }
+    rt.stepping = true;
+    this.track(
+      this.runLoop(taskId).finally(() => {
+        rt.stepping = false;
+        if (rt.retrigger) {
+          rt.retrigger = false;
+          this.schedule(taskId);
+        }
+      }),
+    );
+  }
+
+  private track(p: Promise<unknown>): void {
+    const guarded = p.catch((err: unknown) => this.logger.error({ err }, 'engine: background work failed'));
+    this.inflight.add(guarded);
+    void guarded.finally(() => this.inflight.delete(guarded));
+  }
+
+  private async runLoop(taskId: string): Promise<void> {
+    while (this.state === 'started') {
+      const task = await this.store.getTask(taskId);
+      if (!task) return;
+      if (task.status === 'queued') {
+        await this.withLock(taskId, async () => {
+          const current = await this.requireTask(taskId);
+          if (current.status !== 'queued') return;
+          const next: Task = {
+            ...current,
+            status: assertTransition('queued', 'running', taskId),
+            updatedAt: this.clock.now(),
+          };
+          await this.store.commit({ task: next, expectedStatus: 'queued' });
+          this.emitStatus(next, 'queued');
+        });
+        continue;
+      }
+      if (task.status !== 'running') return;
+      await this.runStep(task);
+    }
+  }
+
+  private scheduleTick(): void {
+    if (this.tickIntervalMs <= 0 || this.state !== 'started') return;
+    this.tickTimer = this.clock.setTimeout(() => {
+      this.track(this.tick().finally(() => this.scheduleTick()));
+    }, this.tickIntervalMs);
+  }
+
+  /** Periodic pass: fail tasks past their deadline, and step runnable tasks that nothing is stepping. */
+  private async tick(): Promise<void> {
+    if (this.state !== 'started') return;
+    const now = this.clock.now();
+    for (const task of await this.store.listTasks({ status: NON_TERMINAL })) {
+      if (task.budgets.deadlineAt !== undefined && now >= task.budgets.deadlineAt) {
+        await this.failForBudget(task.id, 'deadlineAt', task.budgets.deadlineAt, now).catch(
+          (err: unknown) => {
+            if (!isEngineError(err, 'conflict') && !isEngineError(err, 'illegal_transition')) throw err;
+          },
+        );
+      } else if (task.status === 'queued' || task.status === 'running') {
+        this.schedule(task.id);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- one step
+
+  private async runStep(task: Task): Promise<void> {
+    const taskId = task.id;
+    const now = this.clock.now();
+    const { budgets, counters } = task;
+    if (budgets.deadlineAt !== undefined && now >= budgets.deadlineAt) {
+      await this.failForBudget(taskId, 'deadlineAt', budgets.deadlineAt, now);
+      return;
+    }
+    if (budgets.maxSteps !== undefined && counters.steps >= budgets.maxSteps) {
+      await this.failForBudget(taskId, 'maxSteps', budgets.maxSteps, counters.steps);
+      return;
+    }
+    const strategy = this.resolveStrategy(task.kind);
+    if (!strategy) {
+      await this.failTask(taskId, 'running', {
+        code: 'no_strategy',
+        message: `no strategy for task kind "${task.kind}"`,
+      });
+      return;
+    }
+    const rt = this.runtime(taskId);
+    const controller = new AbortController();
+    rt.stepController = controller;
+    const signal = AbortSignal.any([controller.signal, this.shutdown.signal]);
+    const step = counters.steps + 1;
+    const ctx: StepContext = {
+      signal,
+      clock: this.clock,
+      logger: this.logger,
+      step,
+      callModel: (model, fn) => this.limiter.run(model, signal, fn),
+      logStep: async (record: StepRecord) => {
+        const stored = await this.store.appendStep(taskId, { ...record, step, at: this.clock.now() });
+        this.emit('stepLogged', { taskId, step: stored });
+        return stored;
+      },
+      availableCommands: () => this.availableCommands(task),
+    };
+    let decision: Decision;
+    try {
+      const history = await this.store.getHistory(taskId);
+      decision = await strategy.decide(task, history, ctx);
+    } catch (err) {
+      if (signal.aborted) return; // cancel/stop/deadline own the state change
+      this.logger.warn({ err, task_id: taskId }, 'engine: strategy failed');
+      await this.failTask(taskId, 'running', {
+        code: 'strategy_error',
+        message: err instanceof Error ? err.message : String(err),
+      }).catch((e: unknown) => {
+        if (!isEngineError(e, 'conflict')) throw e;
+      });
+      return;
+    } finally {
+      if (rt.stepController === controller) rt.stepController = undefined;
+    }
+    if (signal.aborted) return;
+    await this.applyDecision(taskId, step, decision);
+  }
+
+  private availableCommands(task: Task): CommandDescriptor[] {
+    const offered = this.executor?.listCommands?.(task.clientId);
+    if (!offered) return task.allowedCommands.map((name) => ({ name }));
+    if (task.allowedCommands.length === 0) return offered;
+    return offered.filter((c) => task.allowedCommands.includes(c.name));
+  }
+
+  private async applyDecision(taskId: string, step: number, decision: Decision): Promise<void> {
+    const dispatch = await this.withLock(
+      taskId,
+      async (): Promise<{ task: Task; call: CommandCallRecord } | undefined> => {
+        const current = await this.requireTask(taskId);
+        if (current.status !== 'running' || current.counters.steps !== step - 1) return undefined; // cancelled meanwhile
+        const now = this.clock.now();
+        const base: Task = {
+          ...current,
+          memory: decision.memory !== undefined ? decision.memory : current.memory,
+          counters: { ...current.counters, steps: step },
+          updatedAt: now,
+        };
+        if (decision.progress !== undefined) base.progress = decision.progress;
+        if (decision.message !== undefined) base.progressMessage = decision.message;
+        const decisionStep = { kind: 'decision', directive: decision as unknown as JsonValue, step, at: now };
+        const change: TaskCommit = { task: base, expectedStatus: 'running', steps: [decisionStep] };
+
+        switch (decision.type) {
+          case 'tool_call': {
+            const { budgets, counters } = current;
+            if (budgets.maxToolCalls !== undefined && counters.toolCalls >= budgets.maxToolCalls) {
+              const history = await this.store.getHistory(taskId);
+              base.status = assertTransition('running', 'failed', taskId);
+              base.error = budgetError(
+                'maxToolCalls',
+                budgets.maxToolCalls,
+                counters.toolCalls,
+                decision,
+                history,
+              );
+              change.history = [{ type: 'fail', error: base.error, step, at: now }];
+              break;
+            }
+            if (current.allowedCommands.length > 0 && !current.allowedCommands.includes(decision.command)) {
+              change.history = [
+                {
+                  type: 'note',
+                  text: `command "${decision.command}" is not allowed for this task; allowed: ${current.allowedCommands.join(', ')}`,
+                  step,
+                  at: now,
+                },
+              ];
+              break;
+            }
+            const callId = `${taskId}:call:${counters.toolCalls + 1}`;
+            const descriptor = this.executor
+              ?.listCommands?.(current.clientId)
+              .find((c) => c.name === decision.command);
+            const call: CommandCallRecord = {
+              callId,
+              taskId,
+              command: decision.command,
+              args: decision.args,
+              timeoutMs: decision.timeoutMs ?? descriptor?.timeoutMs ?? this.defaultCallTimeoutMs,
+              status: 'pending',
+              dispatchCount: 1,
+              createdAt: now,
+            };
+            base.status = assertTransition('running', 'waiting_for_command', taskId);
+            base.counters.toolCalls = counters.toolCalls + 1;
+            change.commandCall = call;
+            change.history = [
+              { type: 'tool_call', callId, command: call.command, args: call.args, step, at: now },
+            ];
+            break;
+          }
+          case 'ask_user': {
+            const questionId = `${taskId}:q:${current.counters.questions + 1}`;
+            const question: QuestionRecord = {
+              questionId,
+              taskId,
+              question: decision.question,
+              askedAt: now,
+            };
+            if (decision.why !== undefined) question.why = decision.why;
+            base.status = assertTransition('running', 'waiting_for_user', taskId);
+            base.counters.questions = current.counters.questions + 1;
+            change.question = question;
+            change.history = [
+              {
+                type: 'question',
+                questionId,
+                question: decision.question,
+                ...(decision.why !== undefined ? { why: decision.why } : {}),
+                step,
+                at: now,
+              },
+            ];
+            break;
+          }
+          case 'complete':
+            base.status = assertTransition('running', 'completed', taskId);
+            base.result = decision.result;
+            change.history = [{ type: 'complete', result: decision.result, step, at: now }];
+            break;
+          case 'fail':
+            base.status = assertTransition('running', 'failed', taskId);
+            base.error = decision.error;
+            change.history = [{ type: 'fail', error: decision.error, step, at: now }];
+            break;
+          case 'continue':
+            if (decision.note !== undefined)
+              change.history = [{ type: 'note', text: decision.note, step, at: now }];
+            break;
+        }
+        const committed = await this.store.commit(change);
+        for (const s of committed.steps) this.emit('stepLogged', { taskId, step: s });
+        if (base.status !== 'running' || decision.progress !== undefined || decision.message !== undefined) {
+          this.emitStatus(base, 'running', decision.progress, decision.message);
+        }
+        if (change.question) this.emit('questionAsked', { task: base, question: change.question });
+        return change.commandCall ? { task: base, call: change.commandCall } : undefined;
+      },
+    );
+    if (dispatch) this.dispatch(dispatch.task, dispatch.call);
+  }
+
+  // ---------------------------------------------------------------- command calls
+
+  private async redispatch(taskId: string, callId: string): Promise<void> {
+    const found = await this.withLock(taskId, async () => {
+      const task = await this.requireTask(taskId);
+      const call = await this.store.getCommandCall(callId);
+      if (!call || call.status !== 'pending' || task.status !== 'waiting_for_command') return undefined;
+      const next: CommandCallRecord = { ...call, dispatchCount: call.dispatchCount + 1 };
+      await this.store.commit({
+        task: { ...task, updatedAt: this.clock.now() },
+        expectedStatus: task.status,
+        commandCall: next,
+      });
+      return { task, call: next };
+    });
+    if (found) this.dispatch(found.task, found.call);
+  }
+
+  /** Hand a committed call to the executor, arm its timeout. Call only after the call row is on disk. */
+  private dispatch(task: Task, call: CommandCallRecord): void {
+    if (this.state !== 'started') return;
+    const rt = this.runtime(task.id);
+    const controller = new AbortController();
+    rt.callController = controller;
+    const signal = AbortSignal.any([controller.signal, this.shutdown.signal]);
+    rt.callTimer = this.clock.setTimeout(() => {
+      const outcome: CommandOutcome = {
+        ok: false,
+        error: { code: 'timeout', message: `command "${call.command}" timed out after ${call.timeoutMs} ms` },
+      };
+      this.track(
+        this.completeCall(task.id, call.callId, outcome, true).catch((err: unknown) => {
+          if (!isEngineError(err, 'call_closed') && !isEngineError(err, 'unknown_call')) throw err;
+        }),
+      );
+    }, call.timeoutMs);
+    this.emit('commandDispatched', { task, call });
+    if (!this.executor) return;
+    const executor = this.executor;
+    this.track(
+      (async () => {
+        let outcome: CommandOutcome;
+        try {
+          outcome = await executor.execute({
+            taskId: task.id,
+            callId: call.callId,
+            clientId: task.clientId,
+            command: call.command,
+            args: call.args,
+            timeoutMs: call.timeoutMs,
+            attempt: call.dispatchCount,
+            signal,
+          });
+        } catch (err) {
+          outcome = {
+            ok: false,
+            error: { code: 'executor_error', message: err instanceof Error ? err.message : String(err) },
+          };
+        }
+        if (signal.aborted) return; // timed out, cancelled or stopping: someone else owns the outcome
+        await this.completeCall(task.id, call.callId, outcome, false).catch((err: unknown) => {
+          if (!isEngineError(err, 'call_closed')) throw err;
+        });
+      })(),
+    );
+  }
+
+  private async completeCall(
+    taskId: string,
+    callId: string,
+    outcome: CommandOutcome,
+    timedOut: boolean,
+  ): Promise<Task> {
+    const task = await this.withLock(taskId, async () => {
+      const call = await this.store.getCommandCall(callId);
+      if (!call || call.taskId !== taskId) {
+        throw new EngineError('unknown_call', `task ${taskId} has no command call ${callId}`, {
+          details: { taskId, callId },
+        });
+      }
+      const current = await this.requireTask(taskId);
+      if (call.status !== 'pending' || current.status !== 'waiting_for_command') {
+        throw new EngineError('call_closed', `command call ${callId} is already ${call.status}`, {
+          details: { taskId, callId, status: call.status },
+        });
+      }
+      const now = this.clock.now();
+      const closed: CommandCallRecord = {
+        ...call,
+        status: timedOut ? 'timed_out' : outcome.ok ? 'succeeded' : 'failed',
+        outcome,
+        completedAt: now,
+      };
+      const next: Task = {
+        ...current,
+        status: assertTransition(current.status, 'running', taskId),
+        updatedAt: now,
+      };
+      const committed = await this.store.commit({
+        task: next,
+        expectedStatus: 'waiting_for_command',
+        commandCall: closed,
+        history: [
+          {
+            type: 'tool_result',
+            callId,
+            command: call.command,
+            outcome,
+            ...(timedOut ? { timedOut: true } : {}),
+            step: current.counters.steps,
+            at: now,
+          },
+        ],
+        steps: [
+          {
+            kind: 'tool_result',
+            toolCall: { callId, command: call.command, args: call.args },
+            toolResult: outcome as unknown as JsonValue,
+            step: current.counters.steps,
+            at: now,
+            durationMs: now - call.createdAt,
+          },
+        ],
+      });
+      const rt = this.runtime(taskId);
+      if (rt.callTimer !== undefined) this.clock.clearTimeout(rt.callTimer);
+      rt.callTimer = undefined;
+      rt.callController?.abort(new EngineError('call_closed', `call ${callId} closed`));
+      rt.callController = undefined;
+      for (const s of committed.steps) this.emit('stepLogged', { taskId, step: s });
+      this.emit('commandResolved', { task: next, call: closed, outcome });
+      this.emitStatus(next, current.status);
+      return next;
+    });
+    this.schedule(taskId);
+    return task;
+  }
+
+  // ---------------------------------------------------------------- failure paths
+
+  private async failForBudget(
+    taskId: string,
+    budget: 'maxSteps' | 'deadlineAt',
+    limit: number,
+    used: number,
+  ): Promise<void> {
+    const history = await this.store.getHistory(taskId);
+    const last = [...history].reverse().find((h) => h.type !== 'tool_result' && h.type !== 'answer');
+    await this.failTask(taskId, undefined, budgetError(budget, limit, used, last, history));
+    this.abortRuntime(taskId, new EngineError('stopped', 'task budget exhausted'));
+  }
+
+  private async failTask(
+    taskId: string,
+    expected: TaskStatus | undefined,
+    error: TaskErrorInfo,
+  ): Promise<void> {
+    await this.withLock(taskId, async () => {
+      const current = await this.requireTask(taskId);
+      if (expected !== undefined && current.status !== expected) return;
+      const now = this.clock.now();
+      const next: Task = {
+        ...current,
+        status: assertTransition(current.status, 'failed', taskId),
+        error,
+        updatedAt: now,
+      };
+      const change: TaskCommit = {
+        task: next,
+        expectedStatus: current.status,
+        history: [{ type: 'fail', error, step: current.counters.steps, at: now }],
+      };
+      const pending = await this.store.listCommandCalls({ taskId, status: 'pending' });
+      if (pending[0]) change.commandCall = { ...pending[0], status: 'cancelled', completedAt: now };
+      await this.store.commit(change);
+      this.emitStatus(next, current.status);
+    });
+  }
+
+  private abortRuntime(taskId: string, reason: unknown): void {
+    const rt = this.runtimes.get(taskId);
+    if (!rt) return;
+    rt.stepController?.abort(reason);
+    rt.callController?.abort(reason);
+    if (rt.callTimer !== undefined) this.clock.clearTimeout(rt.callTimer);
+    rt.callTimer = undefined;
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private async requireTask(taskId: string): Promise<Task> {
+    const task = await this.store.getTask(taskId);
+    if (!task) throw new EngineError('task_not_found', `task ${taskId} not found`, { details: { taskId } });
+    return task;
+  }
+
+  /** Serialise state changes of one task (the store's `expectedStatus` check backs this up). */
+  private async withLock<T>(taskId: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(taskId) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const tail = previous.then(() => mine);
+    this.locks.set(taskId, tail);
+    await previous;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.locks.get(taskId) === tail) this.locks.delete(taskId);
+    }
+  }
+
+  private emitStatus(task: Task, previousStatus: TaskStatus, progress?: number, message?: string): void {
+    const payload: EngineEvents['taskUpdated'] = { task, previousStatus };
+    if (progress !== undefined) payload.progress = progress;
+    if (message !== undefined) payload.message = message;
+    this.emit('taskUpdated', payload);
+    if (task.status === 'completed') this.emit('taskCompleted', { task });
+    else if (task.status === 'failed') this.emit('taskFailed', { task });
+    else if (task.status === 'cancelled') this.emit('taskCancelled', { task });
+    if (isTerminalStatus(task.status)) this.runtimes.delete(task.id);
+  }
+
+  private emit<E extends EngineEventName>(event: E, payload: EngineEvents[E]): void {
+    const set = this.listeners.get(event);
+    if (!set) return;
+    for (const listener of [...set]) {
+      try {
+        (listener as EngineListener<E>)(payload);
+      } catch (err) {
+        this.logger.error({ err, event }, 'engine: event listener threw');
+      }
+    }
+  }
+}
+
+function budgetError(
+  budget: 'maxSteps' | 'maxToolCalls' | 'deadlineAt',
+  limit: number,
+  used: number,
+  lastDecision: Decision | HistoryEntry | undefined,
+  history: HistoryEntry[],
+): TaskErrorInfo {
+  const lastFailure = [...history].reverse().find((h) => h.type === 'tool_result' && !h.outcome.ok);
+  const lastError =
+    lastFailure && lastFailure.type === 'tool_result' && !lastFailure.outcome.ok
+      ? lastFailure.outcome.error
+      : undefined;
+  return {
+    code: 'budget_exhausted',
+    message: `task budget ${budget} exhausted (limit ${limit}, used ${used})`,
+    details: {
+      budget,
+      limit,
+      used,
+      lastDecision: (lastDecision ?? null) as unknown as JsonValue,
+      lastError: (lastError ?? null) as unknown as JsonValue,
+    },
+  };
+}
+
+function validateInput(input: NewTaskInput): void {
+  const bad = (message: string): never => {
+    throw new EngineError('invalid_input', message, { details: { field: message.split(' ')[0] } });
+  };
+  if (typeof input.kind !== 'string' || input.kind.length === 0) bad('kind must be a non-empty string');
+  if (typeof input.prompt !== 'string') bad('prompt must be a string');
+  if (input.id !== undefined && (typeof input.id !== 'string' || input.id.length === 0))
+    bad('id must be a non-empty string');
+  const b = input.budgets ?? {};
+  for (const key of ['maxSteps', 'maxToolCalls', 'deadlineAt'] as const) {
+    const v = b[key];
+    if (v !== undefined && (!Number.isFinite(v) || v < 0)) bad(`budgets.${key} must be a finite number >= 0`);
+  }
+  if (input.allowedCommands !== undefined && !input.allowedCommands.every((c) => typeof c === 'string')) {
+    bad('allowedCommands must be strings');
+  }
+}
