@@ -1,0 +1,346 @@
+import type { z } from 'zod';
+import {
+  AskUserSchema,
+  CancelTaskSchema,
+  ChunkSchema,
+  CommandAckSchema,
+  CommandCallSchema,
+  CommandResultSchema,
+  CreateTaskSchema,
+  ErrorMessageSchema,
+  HelloSchema,
+  PingSchema,
+  PongSchema,
+  SubscribeSchema,
+  TaskCompletedSchema,
+  TaskCreatedSchema,
+  TaskFailedSchema,
+  TaskUpdateSchema,
+  ToolsUpdateSchema,
+  UnsubscribeSchema,
+  UserAnswerSchema,
+  WelcomeSchema,
+} from './messages.js';
+
+/** Who may send a message: the client, the orchestrator (server), or both. */
+export type MessageDirection = 'client_to_server' | 'server_to_client' | 'both';
+
+/** Documentation and schema of one message type. */
+export interface MessageCatalogEntry {
+  /** The `type` discriminator. */
+  readonly type: string;
+  /** Who sends it. */
+  readonly direction: MessageDirection;
+  /** True when the message is an addition to the base framework spec. */
+  readonly extension: boolean;
+  /** One-paragraph description for docs/protocol.md. */
+  readonly description: string;
+  /** The zod schema that parses it. */
+  readonly schema: z.ZodType;
+  /** Valid example messages (the first is shown in the docs); tests parse every one. */
+  readonly examples: readonly Record<string, unknown>[];
+}
+
+/** Every message type of the protocol in documentation order, with its examples. */
+export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
+  {
+    type: 'hello',
+    direction: 'client_to_server',
+    extension: true,
+    description:
+      'First message on every connection. Authenticates the client and (re)registers the commands it can run; a reconnecting client sends it again and its command list replaces the old one. The server answers `welcome`, or `error` (`unauthorized`, `protocol_version`, `invalid_message`) and closes.',
+    schema: HelloSchema,
+    examples: [
+      {
+        type: 'hello',
+        client_id: 'turtle-7',
+        token: 's3cret',
+        protocol_version: 1,
+        client_version: '0.1.0',
+        commands: [
+          {
+            name: 'turtle.forward',
+            description: 'Move the turtle one block forward.',
+            args_schema: { type: 'object', properties: {}, additionalProperties: false },
+            timeout_ms: 5000,
+          },
+          { name: 'fs.list' },
+        ],
+        tools: [{ name: 'count_logs', status: 'active', version: 3, file: '/tools/count_logs.lua' }],
+      },
+      { type: 'hello', client_id: 'pc-1', protocol_version: 1, commands: [] },
+    ],
+  },
+  {
+    type: 'tools_update',
+    direction: 'client_to_server',
+    extension: true,
+    description:
+      'A full snapshot of the client’s registry of model-written tools, replacing the previous one (an empty list means the client has none). Sent after `hello` and whenever the registry changes; `hello` may carry the same list in its optional `tools` field. The server keeps the latest snapshot per client.',
+    schema: ToolsUpdateSchema,
+    examples: [
+      {
+        type: 'tools_update',
+        tools: [
+          {
+            name: 'count_logs',
+            status: 'active',
+            version: 3,
+            description: 'Count the logs in the chest in front of the turtle.',
+            file: '/tools/count_logs.lua',
+            updated_at: 1763891234567,
+          },
+          { name: 'smelt_all', status: 'draft', version: 1 },
+          { name: 'old_miner', status: 'retired', version: 7, updated_at: 1763800000000 },
+        ],
+      },
+      { type: 'tools_update', tools: [] },
+    ],
+  },
+  {
+    type: 'create_task',
+    direction: 'client_to_server',
+    extension: false,
+    description:
+      'Start a task. The server answers `task_created` carrying the same `request_id`; repeating a `request_id` returns the same task instead of creating a second one. The creating client is subscribed to the task automatically.',
+    schema: CreateTaskSchema,
+    examples: [
+      {
+        type: 'create_task',
+        request_id: 'req-1',
+        task_kind: 'agent',
+        client_id: 'turtle-7',
+        prompt: 'Dig a 3x3 hole and report how many blocks you mined.',
+        context: { position: { x: 10, y: 64, z: -3 } },
+        allowed_commands: ['turtle.dig', 'turtle.forward'],
+      },
+      {
+        type: 'create_task',
+        request_id: 'req-2',
+        task_kind: 'agent',
+        client_id: 'pc-1',
+        prompt: 'List the files.',
+        allowed_commands: [],
+      },
+    ],
+  },
+  {
+    type: 'command_result',
+    direction: 'client_to_server',
+    extension: false,
+    description:
+      'The outcome of a `command_call`. Clients keep the result until the matching `command_ack` arrives and resend it after a reconnect; the server treats a repeated `call_id` idempotently.',
+    schema: CommandResultSchema,
+    examples: [
+      { type: 'command_result', task_id: 't-42', call_id: 'c-7', ok: true, result: { mined: 9 } },
+      {
+        type: 'command_result',
+        task_id: 't-42',
+        call_id: 'c-8',
+        ok: false,
+        error: { code: 'blocked', message: 'Movement obstructed', traceback: 'turtle.lua:12' },
+      },
+      { type: 'command_result', task_id: 't-42', call_id: 'c-9', ok: false, error: 'no fuel' },
+      { type: 'command_result', task_id: 't-42', call_id: 'c-10', ok: true, result: null },
+    ],
+  },
+  {
+    type: 'cancel_task',
+    direction: 'client_to_server',
+    extension: false,
+    description: 'Cancel a task. The task ends with status `cancelled`, announced by `task_update`.',
+    schema: CancelTaskSchema,
+    examples: [
+      { type: 'cancel_task', task_id: 't-42' },
+      { type: 'cancel_task', task_id: 't-42', request_id: 'req-3' },
+    ],
+  },
+  {
+    type: 'subscribe',
+    direction: 'client_to_server',
+    extension: true,
+    description:
+      'Receive a task’s `task_update`, `task_completed`, `task_failed` and `ask_user` messages; the server replies with a `task_update` carrying the current status.',
+    schema: SubscribeSchema,
+    examples: [{ type: 'subscribe', task_id: 't-42', request_id: 'req-4' }],
+  },
+  {
+    type: 'unsubscribe',
+    direction: 'client_to_server',
+    extension: true,
+    description: 'Stop receiving a task’s updates.',
+    schema: UnsubscribeSchema,
+    examples: [{ type: 'unsubscribe', task_id: 't-42' }],
+  },
+  {
+    type: 'user_answer',
+    direction: 'client_to_server',
+    extension: true,
+    description: 'The person’s answer to an `ask_user` question; the task resumes with it.',
+    schema: UserAnswerSchema,
+    examples: [{ type: 'user_answer', task_id: 't-42', question_id: 'q-1', text: 'Use the oak logs.' }],
+  },
+  {
+    type: 'welcome',
+    direction: 'server_to_client',
+    extension: true,
+    description:
+      'Accepts a `hello`: tells the client the server version, heartbeat interval and frame size limit.',
+    schema: WelcomeSchema,
+    examples: [
+      {
+        type: 'welcome',
+        client_id: 'turtle-7',
+        server_version: '0.1.0',
+        protocol_version: 1,
+        heartbeat_ms: 15000,
+        max_message_bytes: 131072,
+      },
+    ],
+  },
+  {
+    type: 'task_created',
+    direction: 'server_to_client',
+    extension: false,
+    description: 'Reply to `create_task`: the new (or, for a repeated `request_id`, existing) task.',
+    schema: TaskCreatedSchema,
+    examples: [{ type: 'task_created', request_id: 'req-1', task_id: 't-42', status: 'queued' }],
+  },
+  {
+    type: 'task_update',
+    direction: 'server_to_client',
+    extension: false,
+    description: 'A task’s status or progress changed.',
+    schema: TaskUpdateSchema,
+    examples: [
+      {
+        type: 'task_update',
+        task_id: 't-42',
+        status: 'running',
+        progress: 0.25,
+        message: 'Digging row 1 of 3',
+      },
+      { type: 'task_update', task_id: 't-42', status: 'waiting_for_user' },
+    ],
+  },
+  {
+    type: 'task_completed',
+    direction: 'server_to_client',
+    extension: false,
+    description: 'The task finished; `result` is its final answer.',
+    schema: TaskCompletedSchema,
+    examples: [
+      { type: 'task_completed', task_id: 't-42', result: { mined: 9, summary: 'Dug a 3x3 hole.' } },
+      { type: 'task_completed', task_id: 't-43', result: 'done' },
+    ],
+  },
+  {
+    type: 'task_failed',
+    direction: 'server_to_client',
+    extension: false,
+    description: 'The task ended in failure.',
+    schema: TaskFailedSchema,
+    examples: [
+      {
+        type: 'task_failed',
+        task_id: 't-42',
+        error: { code: 'step_limit', message: 'Gave up after 50 steps.' },
+      },
+      { type: 'task_failed', task_id: 't-43', error: 'model unavailable' },
+    ],
+  },
+  {
+    type: 'command_call',
+    direction: 'server_to_client',
+    extension: false,
+    description:
+      'Run a registered command. The client answers `command_result` with the same `call_id`; a `call_id` already executed must not run again — resend the stored result instead.',
+    schema: CommandCallSchema,
+    examples: [
+      {
+        type: 'command_call',
+        task_id: 't-42',
+        call_id: 'c-7',
+        command: 'turtle.dig',
+        args: {},
+        timeout_ms: 5000,
+      },
+      { type: 'command_call', task_id: 't-42', call_id: 'c-8', command: 'fs.list', args: { path: '/' } },
+    ],
+  },
+  {
+    type: 'command_ack',
+    direction: 'server_to_client',
+    extension: true,
+    description: 'The `command_result` for this `call_id` is durably stored; the client may forget it.',
+    schema: CommandAckSchema,
+    examples: [{ type: 'command_ack', task_id: 't-42', call_id: 'c-7' }],
+  },
+  {
+    type: 'ask_user',
+    direction: 'server_to_client',
+    extension: true,
+    description:
+      'The task needs an answer from the person at the CC computer; its status is `waiting_for_user` until a `user_answer` arrives.',
+    schema: AskUserSchema,
+    examples: [
+      {
+        type: 'ask_user',
+        task_id: 't-42',
+        question_id: 'q-1',
+        question: 'Which wood should I use?',
+        why: 'There are oak and birch logs in the chest.',
+      },
+    ],
+  },
+  {
+    type: 'error',
+    direction: 'server_to_client',
+    extension: false,
+    description:
+      'A request failed or a frame was rejected. `code` is one of the error codes; `request_id`, `call_id`, `task_id` and `path` identify the offending message and field when known.',
+    schema: ErrorMessageSchema,
+    examples: [
+      {
+        type: 'error',
+        code: 'invalid_message',
+        message: 'Invalid input: expected string, received number',
+        request_id: 'req-1',
+        path: '$.allowed_commands[2]',
+      },
+      {
+        type: 'error',
+        code: 'unknown_call',
+        message: 'no pending call c-99',
+        call_id: 'c-99',
+        task_id: 't-42',
+      },
+    ],
+  },
+  {
+    type: 'ping',
+    direction: 'both',
+    extension: false,
+    description:
+      'Liveness check. The receiver answers `pong` with the same `id`. The server pings every `heartbeat_ms`.',
+    schema: PingSchema,
+    examples: [{ type: 'ping', id: 'hb-12' }, { type: 'ping' }],
+  },
+  {
+    type: 'pong',
+    direction: 'both',
+    extension: true,
+    description: 'Answer to a `ping`, echoing its `id`.',
+    schema: PongSchema,
+    examples: [{ type: 'pong', id: 'hb-12' }, { type: 'pong' }],
+  },
+  {
+    type: 'chunk',
+    direction: 'both',
+    extension: true,
+    description:
+      'One piece of a message whose JSON text exceeds `max_message_bytes`. The `data` strings of chunks 0..count-1 concatenate to the original JSON text, which the receiver then parses as a normal message.',
+    schema: ChunkSchema,
+    examples: [{ type: 'chunk', chunk_id: 'm-5', index: 0, count: 2, data: '{"type":"task_completed",' }],
+  },
+];
