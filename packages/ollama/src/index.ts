@@ -1,5 +1,6 @@
 /**
- * `@ccagent/ollama`: the `ChatModel` port the agent loops depend on, and its provider adapters.
+ * `@ccagent/ollama`: the `ChatModel` port the agent loops depend on, its Ollama (`/api/chat`) and
+ * OpenAI-compatible (`/v1/chat/completions`) adapters, the `ModelError` taxonomy and model inventory checks.
  */
 
 /** Version of this package, kept equal to package.json's by a test. */
@@ -18,3 +19,21 @@ export type {
   ToolCall,
   ToolDefinition,
 } from './chat-model.js';
+export { OllamaChatModel, type OllamaChatModelOptions } from './ollama-chat-model.js';
+export { DEFAULT_TIMEOUT_MS, type ModelLogger, type RetryOptions } from './call.js';
+export {
+  ModelError,
+  MODEL_ERROR_CODES,
+  isModelError,
+  isRetryableCode,
+  type ModelErrorCode,
+  type ModelErrorDetails,
+} from './model-error.js';
+export type {
+  CheckModelsOptions,
+  ModelCheckReport,
+  ModelCheckResult,
+  ModelInventory,
+} from './model-check.js';
+export { normalizeModelName, sameModel } from './model-names.js';
+export { DEFAULT_OLLAMA_HOST, parseOllamaHost, resolveOllamaHost } from './ollama-host.js';

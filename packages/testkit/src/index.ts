@@ -1,2 +1,23 @@
+/**
+ * `@ccagent/testkit`: a scripted, wire-faithful fake Ollama / OpenAI-compatible model server for tests, plus the
+ * structural comparison used to pin it to the real APIs' payloads.
+ */
+
 /** Version of this package, kept equal to package.json's by a test. */
 export const VERSION = '0.1.0';
+
+export { startFakeOllama, normalizeModelName, type FakeOllama } from './fake-ollama.js';
+export type {
+  FakeChatRequest,
+  FakeFault,
+  FakeOllamaOptions,
+  FakeReply,
+  FakeReplyObject,
+  FakeScript,
+  FakeToolCall,
+  RecordedRequest,
+  RequestOutcome,
+  ScriptOptions,
+} from './fake-types.js';
+export { compareShape, jsonTypeOf, type CompareShapeOptions, type JsonTypeName } from './shape.js';
+export { parseScenario, applyScenario, type Scenario, type ScenarioResult } from './scenario.js';

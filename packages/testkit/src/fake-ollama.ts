@@ -1,0 +1,495 @@
+/**
+ * A scripted, wire-faithful fake of an Ollama server (and of its OpenAI-compatible `/v1/chat/completions`):
+ * a real `node:http` server on 127.0.0.1 that answers with the exact payload shapes of the real APIs, replays
+ * scripted replies per model, records every request and injects faults. It is a test double, not a model.
+ */
+import { EventEmitter } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type {
+  FakeChatRequest,
+  FakeFault,
+  FakeOllamaOptions,
+  FakeReply,
+  FakeReplyObject,
+  FakeScript,
+  FakeToolCall,
+  RecordedRequest,
+  RequestOutcome,
+  ScriptOptions,
+} from './fake-types.js';
+import {
+  modelNotFoundMessage,
+  ollamaChunk,
+  ollamaError,
+  ollamaFinalChunk,
+  ollamaNonStream,
+  ollamaShow,
+  ollamaTagEntry,
+  openaiChunk,
+  openaiCompletion,
+  openaiError,
+  openaiFinishReason,
+  openaiModel,
+  openaiToolCalls,
+  openaiUsage,
+  type ReplyFigures,
+} from './wire.js';
+
+/** A running fake server. Close it in `afterEach`/`afterAll`. */
+export interface FakeOllama {
+  /** Base URL, e.g. `http://127.0.0.1:40123` (no trailing slash). OpenAI-compatible base is `${url}/v1`. */
+  readonly url: string;
+  readonly port: number;
+  /** Every request received, in order (including faulted ones). */
+  readonly requests: RecordedRequest[];
+  /** Script a model: a queue of replies (one per chat request) or a function of the request. Replaces any earlier script. */
+  script(model: string, script: FakeScript, options?: ScriptOptions): void;
+  /** A fault applied to the next `times` chat requests (default: all) on top of the script; `null` clears it. */
+  setFault(fault: FakeFault | null, times?: number): void;
+  /** Chat requests (both APIs) received so far, for a model or all. */
+  chatRequests(model?: string): RecordedRequest[];
+  /** Resolves when the request at `index` is no longer pending (bounded by `timeoutMs`, default 5 s). */
+  waitForOutcome(index: number, timeoutMs?: number): Promise<RequestOutcome>;
+  /** Stops listening, drops open connections and cancels pending timers. */
+  close(): Promise<void>;
+}
+
+interface ScriptEntry {
+  script: FakeScript;
+  repeat: boolean;
+  next: number;
+}
+
+/**
+ * Name as Ollama resolves it: case-insensitive, the default registry and `library/` namespace dropped, a missing
+ * tag meaning `:latest` (`Qwen2.5` → `qwen2.5:latest`).
+ */
+export function normalizeModelName(name: string): string {
+  let n = name.trim().toLowerCase();
+  if (n.startsWith('registry.ollama.ai/')) n = n.slice('registry.ollama.ai/'.length);
+  if (n.startsWith('library/')) n = n.slice('library/'.length);
+  const last = n.slice(n.lastIndexOf('/') + 1);
+  return last.includes(':') ? n : `${n}:latest`;
+}
+
+const DEFAULT_VERSION = '0.12.6';
+
+/** Starts the fake on 127.0.0.1 (ephemeral port by default). */
+export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<FakeOllama> {
+  const now = options.now ?? (() => new Date());
+  const scripts = new Map<string, ScriptEntry>();
+  const installed = new Set((options.installed ?? []).map(normalizeModelName));
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+  const lifetime = new AbortController();
+  let globalFault: { fault: FakeFault; remaining: number } | null = null;
+  let completionSeq = 0;
+  const outcomes = new EventEmitter();
+  outcomes.setMaxListeners(0);
+
+  function setOutcome(record: RecordedRequest, outcome: RequestOutcome): void {
+    if (record.outcome !== 'pending') return;
+    record.outcome = outcome;
+    outcomes.emit('outcome');
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
+        res.end(JSON.stringify(ollamaError('fake-ollama: internal error')));
+      } else {
+        res.destroy();
+      }
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  async function readBody(req: IncomingMessage): Promise<string> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  function sendJson(res: ServerResponse, status: number, body: unknown): void {
+    res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
+    res.end(JSON.stringify(body));
+  }
+
+  function wait(ms: number, signal: AbortSignal): Promise<void> {
+    if (ms <= 0 || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    let body: unknown;
+    let badJson = false;
+    if (raw.length > 0) {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        badJson = true;
+      }
+    }
+    const record: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path,
+      headers: { ...req.headers },
+      body,
+      outcome: 'pending',
+    };
+    requests.push(record);
+    outcomes.emit('request');
+    const conn = new AbortController();
+    const stopConn = (): void => conn.abort();
+    lifetime.signal.addEventListener('abort', stopConn, { once: true });
+    res.on('close', () => {
+      lifetime.signal.removeEventListener('abort', stopConn);
+      setOutcome(record, res.writableFinished ? 'finished' : 'client_closed');
+      conn.abort();
+    });
+
+    const route = `${record.method} ${path}`;
+    const isChat = route === 'POST /api/chat' || route === 'POST /v1/chat/completions';
+    const api: 'ollama' | 'openai' = path.startsWith('/v1/') ? 'openai' : 'ollama';
+    const sendError = (status: number, message: string): void =>
+      sendJson(res, status, api === 'openai' ? openaiError(status, message) : ollamaError(message));
+
+    if (badJson) return sendError(400, 'invalid character in request body: not valid JSON');
+    if (route === 'GET /' || route === 'HEAD /') {
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end('Ollama is running (fake-ollama: a scripted test double)');
+      return;
+    }
+    if (route === 'GET /api/version')
+      return sendJson(res, 200, { version: options.version ?? DEFAULT_VERSION });
+    if (route === 'GET /api/tags') {
+      const at = now().toISOString();
+      const names = new Set([...installed, ...scripts.keys()]);
+      return sendJson(res, 200, { models: [...names].sort().map((n) => ollamaTagEntry(n, at)) });
+    }
+    if (route === 'GET /v1/models') {
+      const created = Math.floor(now().getTime() / 1000);
+      const names = new Set([...installed, ...scripts.keys()]);
+      return sendJson(res, 200, {
+        object: 'list',
+        data: [...names].sort().map((n) => openaiModel(n, created)),
+      });
+    }
+    if (route === 'POST /api/show') {
+      const name = bodyString(body, 'model') ?? bodyString(body, 'name');
+      if (name === undefined) return sendError(400, 'model is required');
+      const key = normalizeModelName(name);
+      if (!scripts.has(key) && !installed.has(key)) return sendError(404, modelNotFoundMessage(name));
+      return sendJson(res, 200, ollamaShow(key));
+    }
+    if (!isChat) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' });
+      res.end('404 page not found');
+      return;
+    }
+
+    const model = bodyString(body, 'model');
+    if (model === undefined) return sendError(400, 'model is required');
+    const key = normalizeModelName(model);
+    const entry = scripts.get(key);
+    const chatReq: FakeChatRequest = {
+      api,
+      model,
+      stream:
+        api === 'ollama'
+          ? (body as Record<string, unknown>)['stream'] !== false
+          : (body as Record<string, unknown>)['stream'] === true,
+      body: body as Record<string, unknown>,
+    };
+
+    // A server-wide fault applies first; a terminal one (status/reset) does not consume a scripted reply.
+    let fault: FakeFault = {};
+    if (globalFault && globalFault.remaining > 0) {
+      fault = { ...globalFault.fault };
+      globalFault.remaining -= 1;
+      if (globalFault.remaining <= 0) globalFault = null;
+    }
+    const terminal = (f: FakeFault): boolean => f.resetBeforeResponse === true || f.status !== undefined;
+    let reply: FakeReplyObject | undefined;
+    if (!terminal(fault)) {
+      if (!entry) {
+        await wait(fault.latencyMs ?? 0, conn.signal);
+        if (installed.has(key))
+          return sendError(400, `fake-ollama: model "${model}" is installed but has no script`);
+        return sendError(404, modelNotFoundMessage(model));
+      }
+      const next = nextReply(entry, chatReq);
+      if (next === undefined) {
+        return sendError(
+          400,
+          `fake-ollama: the script for model "${model}" is exhausted (${entry.next} replies used)`,
+        );
+      }
+      reply = typeof next === 'string' ? { content: next } : next;
+      fault = { ...fault, ...reply.fault };
+    }
+
+    if (fault.resetBeforeResponse) {
+      setOutcome(record, 'reset');
+      req.socket.destroy();
+      return;
+    }
+    await wait(fault.latencyMs ?? 0, conn.signal);
+    if (conn.signal.aborted) return;
+    if (fault.status !== undefined || reply === undefined) {
+      const status = fault.status ?? 500;
+      return sendError(status, fault.message ?? `fake-ollama: injected HTTP ${status}`);
+    }
+
+    const plan = planReply(reply, chatReq);
+    const created = now();
+    if (api === 'ollama') {
+      if (!chatReq.stream) {
+        return sendJson(res, 200, ollamaNonStream(model, created.toISOString(), plan.message, plan.figures));
+      }
+      const lines = plan.pieces.map((p) => JSON.stringify(ollamaChunk(model, now().toISOString(), p)));
+      lines.push(JSON.stringify(ollamaFinalChunk(model, now().toISOString(), plan.figures)));
+      res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+      res.flushHeaders();
+      await streamLines(res, record, conn.signal, lines, fault, {
+        malformed: '{"model":"' + model + '","created_at":',
+        error: JSON.stringify(
+          ollamaError(fault.message ?? 'an error was encountered while running the model'),
+        ),
+        frame: (l) => `${l}\n`,
+      });
+      return;
+    }
+
+    completionSeq += 1;
+    const id = `chatcmpl-${completionSeq}`;
+    const createdSec = Math.floor(created.getTime() / 1000);
+    if (!chatReq.stream) {
+      return sendJson(res, 200, openaiCompletion(id, createdSec, model, plan.message, plan.figures));
+    }
+    const calls = plan.message.toolCalls ?? [];
+    const events: string[] = [];
+    const chunk = (delta: Record<string, unknown>, finish: string | null): void => {
+      events.push(JSON.stringify(openaiChunk(id, createdSec, model, delta, finish)));
+    };
+    chunk({ role: 'assistant', content: '' }, null);
+    for (const p of plan.pieces) {
+      if (p.thinking !== undefined) chunk({ reasoning: p.thinking }, null);
+      if (p.content !== undefined) chunk({ content: p.content }, null);
+    }
+    // Tool calls the way OpenAI streams them: id and name first, then the JSON arguments in several pieces.
+    openaiToolCalls(calls, id).forEach((call, index) => {
+      const fn = call['function'] as { name: string; arguments: string };
+      chunk(
+        {
+          tool_calls: [
+            { index, id: call['id'], type: 'function', function: { name: fn.name, arguments: '' } },
+          ],
+        },
+        null,
+      );
+      for (const piece of splitEvery(fn.arguments, 7)) {
+        chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null);
+      }
+    });
+    chunk({}, openaiFinishReason(plan.figures, calls.length > 0));
+    const streamOptions = chatReq.body['stream_options'] as { include_usage?: unknown } | undefined;
+    if (streamOptions?.include_usage === true) {
+      events.push(JSON.stringify(openaiChunk(id, createdSec, model, {}, null, openaiUsage(plan.figures))));
+    }
+    events.push('[DONE]');
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+    res.flushHeaders();
+    await streamLines(res, record, conn.signal, events, fault, {
+      malformed: '{"id":"' + id + '","choices":[{',
+      error: JSON.stringify(
+        openaiError(500, fault.message ?? 'an error was encountered while running the model'),
+      ),
+      frame: (l) => `data: ${l}\n\n`,
+    });
+  }
+
+  async function streamLines(
+    res: ServerResponse,
+    record: RecordedRequest,
+    signal: AbortSignal,
+    lines: string[],
+    fault: FakeFault,
+    how: { malformed: string; error: string; frame: (line: string) => string },
+  ): Promise<void> {
+    const write = (text: string): Promise<void> =>
+      new Promise((resolve) => {
+        res.write(text, () => resolve());
+      });
+    for (let i = 0; i < lines.length; i += 1) {
+      if (signal.aborted) return;
+      if (fault.dropAfterChunks === i) {
+        setOutcome(record, 'dropped');
+        res.socket?.destroy();
+        return;
+      }
+      if (fault.malformedAfterChunks === i) await write(how.frame(how.malformed));
+      if (fault.stallAfterChunks === i) {
+        // Hold the connection open without writing until the client gives up or the fake closes.
+        await new Promise<void>((resolve) => {
+          if (signal.aborted) resolve();
+          else signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        return;
+      }
+      if (fault.errorAfterChunks === i) {
+        await write(how.frame(how.error));
+        res.end();
+        return;
+      }
+      if (i > 0) await wait(fault.tokenDelayMs ?? 0, signal);
+      if (signal.aborted) return;
+      await write(how.frame(lines[i] ?? ''));
+    }
+    res.end();
+  }
+
+  function nextReply(entry: ScriptEntry, request: FakeChatRequest): FakeReply | undefined {
+    if (typeof entry.script === 'function') return entry.script(request);
+    const queue = entry.script;
+    if (queue.length === 0) return undefined;
+    if (entry.next >= queue.length) {
+      if (!entry.repeat) return undefined;
+      entry.next = 0;
+    }
+    const reply = queue[entry.next];
+    entry.next += 1;
+    return reply;
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    requests,
+    script(model, script, scriptOptions = {}) {
+      scripts.set(normalizeModelName(model), { script, repeat: scriptOptions.repeat === true, next: 0 });
+    },
+    setFault(fault, times = Number.POSITIVE_INFINITY) {
+      globalFault = fault === null ? null : { fault, remaining: times };
+    },
+    chatRequests(model) {
+      return requests.filter(
+        (r) =>
+          (r.path === '/api/chat' || r.path === '/v1/chat/completions') &&
+          (model === undefined ||
+            normalizeModelName(bodyString(r.body, 'model') ?? '') === normalizeModelName(model)),
+      );
+    },
+    waitForOutcome(index, timeoutMs = 5000) {
+      return new Promise<RequestOutcome>((resolve) => {
+        const check = (): boolean => {
+          const r = requests[index];
+          if (r === undefined || r.outcome === 'pending') return false;
+          finish(r.outcome);
+          return true;
+        };
+        const finish = (outcome: RequestOutcome): void => {
+          clearTimeout(timer);
+          outcomes.off('outcome', onEvent);
+          outcomes.off('request', onEvent);
+          resolve(outcome);
+        };
+        const onEvent = (): void => void check();
+        const timer = setTimeout(() => finish(requests[index]?.outcome ?? 'pending'), timeoutMs);
+        outcomes.on('outcome', onEvent);
+        outcomes.on('request', onEvent);
+        check();
+      });
+    },
+    async close() {
+      lifetime.abort();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function bodyString(body: unknown, key: string): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const v = (body as Record<string, unknown>)[key];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function splitEvery(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+interface Piece {
+  content?: string;
+  thinking?: string;
+  toolCalls?: readonly FakeToolCall[];
+}
+
+interface ReplyPlan {
+  pieces: Piece[];
+  message: { content: string; thinking?: string; toolCalls?: readonly FakeToolCall[] };
+  figures: ReplyFigures;
+}
+
+function splitText(text: string, chunkChars: number | undefined): string[] {
+  if (text === '') return [];
+  if (chunkChars !== undefined && chunkChars > 0) return splitEvery(text, chunkChars);
+  return text.match(/\s*\S+\s*|\s+/g) ?? [text];
+}
+
+function estimatePromptTokens(body: Record<string, unknown>): number {
+  const messages = Array.isArray(body['messages']) ? (body['messages'] as unknown[]) : [];
+  const chars = messages.reduce<number>((n, m) => {
+    const c = typeof m === 'object' && m !== null ? (m as Record<string, unknown>)['content'] : undefined;
+    return n + (typeof c === 'string' ? c.length : 0);
+  }, 0);
+  return Math.max(1, Math.ceil(chars / 4));
+}
+
+function planReply(reply: FakeReplyObject, request: FakeChatRequest): ReplyPlan {
+  const content = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.content ?? '');
+  const thinkingPieces = splitText(reply.thinking ?? '', reply.chunkChars).map((t) => ({ thinking: t }));
+  const contentPieces = splitText(content, reply.chunkChars).map((c) => ({ content: c }));
+  const pieces: Piece[] = [...thinkingPieces, ...contentPieces];
+  if (reply.toolCalls && reply.toolCalls.length > 0) pieces.push({ toolCalls: reply.toolCalls });
+  return {
+    pieces,
+    message: {
+      content,
+      ...(reply.thinking ? { thinking: reply.thinking } : {}),
+      ...(reply.toolCalls && reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}),
+    },
+    figures: {
+      doneReason: reply.doneReason ?? 'stop',
+      promptEvalCount: reply.promptEvalCount ?? estimatePromptTokens(request.body),
+      evalCount: reply.evalCount ?? Math.max(1, pieces.length),
+    },
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * Types of the scripted fake model server: what a test scripts (replies, faults) and what it can assert on
+ * (recorded requests).
+ */
+
+/** A tool call the fake model "decides" to make. `id` is echoed when given (OpenAI wire always gets one). */
+export interface FakeToolCall {
+  id?: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * A fault injected into one reply (or, through `setFault`, into every request). Several may combine, e.g.
+ * `latencyMs` + `dropAfterChunks`.
+ */
+export interface FakeFault {
+  /** Wait this long before sending the response headers. */
+  latencyMs?: number;
+  /** Wait this long between streamed chunks (slow tokens). */
+  tokenDelayMs?: number;
+  /** Answer with this HTTP status and the API's error body instead of a reply. */
+  status?: number;
+  /** Error message for `status` / `errorAfterChunks` (a default is used otherwise). */
+  message?: string;
+  /** Destroy the socket as soon as the request arrived, before any response byte (connection reset). */
+  resetBeforeResponse?: boolean;
+  /** Streaming only: destroy the socket after this many chunks were written (connection dropped mid-stream). */
+  dropAfterChunks?: number;
+  /** Streaming only: write one line that is not valid JSON after this many chunks, then continue normally. */
+  malformedAfterChunks?: number;
+  /** Streaming only: after this many chunks, stop writing and hold the connection open (a hung model). */
+  stallAfterChunks?: number;
+  /** Streaming only: write the API's mid-stream error object after this many chunks, then end the response. */
+  errorAfterChunks?: number;
+}
+
+/** A scripted reply: plain text, or an object with text, thinking, tool calls, JSON output and faults. */
+export type FakeReply = string | FakeReplyObject;
+
+/** The object form of a scripted reply. */
+export interface FakeReplyObject {
+  content?: string;
+  thinking?: string;
+  toolCalls?: FakeToolCall[];
+  /** Structured output: serialized with `JSON.stringify` into the message content (use with `format`). */
+  json?: unknown;
+  /** Ollama `done_reason` (default `'stop'`); mapped to OpenAI `finish_reason` (`tool_calls` when calls). */
+  doneReason?: string;
+  /** Reported `prompt_eval_count` / `prompt_tokens` (default: a size estimate of the request's messages). */
+  promptEvalCount?: number;
+  /** Reported `eval_count` / `completion_tokens` (default: number of streamed pieces). */
+  evalCount?: number;
+  /** Split content into pieces of this many characters when streaming (default: one word per piece). */
+  chunkChars?: number;
+  fault?: FakeFault;
+}
+
+/** The request a script function sees: which API was called and the parsed JSON body. */
+export interface FakeChatRequest {
+  api: 'ollama' | 'openai';
+  model: string;
+  stream: boolean;
+  body: Record<string, unknown>;
+}
+
+/** A script for one model: a queue of replies consumed one per chat request, or a function of the request. */
+export type FakeScript = readonly FakeReply[] | ((request: FakeChatRequest) => FakeReply);
+
+/** Options of `script()`. */
+export interface ScriptOptions {
+  /** Cycle through the queue instead of failing when it is exhausted (handy for standalone runs). */
+  repeat?: boolean;
+}
+
+/** What happened to a recorded request's response. */
+export type RequestOutcome = 'pending' | 'finished' | 'client_closed' | 'dropped' | 'reset';
+
+/** One request the fake received, for assertions. `body` is the parsed JSON body (or `undefined`). */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+  /** Updated in place while the response progresses. `client_closed`: the client hung up before the end. */
+  outcome: RequestOutcome;
+}
+
+/** Options of `startFakeOllama`. */
+export interface FakeOllamaOptions {
+  /** Port to listen on (default 0: an ephemeral port). Always binds 127.0.0.1 unless `host` is given. */
+  port?: number;
+  host?: string;
+  /** Version reported by `/api/version` (default `'0.12.6'`). */
+  version?: string;
+  /** Extra model names listed by `/api/tags` as installed, without a script (chat to them fails clearly). */
+  installed?: readonly string[];
+  /** Clock for `created_at` / `created` fields (default: real time). */
+  now?: () => Date;
+}
