@@ -60,7 +60,15 @@ export class EngineError extends Error {
   }
 }
 
-/** True when `err` is an {@link EngineError}, optionally with the given code. */
+/**
+ * True when `err` is an {@link EngineError}, optionally with the given code. Also recognises an EngineError from
+ * another copy of this package (ESM and CJS builds loaded side by side, or the `./testing` bundle) by its `name`.
+ */
 export function isEngineError(err: unknown, code?: EngineErrorCode): err is EngineError {
-  return err instanceof EngineError && (code === undefined || err.code === code);
+  const isOne =
+    err instanceof EngineError ||
+    (err instanceof Error &&
+      err.name === 'EngineError' &&
+      typeof (err as { code?: unknown }).code === 'string');
+  return isOne && (code === undefined || (err as EngineError).code === code);
 }

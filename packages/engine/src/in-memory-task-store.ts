@@ -1,4 +1,5 @@
 import { EngineError } from './engine-error.js';
+import { canTransition } from './task-state-machine.js';
 import type { CommandCallFilter, CommitResult, TaskCommit, TaskStore } from './ports.js';
 import type {
   CommandCallRecord,
@@ -38,6 +39,25 @@ export class InMemoryTaskStore implements TaskStore {
           }),
         );
       }
+      if (change.task.status !== existing.status && !canTransition(existing.status, change.task.status)) {
+        return Promise.reject(
+          new EngineError(
+            'illegal_transition',
+            `illegal task transition ${existing.status} → ${change.task.status} (task ${id})`,
+            { details: { from: existing.status, to: change.task.status, taskId: id } },
+          ),
+        );
+      }
+    }
+    if (change.commandCall && change.commandCall.taskId !== id) {
+      return Promise.reject(
+        new EngineError('invalid_input', `command call ${change.commandCall.callId} belongs to another task`),
+      );
+    }
+    if (change.question && change.question.taskId !== id) {
+      return Promise.reject(
+        new EngineError('invalid_input', `question ${change.question.questionId} belongs to another task`),
+      );
     }
     this.tasks.set(id, clone(change.task));
     const hist = this.history.get(id) ?? [];

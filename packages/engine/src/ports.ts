@@ -74,7 +74,11 @@ export interface TaskCommit {
    * `EngineError('conflict')` and writes nothing. Omit when creating.
    */
   expectedStatus?: TaskStatus;
-  /** True to insert a new task (throws `EngineError('task_exists')` if the id is taken). */
+  /**
+   * True to insert a new task (throws `EngineError('task_exists')` if the id is taken). Otherwise the task must exist
+   * (`task_not_found`), and a status change must be legal (`illegal_transition`); in every error case nothing is
+   * written. A command call or question must belong to `task` (`invalid_input`).
+   */
   create?: boolean;
   /** History entries to append; the store assigns dense `seq` numbers. */
   history?: Array<HistoryEntryBody & { step: number; at: number }>;

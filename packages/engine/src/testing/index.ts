@@ -1,0 +1,6 @@
+/**
+ * `@ccagent/engine/testing`: helpers for testing code that implements or uses the engine's ports. Not part of the
+ * runtime API (`@ccagent/engine`): it imports vitest (an optional peer dependency), so it lives behind its own
+ * subpath export and is only loaded by test files.
+ */
+export { runTaskStoreContract, type StoreFactory } from './task-store-contract.js';
