@@ -7,4 +7,6 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  // `import.meta.url` in the CJS build: the migrations are read from ../drizzle relative to the built module.
+  shims: true,
 });

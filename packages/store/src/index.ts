@@ -1,2 +1,26 @@
+/**
+ * `@ccagent/store`: the engine's `TaskStore` on SQLite (Drizzle + better-sqlite3) — WAL, busy timeout, foreign keys,
+ * checked-in drizzle-kit migrations applied at open — plus the queries the orchestrator and the CLI share.
+ */
+
 /** Version of this package, kept equal to package.json's by a test. */
 export const VERSION = '0.1.0';
+
+export { openSqliteStore, SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
+export { defaultDbPath, DB_FILE_NAME } from './paths.js';
+export { SCHEMA_VERSION, APPLICATION_ID, migrationsFolder } from './migrate.js';
+export { StoreError, isStoreError, STORE_ERROR_CODES, type StoreErrorCode } from './store-error.js';
+export {
+  MODEL_TOOL_STATUSES,
+  type ClientRecord,
+  type ClientUpsert,
+  type ModelToolInfo,
+  type ModelToolRecord,
+  type ModelToolStatus,
+  type StoreHealth,
+  type TaskPage,
+  type TaskPageQuery,
+  type ToolFilter,
+} from './types.js';
+/** The Drizzle table definitions (one shared schema), for read-only SQL by other tools. */
+export * as schema from './schema.js';

@@ -1,0 +1,250 @@
+/**
+ * Mapping between domain values (camelCase, optional fields) and rows (JSON text columns, SQL NULL = absent).
+ */
+import type {
+  CommandCallRecord,
+  CommandCallStatus,
+  CommandDescriptor,
+  HistoryEntry,
+  HistoryEntryBody,
+  JsonValue,
+  QuestionRecord,
+  StepRecord,
+  StoredStep,
+  Task,
+  TaskStatus,
+} from '@ccagent/engine';
+import type * as schema from './schema.js';
+import type { ClientRecord, ModelToolRecord, ModelToolStatus } from './types.js';
+
+type TaskRow = typeof schema.tasks.$inferSelect;
+type StepRow = typeof schema.steps.$inferSelect;
+type HistoryRow = typeof schema.history.$inferSelect;
+type CallRow = typeof schema.commandCalls.$inferSelect;
+type QuestionRow = typeof schema.questions.$inferSelect;
+type ClientRow = typeof schema.clients.$inferSelect;
+type ToolRow = typeof schema.modelTools.$inferSelect;
+
+/** JSON text of a value, or SQL NULL for `undefined`. */
+export function enc(value: unknown): string | null {
+  return value === undefined ? null : JSON.stringify(value);
+}
+
+function dec<T = JsonValue>(text: string): T {
+  return JSON.parse(text) as T;
+}
+
+/** Row of a task. */
+export function taskToRow(t: Task): TaskRow {
+  return {
+    id: t.id,
+    kind: t.kind,
+    status: t.status,
+    clientId: t.clientId,
+    prompt: t.prompt,
+    context: enc(t.context),
+    allowedCommands: JSON.stringify(t.allowedCommands),
+    memory: JSON.stringify(t.memory ?? null),
+    metadata: JSON.stringify(t.metadata),
+    budgets: JSON.stringify(t.budgets),
+    stepsCount: t.counters.steps,
+    toolCallsCount: t.counters.toolCalls,
+    questionsCount: t.counters.questions,
+    result: enc(t.result),
+    error: enc(t.error),
+    progress: t.progress ?? null,
+    progressMessage: t.progressMessage ?? null,
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+  };
+}
+
+/** Task of a row. */
+export function rowToTask(r: TaskRow): Task {
+  const t: Task = {
+    id: r.id,
+    kind: r.kind,
+    status: r.status as TaskStatus,
+    clientId: r.clientId,
+    prompt: r.prompt,
+    allowedCommands: dec<string[]>(r.allowedCommands),
+    memory: dec(r.memory),
+    metadata: dec<Record<string, JsonValue>>(r.metadata),
+    budgets: dec<Task['budgets']>(r.budgets),
+    counters: { steps: r.stepsCount, toolCalls: r.toolCallsCount, questions: r.questionsCount },
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+  if (r.context !== null) t.context = dec(r.context);
+  if (r.result !== null) t.result = dec(r.result);
+  if (r.error !== null) t.error = dec<NonNullable<Task['error']>>(r.error);
+  if (r.progress !== null) t.progress = r.progress;
+  if (r.progressMessage !== null) t.progressMessage = r.progressMessage;
+  return t;
+}
+
+/** Row of a step-log record. */
+export function stepToRow(
+  taskId: string,
+  seq: number,
+  s: StepRecord & { step: number; at: number },
+): StepRow {
+  return {
+    taskId,
+    seq,
+    step: s.step,
+    at: s.at,
+    kind: s.kind,
+    model: s.model ?? null,
+    input: enc(s.input),
+    output: enc(s.output),
+    directive: enc(s.directive),
+    validationErrors: enc(s.validationErrors),
+    toolCall: enc(s.toolCall),
+    toolResult: enc(s.toolResult),
+    error: enc(s.error),
+    startedAt: s.startedAt ?? null,
+    durationMs: s.durationMs ?? null,
+    promptTokens: s.usage?.promptTokens ?? null,
+    completionTokens: s.usage?.completionTokens ?? null,
+    totalDurationMs: s.usage?.totalDurationMs ?? null,
+  };
+}
+
+/** Step-log record of a row. An empty `usage` object is not preserved (it carries nothing). */
+export function rowToStep(r: StepRow): StoredStep {
+  const s: StoredStep = { taskId: r.taskId, seq: r.seq, step: r.step, at: r.at, kind: r.kind };
+  if (r.model !== null) s.model = r.model;
+  if (r.input !== null) s.input = dec(r.input);
+  if (r.output !== null) s.output = dec(r.output);
+  if (r.directive !== null) s.directive = dec(r.directive);
+  if (r.validationErrors !== null) s.validationErrors = dec<string[]>(r.validationErrors);
+  if (r.toolCall !== null) s.toolCall = dec(r.toolCall);
+  if (r.toolResult !== null) s.toolResult = dec(r.toolResult);
+  if (r.error !== null) s.error = dec<NonNullable<StoredStep['error']>>(r.error);
+  if (r.startedAt !== null) s.startedAt = r.startedAt;
+  if (r.durationMs !== null) s.durationMs = r.durationMs;
+  if (r.promptTokens !== null || r.completionTokens !== null || r.totalDurationMs !== null) {
+    s.usage = {};
+    if (r.promptTokens !== null) s.usage.promptTokens = r.promptTokens;
+    if (r.completionTokens !== null) s.usage.completionTokens = r.completionTokens;
+    if (r.totalDurationMs !== null) s.usage.totalDurationMs = r.totalDurationMs;
+  }
+  return s;
+}
+
+/** Row of a history entry (the body keeps its `type`). */
+export function historyToRow(
+  taskId: string,
+  seq: number,
+  h: HistoryEntryBody & { step: number; at: number },
+): HistoryRow {
+  const { step, at, ...body } = h as HistoryEntryBody & {
+    step: number;
+    at: number;
+    taskId?: string;
+    seq?: number;
+  };
+  delete body.taskId;
+  delete body.seq;
+  return { taskId, seq, step, at, type: h.type, body: JSON.stringify(body) };
+}
+
+/** History entry of a row. */
+export function rowToHistory(r: HistoryRow): HistoryEntry {
+  return {
+    ...dec<HistoryEntryBody>(r.body),
+    taskId: r.taskId,
+    seq: r.seq,
+    step: r.step,
+    at: r.at,
+  } as HistoryEntry;
+}
+
+/** Row of a command call. */
+export function callToRow(c: CommandCallRecord): CallRow {
+  return {
+    callId: c.callId,
+    taskId: c.taskId,
+    command: c.command,
+    args: JSON.stringify(c.args),
+    timeoutMs: c.timeoutMs,
+    status: c.status,
+    outcome: enc(c.outcome),
+    dispatchCount: c.dispatchCount,
+    createdAt: c.createdAt,
+    completedAt: c.completedAt ?? null,
+  };
+}
+
+/** Command call of a row. */
+export function rowToCall(r: CallRow): CommandCallRecord {
+  const c: CommandCallRecord = {
+    callId: r.callId,
+    taskId: r.taskId,
+    command: r.command,
+    args: dec(r.args),
+    timeoutMs: r.timeoutMs,
+    status: r.status as CommandCallStatus,
+    dispatchCount: r.dispatchCount,
+    createdAt: r.createdAt,
+  };
+  if (r.outcome !== null) c.outcome = dec<NonNullable<CommandCallRecord['outcome']>>(r.outcome);
+  if (r.completedAt !== null) c.completedAt = r.completedAt;
+  return c;
+}
+
+/** Row of a question. */
+export function questionToRow(q: QuestionRecord): QuestionRow {
+  return {
+    questionId: q.questionId,
+    taskId: q.taskId,
+    question: q.question,
+    why: q.why ?? null,
+    answer: q.answer ?? null,
+    askedAt: q.askedAt,
+    answeredAt: q.answeredAt ?? null,
+  };
+}
+
+/** Question of a row. */
+export function rowToQuestion(r: QuestionRow): QuestionRecord {
+  const q: QuestionRecord = {
+    questionId: r.questionId,
+    taskId: r.taskId,
+    question: r.question,
+    askedAt: r.askedAt,
+  };
+  if (r.why !== null) q.why = r.why;
+  if (r.answer !== null) q.answer = r.answer;
+  if (r.answeredAt !== null) q.answeredAt = r.answeredAt;
+  return q;
+}
+
+/** Client of a row. */
+export function rowToClient(r: ClientRow): ClientRecord {
+  const c: ClientRecord = {
+    clientId: r.clientId,
+    commands: dec<CommandDescriptor[]>(r.commands),
+    connected: r.connected,
+    firstSeenAt: r.firstSeenAt,
+    lastSeenAt: r.lastSeenAt,
+  };
+  if (r.clientVersion !== null) c.clientVersion = r.clientVersion;
+  return c;
+}
+
+/** Model tool of a row. */
+export function rowToTool(r: ToolRow): ModelToolRecord {
+  const t: ModelToolRecord = {
+    clientId: r.clientId,
+    name: r.name,
+    status: r.status as ModelToolStatus,
+    version: r.version,
+    recordedAt: r.recordedAt,
+  };
+  if (r.description !== null) t.description = r.description;
+  if (r.file !== null) t.file = r.file;
+  if (r.updatedAt !== null) t.updatedAt = r.updatedAt;
+  return t;
+}

@@ -1,0 +1,226 @@
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { defaultDbPath } from './paths.js';
+import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
+import { isStoreError } from './store-error.js';
+import { newTask, tempDir } from './test-helpers.js';
+
+let dir: string;
+let cleanup: () => void;
+let store: SqliteStore;
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir());
+  store = openSqliteStore({ path: path.join(dir, 'q.db') });
+});
+afterEach(async () => {
+  await store.close();
+  cleanup();
+});
+
+describe('listTasksPage', () => {
+  beforeEach(async () => {
+    for (let i = 1; i <= 7; i++) {
+      await store.commit({
+        task: newTask(`t${i}`, {
+          createdAt: i * 10,
+          status: i % 2 ? 'queued' : 'completed',
+          kind: i <= 3 ? 'a' : 'b',
+          clientId: i === 5 ? 'pc-5' : null,
+        }),
+        create: true,
+      });
+    }
+  });
+
+  it('pages newest first by default with the total of all matches (guards against a CLI list missing its newest tasks)', async () => {
+    const p1 = await store.listTasksPage({ limit: 3 });
+    expect(p1.total).toBe(7);
+    expect(p1.tasks.map((t) => t.id)).toEqual(['t7', 't6', 't5']);
+    const p3 = await store.listTasksPage({ limit: 3, offset: 6 });
+    expect(p3.tasks.map((t) => t.id)).toEqual(['t1']);
+    expect((await store.listTasksPage({ order: 'oldest', limit: 2 })).tasks.map((t) => t.id)).toEqual([
+      't1',
+      't2',
+    ]);
+  });
+
+  it('filters by status (one or many), kind and client, and counts only matches', async () => {
+    expect(await store.listTasksPage({ status: 'completed' })).toMatchObject({ total: 3 });
+    expect((await store.listTasksPage({ status: ['completed'], kind: 'a' })).tasks.map((t) => t.id)).toEqual([
+      't2',
+    ]);
+    expect((await store.listTasksPage({ clientId: 'pc-5' })).tasks.map((t) => t.id)).toEqual(['t5']);
+    expect(await store.listTasksPage({ kind: 'zzz' })).toEqual({ tasks: [], total: 0 });
+  });
+
+  it('rejects a bad limit/offset/order with invalid_input (guards against unbounded or nonsense queries from HTTP)', async () => {
+    for (const q of [
+      { limit: 0 },
+      { limit: 1001 },
+      { limit: 1.5 },
+      { offset: -1 },
+      { order: 'up' as 'newest' },
+    ]) {
+      const err = await store.listTasksPage(q).catch((e: unknown) => e);
+      expect(isStoreError(err, 'invalid_input'), JSON.stringify(q)).toBe(true);
+    }
+  });
+});
+
+describe('clients', () => {
+  it('upserts a client, keeps firstSeenAt, replaces commands, and tracks connection (guards against losing when a computer was first seen)', async () => {
+    await store.upsertClient({
+      clientId: 'pc-1',
+      commands: [{ name: 'fs_read', timeoutMs: 5000 }],
+      connected: true,
+      seenAt: 100,
+      clientVersion: '1.0',
+    });
+    await store.upsertClient({
+      clientId: 'pc-1',
+      commands: [{ name: 'shell_exec' }],
+      connected: true,
+      seenAt: 200,
+    });
+    await store.setClientConnected('pc-1', false, 300);
+    await store.upsertClient({ clientId: 'pc-0', commands: [], connected: false, seenAt: 50 });
+    expect(await store.listClients()).toEqual([
+      { clientId: 'pc-0', commands: [], connected: false, firstSeenAt: 50, lastSeenAt: 50 },
+      {
+        clientId: 'pc-1',
+        commands: [{ name: 'shell_exec' }],
+        connected: false,
+        clientVersion: '1.0',
+        firstSeenAt: 100,
+        lastSeenAt: 300,
+      },
+    ]);
+  });
+
+  it('rejects unknown clients and bad input with typed errors, writing nothing', async () => {
+    expect(
+      isStoreError(
+        await store.setClientConnected('ghost', true, 1).catch((e: unknown) => e),
+        'client_not_found',
+      ),
+    ).toBe(true);
+    const bad = await store
+      .upsertClient({ clientId: '', commands: [], connected: true, seenAt: 1 })
+      .catch((e: unknown) => e);
+    expect(isStoreError(bad, 'invalid_input')).toBe(true);
+    const bad2 = await store
+      .upsertClient({ clientId: 'x', commands: [{ name: '' }], connected: true, seenAt: 1 })
+      .catch((e: unknown) => e);
+    expect(isStoreError(bad2, 'invalid_input')).toBe(true);
+    expect(await store.listClients()).toEqual([]);
+  });
+});
+
+describe('model tools registry', () => {
+  beforeEach(async () => {
+    await store.upsertClient({ clientId: 'pc-1', commands: [], connected: true, seenAt: 1 });
+    await store.upsertClient({ clientId: 'pc-2', commands: [], connected: true, seenAt: 1 });
+  });
+
+  it("replaces one client's tools atomically and leaves other clients' tools alone (guards against a stale registry)", async () => {
+    await store.replaceClientTools(
+      'pc-1',
+      [
+        {
+          name: 'mine',
+          status: 'active',
+          version: 2,
+          description: 'dig a tunnel',
+          file: '/tools/mine.lua',
+          updatedAt: 9,
+        },
+        { name: 'old', status: 'retired', version: 1 },
+      ],
+      10,
+    );
+    await store.replaceClientTools('pc-2', [{ name: 'farm', status: 'draft', version: 0 }], 11);
+    await store.replaceClientTools('pc-1', [{ name: 'mine', status: 'active', version: 3 }], 12);
+    expect(await store.listTools()).toEqual([
+      { clientId: 'pc-1', name: 'mine', status: 'active', version: 3, recordedAt: 12 },
+      { clientId: 'pc-2', name: 'farm', status: 'draft', version: 0, recordedAt: 11 },
+    ]);
+    expect((await store.listTools({ status: 'draft' })).map((t) => t.name)).toEqual(['farm']);
+    expect((await store.listTools({ clientId: 'pc-1', status: 'retired' })).map((t) => t.name)).toEqual([]);
+    await store.replaceClientTools('pc-1', [], 13);
+    expect((await store.listTools({ clientId: 'pc-1' })).length).toBe(0);
+  });
+
+  it('rejects an unknown client, a duplicate name, a bad status or version, and keeps the previous registry (guards against half-applied updates)', async () => {
+    await store.replaceClientTools('pc-1', [{ name: 'keep', status: 'test', version: 1 }], 5);
+    const cases: Array<[string, unknown[], string]> = [
+      ['ghost', [], 'client_not_found'],
+      [
+        'pc-1',
+        [
+          { name: 'a', status: 'active', version: 1 },
+          { name: 'a', status: 'draft', version: 1 },
+        ],
+        'invalid_input',
+      ],
+      ['pc-1', [{ name: 'a', status: 'live', version: 1 }], 'invalid_input'],
+      ['pc-1', [{ name: 'a', status: 'active', version: -1 }], 'invalid_input'],
+      ['pc-1', [{ name: '', status: 'active', version: 1 }], 'invalid_input'],
+    ];
+    for (const [client, tools, code] of cases) {
+      const err = await store
+        .replaceClientTools(client, tools as Parameters<SqliteStore['replaceClientTools']>[1], 6)
+        .catch((e: unknown) => e);
+      expect(isStoreError(err, code as 'invalid_input'), `${client} ${JSON.stringify(tools)}`).toBe(true);
+    }
+    expect(await store.listTools()).toEqual([
+      { clientId: 'pc-1', name: 'keep', status: 'test', version: 1, recordedAt: 5 },
+    ]);
+  });
+});
+
+describe('durability and failure reporting', () => {
+  it('a resolved commit is visible to a separate connection (guards against acknowledging before the transaction commits)', async () => {
+    const other = new Database(store.path, { readonly: true });
+    const count = () => (other.prepare('SELECT count(*) AS n FROM steps').get() as { n: number }).n;
+    await store.commit({ task: newTask('d'), create: true });
+    const pending = Promise.all(
+      Array.from({ length: 5 }, (_, i) => store.appendStep('d', { kind: 'note', step: 1, at: i })),
+    );
+    expect(count()).toBe(0); // queued, not yet committed: not acknowledged either
+    await pending;
+    expect(count()).toBe(5);
+    other.close();
+  });
+
+  it('fails health and rejects calls after close (guards against silently writing to a closed store)', async () => {
+    await store.close();
+    expect(store.checkHealth()).toEqual({ ok: false, error: 'store is closed' });
+    const err = await store.getTask('x').catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('store_failure');
+    const err2 = await store
+      .upsertClient({ clientId: 'c', commands: [], connected: true, seenAt: 1 })
+      .catch((e: unknown) => e);
+    expect(isStoreError(err2, 'closed')).toBe(true);
+  });
+
+  it('close() commits writes that were queued but not yet flushed (guards against losing acknowledged-soon writes on shutdown)', async () => {
+    await store.commit({ task: newTask('late'), create: true });
+    const p = store.appendStep('late', { kind: 'note', step: 1, at: 1 });
+    await store.close();
+    expect((await p).seq).toBe(1);
+    const again = openSqliteStore({ path: store.path, readonly: true });
+    expect(await again.getSteps('late')).toHaveLength(1);
+    await again.close();
+  });
+});
+
+describe('defaultDbPath', () => {
+  it('honours CCAGENT_DB, then CCAGENT_DATA_DIR, then the per-user data dir', () => {
+    expect(defaultDbPath({ CCAGENT_DB: '/tmp/x/my.db' })).toBe('/tmp/x/my.db');
+    expect(defaultDbPath({ CCAGENT_DATA_DIR: '/srv/cc' })).toBe('/srv/cc/ccagent.db');
+    const p = defaultDbPath({ HOME: '/home/u', XDG_DATA_HOME: '/home/u/.data' });
+    expect(path.basename(p)).toBe('ccagent.db');
+    expect(path.basename(path.dirname(p))).toBe('ccagent');
+  });
+});

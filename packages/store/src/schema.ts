@@ -1,0 +1,174 @@
+/**
+ * The one SQLite schema of ccagent, shared by the orchestrator (writer) and the CLI (read-only reader). drizzle-kit
+ * generates the checked-in migrations in `../drizzle` from this file (`npm run db:generate -w @ccagent/store`).
+ *
+ * Conventions: times are epoch milliseconds (INTEGER); columns documented as "JSON" hold `JSON.stringify` text, where
+ * SQL NULL means "absent" and the text `null` means the JSON value null.
+ */
+import { index, integer, primaryKey, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+/** One row per task: its current state (the history and step log live in their own tables). */
+export const tasks = sqliteTable(
+  'tasks',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind').notNull(),
+    /** queued | running | waiting_for_command | waiting_for_user | completed | failed | cancelled */
+    status: text('status').notNull(),
+    clientId: text('client_id'),
+    prompt: text('prompt').notNull(),
+    /** JSON */
+    context: text('context'),
+    /** JSON array of command names; empty = any command the executor offers. */
+    allowedCommands: text('allowed_commands').notNull(),
+    /** JSON: strategy-owned memory. */
+    memory: text('memory').notNull(),
+    /** JSON object. */
+    metadata: text('metadata').notNull(),
+    /** JSON object: maxSteps, maxToolCalls, deadlineAt. */
+    budgets: text('budgets').notNull(),
+    stepsCount: integer('steps_count').notNull().default(0),
+    toolCallsCount: integer('tool_calls_count').notNull().default(0),
+    questionsCount: integer('questions_count').notNull().default(0),
+    /** JSON */
+    result: text('result'),
+    /** JSON object: code, message, details. */
+    error: text('error'),
+    progress: real('progress'),
+    progressMessage: text('progress_message'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    index('tasks_status_idx').on(t.status),
+    index('tasks_created_idx').on(t.createdAt, t.id),
+    index('tasks_client_idx').on(t.clientId),
+    index('tasks_kind_idx').on(t.kind),
+  ],
+);
+
+/** The durable observation log of a task (what strategies see), dense `seq` per task. */
+export const history = sqliteTable(
+  'history',
+  {
+    taskId: text('task_id')
+      .notNull()
+      .references(() => tasks.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    step: integer('step').notNull(),
+    at: integer('at').notNull(),
+    /** tool_call | tool_result | question | answer | note | complete | fail | cancel */
+    type: text('type').notNull(),
+    /** JSON: the entry body (its fields besides taskId/seq/step/at). */
+    body: text('body').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.seq] })],
+);
+
+/** The per-step log: exact model inputs and outputs, parsed directive, validation errors, tool call/result, timings. */
+export const steps = sqliteTable(
+  'steps',
+  {
+    taskId: text('task_id')
+      .notNull()
+      .references(() => tasks.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    step: integer('step').notNull(),
+    at: integer('at').notNull(),
+    /** planner | executor | native | validation | note | decision | tool_result … */
+    kind: text('kind').notNull(),
+    model: text('model'),
+    /** JSON: exact model input (messages, options, format). */
+    input: text('input'),
+    /** JSON: raw model output. */
+    output: text('output'),
+    /** JSON: parsed directive or decision. */
+    directive: text('directive'),
+    /** JSON array of strings. */
+    validationErrors: text('validation_errors'),
+    /** JSON */
+    toolCall: text('tool_call'),
+    /** JSON */
+    toolResult: text('tool_result'),
+    /** JSON object: code, message, details. */
+    error: text('error'),
+    startedAt: integer('started_at'),
+    durationMs: real('duration_ms'),
+    promptTokens: integer('prompt_tokens'),
+    completionTokens: integer('completion_tokens'),
+    totalDurationMs: real('total_duration_ms'),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.seq] })],
+);
+
+/** Command calls: inserted `pending` with the decision that made them, closed with their outcome. */
+export const commandCalls = sqliteTable(
+  'command_calls',
+  {
+    callId: text('call_id').primaryKey(),
+    taskId: text('task_id')
+      .notNull()
+      .references(() => tasks.id, { onDelete: 'cascade' }),
+    command: text('command').notNull(),
+    /** JSON */
+    args: text('args').notNull(),
+    timeoutMs: integer('timeout_ms').notNull(),
+    /** pending | succeeded | failed | timed_out | cancelled */
+    status: text('status').notNull(),
+    /** JSON: { ok, result } | { ok: false, error }. */
+    outcome: text('outcome'),
+    dispatchCount: integer('dispatch_count').notNull(),
+    createdAt: integer('created_at').notNull(),
+    completedAt: integer('completed_at'),
+  },
+  (t) => [index('command_calls_task_idx').on(t.taskId), index('command_calls_status_idx').on(t.status)],
+);
+
+/** Questions to the user and their answers. */
+export const questions = sqliteTable(
+  'questions',
+  {
+    questionId: text('question_id').primaryKey(),
+    taskId: text('task_id')
+      .notNull()
+      .references(() => tasks.id, { onDelete: 'cascade' }),
+    question: text('question').notNull(),
+    why: text('why'),
+    answer: text('answer'),
+    askedAt: integer('asked_at').notNull(),
+    answeredAt: integer('answered_at'),
+  },
+  (t) => [index('questions_task_idx').on(t.taskId)],
+);
+
+/** CC computers the orchestrator has seen, with the commands they last reported. */
+export const clients = sqliteTable('clients', {
+  clientId: text('client_id').primaryKey(),
+  /** JSON array of command descriptors. */
+  commands: text('commands').notNull(),
+  connected: integer('connected', { mode: 'boolean' }).notNull(),
+  clientVersion: text('client_version'),
+  firstSeenAt: integer('first_seen_at').notNull(),
+  lastSeenAt: integer('last_seen_at').notNull(),
+});
+
+/** The registry of model-written tools, as each client last reported it (`tools_update`). */
+export const modelTools = sqliteTable(
+  'model_tools',
+  {
+    clientId: text('client_id')
+      .notNull()
+      .references(() => clients.clientId, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** draft | test | active | retired */
+    status: text('status').notNull(),
+    version: integer('version').notNull(),
+    description: text('description'),
+    file: text('file'),
+    /** When the client says the tool last changed. */
+    updatedAt: integer('updated_at'),
+    /** When this row was written. */
+    recordedAt: integer('recorded_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.name] }), index('model_tools_status_idx').on(t.status)],
+);

@@ -1,0 +1,622 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  EngineError,
+  canTransition,
+  isEngineError,
+  type CommandCallFilter,
+  type CommandCallRecord,
+  type CommitResult,
+  type HistoryEntry,
+  type Logger,
+  type QuestionRecord,
+  type StepRecord,
+  type StoredStep,
+  type Task,
+  type TaskCommit,
+  type TaskFilter,
+  type TaskStatus,
+  type TaskStore,
+} from '@ccagent/engine';
+import Database from 'better-sqlite3';
+import { and, asc, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import {
+  callToRow,
+  historyToRow,
+  questionToRow,
+  rowToCall,
+  rowToClient,
+  rowToHistory,
+  rowToQuestion,
+  rowToStep,
+  rowToTask,
+  rowToTool,
+  stepToRow,
+  taskToRow,
+} from './codec.js';
+import { checkSchema, migrate, readSchemaInfo, SCHEMA_VERSION } from './migrate.js';
+import * as schema from './schema.js';
+import { StoreError, isStoreError } from './store-error.js';
+import {
+  MODEL_TOOL_STATUSES,
+  type ClientRecord,
+  type ClientUpsert,
+  type ModelToolInfo,
+  type ModelToolRecord,
+  type StoreHealth,
+  type TaskPage,
+  type TaskPageQuery,
+  type ToolFilter,
+} from './types.js';
+import { WriteQueue } from './write-queue.js';
+
+/** Options of {@link openSqliteStore}. */
+export interface SqliteStoreOptions {
+  /** Database file; its parent directories and the file are created unless `readonly`. */
+  path: string;
+  /**
+   * Open for reading only (the CLI): never migrates, never writes, never takes a write lock; reads through the WAL,
+   * so it works while the orchestrator runs. A missing file is `StoreError('not_found')`.
+   */
+  readonly?: boolean;
+  /** How long a statement waits for another connection's lock before failing (default 5000 ms). */
+  busyTimeoutMs?: number;
+  /**
+   * `full` (default): every acknowledged commit survives power loss. `normal`: survives a process crash (kill -9) but
+   * the last commits may be lost on power loss; faster on slow disks.
+   */
+  synchronous?: 'full' | 'normal';
+  logger?: Logger;
+}
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 1000;
+
+const silentLogger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+/**
+ * Open (creating and migrating if needed) the SQLite database at `opts.path`. Throws {@link StoreError}:
+ * `not_found` (read-only, no file), `schema_too_new` (written by a newer ccagent), `schema_outdated` (read-only, older
+ * schema), `not_a_ccagent_db`, `migrations_missing`, `open_failed`.
+ */
+export function openSqliteStore(opts: SqliteStoreOptions): SqliteStore {
+  const file = path.resolve(opts.path);
+  const readonly = opts.readonly ?? false;
+  const logger = opts.logger ?? silentLogger;
+  if (readonly && !existsSync(file)) {
+    throw new StoreError('not_found', `no ccagent database at ${file}`, { details: { path: file } });
+  }
+  let db: Database.Database;
+  try {
+    if (!readonly) mkdirSync(path.dirname(file), { recursive: true });
+    db = new Database(file, readonly ? { readonly: true, fileMustExist: true } : {});
+  } catch (cause) {
+    throw new StoreError('open_failed', `cannot open ${file}: ${String(cause)}`, {
+      cause,
+      details: { path: file },
+    });
+  }
+  try {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS))}`);
+    // Refuse a newer or foreign file before writing anything to it (even the journal mode).
+    checkSchema(readSchemaInfo(db), file, readonly);
+    if (!readonly) {
+      db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${opts.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+      db.pragma('foreign_keys = ON');
+      const applied = migrate(db, file);
+      if (applied.length > 0) logger.info({ path: file, applied }, 'store: applied schema migrations');
+    } else {
+      db.pragma('foreign_keys = ON');
+    }
+    return new SqliteStore(db, file, readonly, logger);
+  } catch (err) {
+    db.close();
+    if (isStoreError(err)) throw err;
+    throw new StoreError('open_failed', `cannot open ${file}: ${String(err)}`, {
+      cause: err,
+      details: { path: file },
+    });
+  }
+}
+
+/**
+ * The engine's {@link TaskStore} on SQLite (Drizzle + better-sqlite3), plus the queries the orchestrator and the CLI
+ * need (task pages, clients, the model-written tools registry). Create it with {@link openSqliteStore}.
+ *
+ * Writes are group-committed (see `WriteQueue`): a write's promise resolves only after its transaction is durable.
+ * Reads run synchronously on the same connection and see every resolved write.
+ */
+export class SqliteStore implements TaskStore {
+  /** Absolute path of the database file. */
+  readonly path: string;
+  /** Schema version of the open file (always the current one: older files are migrated, newer ones refused). */
+  readonly schemaVersion: number = SCHEMA_VERSION;
+  /** True when opened read-only. */
+  readonly readonly: boolean;
+  private readonly orm: BetterSQLite3Database<typeof schema>;
+  private readonly writes: WriteQueue;
+  private closed = false;
+
+  /** @internal Use {@link openSqliteStore}. */
+  constructor(
+    private readonly db: Database.Database,
+    file: string,
+    readonly: boolean,
+    private readonly logger: Logger,
+  ) {
+    this.path = file;
+    this.readonly = readonly;
+    this.orm = drizzle(db, { schema });
+    this.writes = new WriteQueue(db, toPortError);
+  }
+
+  // ------------------------------------------------------------------ TaskStore port
+
+  /** One atomic, durable commit (see the engine's `TaskCommit`). */
+  commit(change: TaskCommit): Promise<CommitResult> {
+    return this.write(() => this.applyCommit(change));
+  }
+
+  /** Append one step-log record; durable when the promise resolves. */
+  appendStep(taskId: string, record: StepRecord & { step: number; at: number }): Promise<StoredStep> {
+    return this.write(() => {
+      this.requireTaskStatus(taskId);
+      const row = stepToRow(taskId, this.nextSeq('steps', taskId), record);
+      this.orm.insert(schema.steps).values(row).run();
+      return rowToStep(row);
+    });
+  }
+
+  getTask(taskId: string): Promise<Task | undefined> {
+    return this.read(() => {
+      const row = this.orm.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
+      return row ? rowToTask(row) : undefined;
+    });
+  }
+
+  /** Tasks matching the filter, oldest first (by `createdAt`, then id). */
+  listTasks(filter: TaskFilter = {}): Promise<Task[]> {
+    return this.read(() => {
+      const q = this.orm
+        .select()
+        .from(schema.tasks)
+        .where(taskWhere(filter))
+        .orderBy(asc(schema.tasks.createdAt), asc(schema.tasks.id));
+      const rows = filter.limit === undefined ? q.all() : q.limit(Math.max(0, filter.limit)).all();
+      return rows.map(rowToTask);
+    });
+  }
+
+  getHistory(taskId: string): Promise<HistoryEntry[]> {
+    return this.read(() =>
+      this.orm
+        .select()
+        .from(schema.history)
+        .where(eq(schema.history.taskId, taskId))
+        .orderBy(asc(schema.history.seq))
+        .all()
+        .map(rowToHistory),
+    );
+  }
+
+  getSteps(taskId: string): Promise<StoredStep[]> {
+    return this.read(() =>
+      this.orm
+        .select()
+        .from(schema.steps)
+        .where(eq(schema.steps.taskId, taskId))
+        .orderBy(asc(schema.steps.seq))
+        .all()
+        .map(rowToStep),
+    );
+  }
+
+  getCommandCall(callId: string): Promise<CommandCallRecord | undefined> {
+    return this.read(() => {
+      const row = this.orm
+        .select()
+        .from(schema.commandCalls)
+        .where(eq(schema.commandCalls.callId, callId))
+        .get();
+      return row ? rowToCall(row) : undefined;
+    });
+  }
+
+  /** Command calls matching the filter, in creation order. */
+  listCommandCalls(filter: CommandCallFilter = {}): Promise<CommandCallRecord[]> {
+    return this.read(() => {
+      const conds: SQL[] = [];
+      if (filter.taskId !== undefined) conds.push(eq(schema.commandCalls.taskId, filter.taskId));
+      if (filter.status !== undefined)
+        conds.push(inArray(schema.commandCalls.status, [filter.status].flat()));
+      return this.orm
+        .select()
+        .from(schema.commandCalls)
+        .where(and(...conds))
+        .orderBy(asc(schema.commandCalls.createdAt), sql`rowid`)
+        .all()
+        .map(rowToCall);
+    });
+  }
+
+  getQuestion(questionId: string): Promise<QuestionRecord | undefined> {
+    return this.read(() => {
+      const row = this.orm
+        .select()
+        .from(schema.questions)
+        .where(eq(schema.questions.questionId, questionId))
+        .get();
+      return row ? rowToQuestion(row) : undefined;
+    });
+  }
+
+  /** Questions of a task in the order they were asked. */
+  listQuestions(taskId: string): Promise<QuestionRecord[]> {
+    return this.read(() =>
+      this.orm
+        .select()
+        .from(schema.questions)
+        .where(eq(schema.questions.taskId, taskId))
+        .orderBy(asc(schema.questions.askedAt), sql`rowid`)
+        .all()
+        .map(rowToQuestion),
+    );
+  }
+
+  /** Commit whatever is queued, then close the connection. Idempotent. */
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    try {
+      this.writes.flush();
+    } finally {
+      this.closed = true;
+      this.db.close();
+    }
+    return Promise.resolve();
+  }
+
+  // ------------------------------------------------------------------ queries for the orchestrator and the CLI
+
+  /** One page of tasks (newest first by default) and the total matching the query. */
+  listTasksPage(q: TaskPageQuery = {}): Promise<TaskPage> {
+    return this.read(() => {
+      const limit = q.limit ?? DEFAULT_PAGE_SIZE;
+      const offset = q.offset ?? 0;
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
+        throw new StoreError('invalid_input', `limit must be an integer in 1..${MAX_PAGE_SIZE}`, {
+          details: { limit },
+        });
+      }
+      if (!Number.isInteger(offset) || offset < 0) {
+        throw new StoreError('invalid_input', 'offset must be an integer >= 0', { details: { offset } });
+      }
+      if (q.order !== undefined && q.order !== 'newest' && q.order !== 'oldest') {
+        throw new StoreError('invalid_input', "order must be 'newest' or 'oldest'", {
+          details: { order: q.order },
+        });
+      }
+      const where = taskWhere(q);
+      const dir = q.order === 'oldest' ? asc : desc;
+      const rows = this.orm
+        .select()
+        .from(schema.tasks)
+        .where(where)
+        .orderBy(dir(schema.tasks.createdAt), dir(schema.tasks.id))
+        .limit(limit)
+        .offset(offset)
+        .all();
+      const total = this.orm.select({ n: count() }).from(schema.tasks).where(where).get()?.n ?? 0;
+      return { tasks: rows.map(rowToTask), total };
+    });
+  }
+
+  /** Record a client's hello (or any sighting): commands, connection state, version. Creates it if new. */
+  upsertClient(c: ClientUpsert): Promise<void> {
+    return this.writeStore(() => {
+      requireId(c.clientId, 'clientId');
+      if (!Array.isArray(c.commands) || !c.commands.every((d) => d && typeof d.name === 'string' && d.name)) {
+        throw new StoreError('invalid_input', 'commands must be an array of { name, … } descriptors', {
+          details: { clientId: c.clientId },
+        });
+      }
+      requireTime(c.seenAt, 'seenAt');
+      const commands = JSON.stringify(c.commands);
+      const set: Partial<typeof schema.clients.$inferInsert> = {
+        commands,
+        connected: c.connected,
+        lastSeenAt: c.seenAt,
+      };
+      if (c.clientVersion !== undefined) set.clientVersion = c.clientVersion;
+      this.orm
+        .insert(schema.clients)
+        .values({
+          clientId: c.clientId,
+          commands,
+          connected: c.connected,
+          clientVersion: c.clientVersion ?? null,
+          firstSeenAt: c.seenAt,
+          lastSeenAt: c.seenAt,
+        })
+        .onConflictDoUpdate({ target: schema.clients.clientId, set })
+        .run();
+    });
+  }
+
+  /** Mark a known client connected or disconnected at `at`. `StoreError('client_not_found')` for an unknown id. */
+  setClientConnected(clientId: string, connected: boolean, at: number): Promise<void> {
+    return this.writeStore(() => {
+      requireId(clientId, 'clientId');
+      requireTime(at, 'at');
+      const r = this.orm
+        .update(schema.clients)
+        .set({ connected, lastSeenAt: at })
+        .where(eq(schema.clients.clientId, clientId))
+        .run();
+      if (r.changes === 0) throw clientNotFound(clientId);
+    });
+  }
+
+  /** Every client seen, by id. */
+  listClients(): Promise<ClientRecord[]> {
+    return this.read(() =>
+      this.orm.select().from(schema.clients).orderBy(asc(schema.clients.clientId)).all().map(rowToClient),
+    );
+  }
+
+  /**
+   * Replace a client's model-written tools with what it just reported (`tools_update`), atomically. The client must
+   * have been upserted first (`client_not_found`); names must be unique and statuses valid (`invalid_input`).
+   */
+  replaceClientTools(clientId: string, tools: ModelToolInfo[], at: number): Promise<void> {
+    return this.writeStore(() => {
+      requireId(clientId, 'clientId');
+      requireTime(at, 'at');
+      if (!Array.isArray(tools)) throw new StoreError('invalid_input', 'tools must be an array');
+      const seen = new Set<string>();
+      for (const t of tools) {
+        if (typeof t?.name !== 'string' || t.name.length === 0) {
+          throw new StoreError('invalid_input', 'every tool needs a non-empty name', {
+            details: { clientId },
+          });
+        }
+        if (seen.has(t.name)) {
+          throw new StoreError('invalid_input', `tool "${t.name}" is listed twice`, {
+            details: { clientId },
+          });
+        }
+        seen.add(t.name);
+        if (!MODEL_TOOL_STATUSES.includes(t.status)) {
+          throw new StoreError(
+            'invalid_input',
+            `tool "${t.name}" has status "${String(t.status)}"; expected one of ${MODEL_TOOL_STATUSES.join(', ')}`,
+            { details: { clientId, tool: t.name } },
+          );
+        }
+        if (!Number.isInteger(t.version) || t.version < 0) {
+          throw new StoreError('invalid_input', `tool "${t.name}" needs an integer version >= 0`, {
+            details: { clientId, tool: t.name },
+          });
+        }
+      }
+      const known = this.orm
+        .select({ id: schema.clients.clientId })
+        .from(schema.clients)
+        .where(eq(schema.clients.clientId, clientId))
+        .get();
+      if (!known) throw clientNotFound(clientId);
+      this.orm.delete(schema.modelTools).where(eq(schema.modelTools.clientId, clientId)).run();
+      if (tools.length > 0) {
+        this.orm
+          .insert(schema.modelTools)
+          .values(
+            tools.map((t) => ({
+              clientId,
+              name: t.name,
+              status: t.status,
+              version: t.version,
+              description: t.description ?? null,
+              file: t.file ?? null,
+              updatedAt: t.updatedAt ?? null,
+              recordedAt: at,
+            })),
+          )
+          .run();
+      }
+    });
+  }
+
+  /** Model-written tools, by client then name. */
+  listTools(filter: ToolFilter = {}): Promise<ModelToolRecord[]> {
+    return this.read(() => {
+      const conds: SQL[] = [];
+      if (filter.clientId !== undefined) conds.push(eq(schema.modelTools.clientId, filter.clientId));
+      if (filter.status !== undefined) conds.push(eq(schema.modelTools.status, filter.status));
+      return this.orm
+        .select()
+        .from(schema.modelTools)
+        .where(and(...conds))
+        .orderBy(asc(schema.modelTools.clientId), asc(schema.modelTools.name))
+        .all()
+        .map(rowToTool);
+    });
+  }
+
+  /** Cheap liveness check for `/health`: the connection is open and the schema answers a query. */
+  checkHealth(): StoreHealth {
+    if (this.closed) return { ok: false, error: 'store is closed' };
+    try {
+      this.db.prepare('SELECT count(*) FROM (SELECT 1 FROM tasks LIMIT 1)').get();
+      return { ok: true };
+    } catch (err) {
+      return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private applyCommit(change: TaskCommit): CommitResult {
+    const task = change.task;
+    const id = task.id;
+    const actual = this.taskStatus(id);
+    if (change.create) {
+      if (actual !== undefined) throw new EngineError('task_exists', `task ${id} already exists`);
+      this.orm.insert(schema.tasks).values(taskToRow(task)).run();
+    } else {
+      if (actual === undefined) throw new EngineError('task_not_found', `task ${id} not found`);
+      if (change.expectedStatus !== undefined && actual !== change.expectedStatus) {
+        throw new EngineError('conflict', `task ${id} is ${actual}, expected ${change.expectedStatus}`, {
+          details: { taskId: id, actual, expected: change.expectedStatus },
+        });
+      }
+      if (task.status !== actual && !canTransition(actual, task.status)) {
+        throw new EngineError(
+          'illegal_transition',
+          `illegal task transition ${actual} → ${task.status} (task ${id})`,
+          {
+            details: { from: actual, to: task.status, taskId: id },
+          },
+        );
+      }
+      const { id: _id, ...rest } = taskToRow(task);
+      this.orm.update(schema.tasks).set(rest).where(eq(schema.tasks.id, id)).run();
+    }
+    const result: CommitResult = { history: [], steps: [] };
+    if (change.history && change.history.length > 0) {
+      let seq = this.nextSeq('history', id);
+      const rows = change.history.map((h) => historyToRow(id, seq++, h));
+      this.orm.insert(schema.history).values(rows).run();
+      result.history = rows.map(rowToHistory);
+    }
+    if (change.steps && change.steps.length > 0) {
+      let seq = this.nextSeq('steps', id);
+      const rows = change.steps.map((s) => stepToRow(id, seq++, s));
+      this.orm.insert(schema.steps).values(rows).run();
+      result.steps = rows.map(rowToStep);
+    }
+    if (change.commandCall) {
+      if (change.commandCall.taskId !== id) {
+        throw new EngineError(
+          'invalid_input',
+          `command call ${change.commandCall.callId} belongs to another task`,
+        );
+      }
+      const { callId: _c, ...set } = callToRow(change.commandCall);
+      this.orm
+        .insert(schema.commandCalls)
+        .values(callToRow(change.commandCall))
+        .onConflictDoUpdate({ target: schema.commandCalls.callId, set })
+        .run();
+    }
+    if (change.question) {
+      if (change.question.taskId !== id) {
+        throw new EngineError(
+          'invalid_input',
+          `question ${change.question.questionId} belongs to another task`,
+        );
+      }
+      const { questionId: _q, ...set } = questionToRow(change.question);
+      this.orm
+        .insert(schema.questions)
+        .values(questionToRow(change.question))
+        .onConflictDoUpdate({ target: schema.questions.questionId, set })
+        .run();
+    }
+    return result;
+  }
+
+  private taskStatus(id: string): TaskStatus | undefined {
+    const row = this.orm
+      .select({ status: schema.tasks.status })
+      .from(schema.tasks)
+      .where(eq(schema.tasks.id, id))
+      .get();
+    return row?.status as TaskStatus | undefined;
+  }
+
+  private requireTaskStatus(id: string): TaskStatus {
+    const status = this.taskStatus(id);
+    if (status === undefined) throw new EngineError('task_not_found', `task ${id} not found`);
+    return status;
+  }
+
+  private nextSeq(table: 'history' | 'steps', taskId: string): number {
+    const t = table === 'history' ? schema.history : schema.steps;
+    const row = this.orm
+      .select({ m: sql<number>`coalesce(max(${t.seq}), 0)` })
+      .from(t)
+      .where(eq(t.taskId, taskId))
+      .get();
+    return (row?.m ?? 0) + 1;
+  }
+
+  /** A port write: EngineError on failure (the engine branches on its codes). */
+  private write<T>(run: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new EngineError('store_failure', 'store is closed'));
+    if (this.readonly) {
+      return Promise.reject(new StoreError('readonly', `${this.path} is open read-only`));
+    }
+    return this.writes.enqueue(run);
+  }
+
+  /** A store-specific write: StoreError on failure. */
+  private writeStore<T>(run: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new StoreError('closed', 'store is closed'));
+    if (this.readonly) return Promise.reject(new StoreError('readonly', `${this.path} is open read-only`));
+    return this.writes.enqueue(run).catch((err: unknown) => {
+      if (isStoreError(err)) throw err;
+      throw new StoreError('sqlite_error', errorMessage(err), { cause: err });
+    });
+  }
+
+  private read<T>(run: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new EngineError('store_failure', 'store is closed'));
+    try {
+      return Promise.resolve(run());
+    } catch (err) {
+      this.logger.debug({ err }, 'store: read failed');
+      return Promise.reject(isStoreError(err) || isEngineError(err) ? err : toPortError(err));
+    }
+  }
+}
+
+function taskWhere(f: {
+  status?: TaskStatus | TaskStatus[];
+  kind?: string;
+  clientId?: string;
+}): SQL | undefined {
+  const conds: SQL[] = [];
+  if (f.status !== undefined) conds.push(inArray(schema.tasks.status, [f.status].flat()));
+  if (f.kind !== undefined) conds.push(eq(schema.tasks.kind, f.kind));
+  if (f.clientId !== undefined) conds.push(eq(schema.tasks.clientId, f.clientId));
+  return and(...conds);
+}
+
+function toPortError(err: unknown): unknown {
+  if (isEngineError(err) || isStoreError(err)) return err;
+  return new EngineError('store_failure', `SQLite store failed: ${errorMessage(err)}`, { cause: err });
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function requireId(value: unknown, field: string): void {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new StoreError('invalid_input', `${field} must be a non-empty string`, { details: { field } });
+  }
+}
+
+function requireTime(value: unknown, field: string): void {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new StoreError('invalid_input', `${field} must be a finite number (epoch ms)`, {
+      details: { field },
+    });
+  }
+}
+
+function clientNotFound(clientId: string): StoreError {
+  return new StoreError('client_not_found', `no client ${clientId} has been seen`, { details: { clientId } });
+}
