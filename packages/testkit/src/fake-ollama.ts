@@ -14,6 +14,7 @@ import type {
   FakeReplyObject,
   FakeScript,
   FakeToolCall,
+  FaultOptions,
   RecordedRequest,
   RequestOutcome,
   ScriptOptions,
@@ -45,10 +46,16 @@ export interface FakeOllama {
   readonly requests: RecordedRequest[];
   /** Script a model: a queue of replies (one per chat request) or a function of the request. Replaces any earlier script. */
   script(model: string, script: FakeScript, options?: ScriptOptions): void;
-  /** A fault applied to the next `times` chat requests (default: all) on top of the script; `null` clears it. */
-  setFault(fault: FakeFault | null, times?: number): void;
+  /**
+   * A fault applied to the next `times` requests (default: all) on top of the script; `null` clears it. It hits the
+   * chat routes unless `paths` names others (e.g. `['/api/tags']`); there only `latencyMs`, `status` and
+   * `resetBeforeResponse` apply.
+   */
+  setFault(fault: FakeFault | null, options?: number | FaultOptions): void;
   /** Chat requests (both APIs) received so far, for a model or all. */
   chatRequests(model?: string): RecordedRequest[];
+  /** Resolves once at least `count` requests were received (bounded by `timeoutMs`, default 5 s; then rejects). */
+  waitForRequests(count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
   /** Resolves when the request at `index` is no longer pending (bounded by `timeoutMs`, default 5 s). */
   waitForOutcome(index: number, timeoutMs?: number): Promise<RequestOutcome>;
   /** Stops listening, drops open connections and cancels pending timers. */
@@ -83,7 +90,17 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const lifetime = new AbortController();
-  let globalFault: { fault: FakeFault; remaining: number } | null = null;
+  let globalFault: { fault: FakeFault; remaining: number; paths: Set<string> | null } | null = null;
+
+  /** Consumes one use of the server-wide fault if it applies to `path`. */
+  function takeFault(path: string, isChat: boolean): FakeFault {
+    if (!globalFault || globalFault.remaining <= 0) return {};
+    if (globalFault.paths ? !globalFault.paths.has(path) : !isChat) return {};
+    const fault = { ...globalFault.fault };
+    globalFault.remaining -= 1;
+    if (globalFault.remaining <= 0) globalFault = null;
+    return fault;
+  }
   let completionSeq = 0;
   const outcomes = new EventEmitter();
   outcomes.setMaxListeners(0);
@@ -170,6 +187,19 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
       sendJson(res, status, api === 'openai' ? openaiError(status, message) : ollamaError(message));
 
     if (badJson) return sendError(400, 'invalid character in request body: not valid JSON');
+    if (!isChat) {
+      const fault = takeFault(path, false);
+      if (fault.resetBeforeResponse) {
+        setOutcome(record, 'reset');
+        req.socket.destroy();
+        return;
+      }
+      await wait(fault.latencyMs ?? 0, conn.signal);
+      if (conn.signal.aborted) return;
+      if (fault.status !== undefined) {
+        return sendError(fault.status, fault.message ?? `fake-ollama: injected HTTP ${fault.status}`);
+      }
+    }
     if (route === 'GET /' || route === 'HEAD /') {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end('Ollama is running (fake-ollama: a scripted test double)');
@@ -218,12 +248,7 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
     };
 
     // A server-wide fault applies first; a terminal one (status/reset) does not consume a scripted reply.
-    let fault: FakeFault = {};
-    if (globalFault && globalFault.remaining > 0) {
-      fault = { ...globalFault.fault };
-      globalFault.remaining -= 1;
-      if (globalFault.remaining <= 0) globalFault = null;
-    }
+    let fault: FakeFault = takeFault(path, true);
     const terminal = (f: FakeFault): boolean => f.resetBeforeResponse === true || f.status !== undefined;
     let reply: FakeReplyObject | undefined;
     if (!terminal(fault)) {
@@ -344,6 +369,10 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
         return;
       }
       if (fault.malformedAfterChunks === i) await write(how.frame(how.malformed));
+      if (fault.truncateAfterChunks === i) {
+        res.end();
+        return;
+      }
       if (fault.stallAfterChunks === i) {
         // Hold the connection open without writing until the client gives up or the fake closes.
         await new Promise<void>((resolve) => {
@@ -394,8 +423,17 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
     script(model, script, scriptOptions = {}) {
       scripts.set(normalizeModelName(model), { script, repeat: scriptOptions.repeat === true, next: 0 });
     },
-    setFault(fault, times = Number.POSITIVE_INFINITY) {
-      globalFault = fault === null ? null : { fault, remaining: times };
+    setFault(fault, faultOptions) {
+      const o: FaultOptions =
+        typeof faultOptions === 'number' ? { times: faultOptions } : (faultOptions ?? {});
+      globalFault =
+        fault === null
+          ? null
+          : {
+              fault,
+              remaining: o.times ?? Number.POSITIVE_INFINITY,
+              paths: o.paths ? new Set(o.paths) : null,
+            };
     },
     chatRequests(model) {
       return requests.filter(
@@ -404,6 +442,24 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
           (model === undefined ||
             normalizeModelName(bodyString(r.body, 'model') ?? '') === normalizeModelName(model)),
       );
+    },
+    waitForRequests(count, timeoutMs = 5000) {
+      return new Promise<RecordedRequest[]>((resolve, reject) => {
+        const onRequest = (): void => {
+          if (requests.length < count) return;
+          clearTimeout(timer);
+          outcomes.off('request', onRequest);
+          resolve(requests.slice());
+        };
+        const timer = setTimeout(() => {
+          outcomes.off('request', onRequest);
+          reject(
+            new Error(`fake-ollama: ${requests.length} of ${count} expected requests after ${timeoutMs} ms`),
+          );
+        }, timeoutMs);
+        outcomes.on('request', onRequest);
+        onRequest();
+      });
     },
     waitForOutcome(index, timeoutMs = 5000) {
       return new Promise<RequestOutcome>((resolve) => {

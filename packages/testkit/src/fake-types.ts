@@ -29,10 +29,20 @@ export interface FakeFault {
   dropAfterChunks?: number;
   /** Streaming only: write one line that is not valid JSON after this many chunks, then continue normally. */
   malformedAfterChunks?: number;
+  /** Streaming only: end the response cleanly after this many chunks, without the final `done` chunk / `[DONE]`. */
+  truncateAfterChunks?: number;
   /** Streaming only: after this many chunks, stop writing and hold the connection open (a hung model). */
   stallAfterChunks?: number;
   /** Streaming only: write the API's mid-stream error object after this many chunks, then end the response. */
   errorAfterChunks?: number;
+}
+
+/** Where and how often a server-wide fault (`setFault`) applies. */
+export interface FaultOptions {
+  /** How many matching requests it hits (default: all until cleared). */
+  times?: number;
+  /** Request paths it hits, e.g. `['/api/tags']` (default: the chat routes `/api/chat` and `/v1/chat/completions`). */
+  paths?: readonly string[];
 }
 
 /** A scripted reply: plain text, or an object with text, thinking, tool calls, JSON output and faults. */

@@ -15,6 +15,7 @@ export type {
   FakeReplyObject,
   FakeScript,
   FakeToolCall,
+  FaultOptions,
   RecordedRequest,
   RequestOutcome,
   ScriptOptions,
