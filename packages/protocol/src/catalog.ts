@@ -48,7 +48,7 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
     direction: 'client_to_server',
     extension: true,
     description:
-      'First message on every connection. Authenticates the client and (re)registers the commands it can run; a reconnecting client sends it again and its command list replaces the old one. The server answers `welcome`, or `error` (`unauthorized`, `protocol_version`, `invalid_message`) and closes.',
+      'First message on every connection. Authenticates the client and (re)registers the commands it can run; a reconnecting client sends it again and its command list replaces the old one. It may also carry the client’s model-written tools (`tools`, as in `tools_update`). The server answers `welcome`, or `error` (`unauthorized`, `protocol_version`, or a parse error such as `missing_field`) and closes the connection.',
     schema: HelloSchema,
     examples: [
       {
@@ -295,16 +295,16 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
   },
   {
     type: 'error',
-    direction: 'server_to_client',
+    direction: 'both',
     extension: false,
     description:
-      'A request failed or a frame was rejected. `code` is one of the error codes; `request_id`, `call_id`, `task_id` and `path` identify the offending message and field when known.',
+      'A request failed or a frame was rejected. `code` is one of the error codes below (receivers must tolerate codes they do not know); `request_id`, `call_id`, `task_id` and `path` identify the offending message and field when known. The base spec has the server send it; clients may send it too (e.g. `chunk_error` for a broken chunked message). Never answer an `error` with an `error`.',
     schema: ErrorMessageSchema,
     examples: [
       {
         type: 'error',
-        code: 'invalid_message',
-        message: 'Invalid input: expected string, received number',
+        code: 'invalid_field',
+        message: '$.allowed_commands[2]: Invalid input: expected string, received number',
         request_id: 'req-1',
         path: '$.allowed_commands[2]',
       },
@@ -315,6 +315,7 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
         call_id: 'c-99',
         task_id: 't-42',
       },
+      { type: 'error', code: 'chunk_error', message: 'chunk "m-5": duplicate index 1', path: '$.index' },
     ],
   },
   {

@@ -4,23 +4,18 @@ import type { ProtocolIssue, ProtocolResult } from './parse.js';
 import { ProtocolError } from './protocol-error.js';
 import { isHighSurrogate, isLowSurrogate, utf8ByteLength } from './utf8.js';
 
-// Bytes one UTF-16 code unit (or surrogate pair) takes inside a JSON string literal, exactly as JSON.stringify
-// writes it: short escapes for " \ and \b\f\n\r\t, \u00XX for other controls and lone surrogates, UTF-8 otherwise.
-function escapedCost(text: string, i: number): { bytes: number; units: number } {
+// Bytes that the UTF-16 code unit at `i` takes inside a JSON string literal, exactly as JSON.stringify writes it:
+// short escapes for " \ and \b\f\n\r\t, \u00XX for other controls and \uDXXX for lone surrogates, UTF-8 otherwise.
+// A surrogate pair is 4 bytes for both units together: counted on the high unit, 0 on the low one.
+function escapedBytes(text: string, i: number): number {
   const c = text.charCodeAt(i);
-  if (c === 0x22 || c === 0x5c) return { bytes: 2, units: 1 };
-  if (c < 0x20) {
-    const short = c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d;
-    return { bytes: short ? 2 : 6, units: 1 };
-  }
-  if (c < 0x80) return { bytes: 1, units: 1 };
-  if (c < 0x800) return { bytes: 2, units: 1 };
-  if (isHighSurrogate(c)) {
-    if (i + 1 < text.length && isLowSurrogate(text.charCodeAt(i + 1))) return { bytes: 4, units: 2 };
-    return { bytes: 6, units: 1 };
-  }
-  if (isLowSurrogate(c)) return { bytes: 6, units: 1 };
-  return { bytes: 3, units: 1 };
+  if (c === 0x22 || c === 0x5c) return 2;
+  if (c < 0x20) return c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d ? 2 : 6;
+  if (c < 0x80) return 1;
+  if (c < 0x800) return 2;
+  if (isHighSurrogate(c)) return i + 1 < text.length && isLowSurrogate(text.charCodeAt(i + 1)) ? 4 : 6;
+  if (isLowSurrogate(c)) return i > 0 && isHighSurrogate(text.charCodeAt(i - 1)) ? 0 : 6;
+  return 3;
 }
 
 function chunkFrame(chunkId: string, index: number, count: number, data: string): ChunkMessage {
@@ -30,10 +25,11 @@ function chunkFrame(chunkId: string, index: number, count: number, data: string)
 /**
  * Split JSON text into `chunk` messages whose serialized frames are each at most `maxBytes` UTF-8 bytes and whose
  * `data` strings concatenate to `jsonText`. Never splits a surrogate pair. Throws {@link ProtocolError}
- * (`message_too_large`) when `maxBytes` leaves no room for data.
+ * (`message_too_large`) when `maxBytes` leaves no room for data — a programming error, not a wire condition.
  */
 export function splitIntoChunks(jsonText: string, maxBytes: number, chunkId: string): ChunkMessage[] {
-  // The frame overhead grows with the number of digits of index/count; try 1 digit, 2 digits, … until it fits.
+  if (chunkId.length === 0) throw new ProtocolError('invalid_field', 'chunkId must not be empty');
+  // The frame overhead grows with the digits of index/count; try 1 digit, 2 digits, … until the pieces fit.
   for (let digits = 1; digits <= 15; digits++) {
     const widest = 10 ** digits - 1;
     const overhead = utf8ByteLength(JSON.stringify(chunkFrame(chunkId, widest, widest, '')));
@@ -45,29 +41,28 @@ export function splitIntoChunks(jsonText: string, maxBytes: number, chunkId: str
     const pieces: string[] = [];
     let start = 0;
     let used = 0;
-    let i = 0;
-    while (i < jsonText.length) {
-      const { bytes, units } = escapedCost(jsonText, i);
-      if (used + bytes > budget) {
+    for (let i = 0; i < jsonText.length; i++) {
+      const bytes = escapedBytes(jsonText, i);
+      // A low surrogate costs 0 and is never a cut point, so pairs stay whole.
+      if (bytes > 0 && used + bytes > budget) {
         pieces.push(jsonText.slice(start, i));
+        if (pieces.length >= widest) break;
         start = i;
         used = 0;
-        if (pieces.length > widest) break;
       }
       used += bytes;
-      i += units;
     }
-    if (pieces.length > widest) continue;
+    if (pieces.length >= widest) continue;
     pieces.push(jsonText.slice(start));
-    if (pieces.length > widest) continue;
     return pieces.map((data, index) => chunkFrame(chunkId, index, pieces.length, data));
   }
   throw new ProtocolError('message_too_large', 'message needs too many chunks');
 }
 
 /**
- * Serialize a message into the frames to send: one frame when it fits in `maxBytes`, otherwise the serialized
- * `chunk` messages of {@link splitIntoChunks}.
+ * Serialize a message into the text frames to send: one frame when it fits in `maxBytes` (default 128 KiB),
+ * otherwise the serialized `chunk` frames of {@link splitIntoChunks}, each within `maxBytes`. `chunkId` must be
+ * unique among the sender's transfers in flight.
  */
 export function encodeFrames(msg: Message, chunkId: string, maxBytes = DEFAULT_MAX_MESSAGE_BYTES): string[] {
   const text = JSON.stringify(msg);
@@ -75,39 +70,59 @@ export function encodeFrames(msg: Message, chunkId: string, maxBytes = DEFAULT_M
   return splitIntoChunks(text, maxBytes, chunkId).map((c) => JSON.stringify(c));
 }
 
-/** Limits of a {@link ChunkAssembler}. */
+/** Limits and clock of a {@link ChunkAssembler}. */
 export interface ChunkAssemblerOptions {
   /** Largest reassembled message, UTF-8 bytes of the concatenated data; default 16 MiB. */
-  maxTotalBytes?: number;
-  /** Most transfers (distinct chunk_ids) in flight at once; default 8. */
+  maxMessageBytes?: number;
+  /** Largest sum of buffered data over all transfers in flight; default twice `maxMessageBytes`. */
+  maxBufferedBytes?: number;
+  /** Most transfers (distinct `chunk_id`s) in flight at once; default 8. */
   maxTransfers?: number;
-  /** Largest accepted `count`; default 65536. */
+  /** Largest accepted `count`; default 65 536. */
   maxChunks?: number;
+  /** A transfer with no new chunk for this long (ms) is dropped; default 60 000. */
+  timeoutMs?: number;
+  /** Current time in ms (injected clock); default `Date.now`. */
+  now?: () => number;
 }
 
-/** Progress of a transfer after feeding one chunk. */
+/** Progress of a transfer after feeding one chunk: still waiting, or the reassembled JSON text. */
 export type ChunkProgress = { done: false } | { done: true; text: string };
 
 interface Transfer {
   count: number;
   bytes: number;
+  lastAt: number;
   pieces: Map<number, string>;
 }
 
+// Ids of dropped transfers are remembered (bounded) so their remaining chunks are ignored instead of starting a
+// new transfer that could never complete.
+const REMEMBERED_DROPS = 64;
+
 /**
  * Reassembles `chunk` messages (already schema-validated) into the original JSON text. Owns the partial transfers
- * of one connection; a rejected chunk discards its whole transfer so memory stays bounded.
+ * of one connection. Any inconsistency drops the whole transfer (`chunk_error`); its later chunks are ignored.
+ * Memory is bounded by `maxTransfers`, `maxMessageBytes` and `maxBufferedBytes`; stale transfers expire.
  */
 export class ChunkAssembler {
   private readonly transfers = new Map<string, Transfer>();
-  private readonly maxTotalBytes: number;
+  private readonly dropped = new Set<string>();
+  private buffered = 0;
+  private readonly maxMessageBytes: number;
+  private readonly maxBufferedBytes: number;
   private readonly maxTransfers: number;
   private readonly maxChunks: number;
+  private readonly timeoutMs: number;
+  private readonly now: () => number;
 
   constructor(opts: ChunkAssemblerOptions = {}) {
-    this.maxTotalBytes = opts.maxTotalBytes ?? MAX_REASSEMBLED_BYTES;
+    this.maxMessageBytes = opts.maxMessageBytes ?? MAX_REASSEMBLED_BYTES;
+    this.maxBufferedBytes = opts.maxBufferedBytes ?? 2 * this.maxMessageBytes;
     this.maxTransfers = opts.maxTransfers ?? 8;
     this.maxChunks = opts.maxChunks ?? 65_536;
+    this.timeoutMs = opts.timeoutMs ?? 60_000;
+    this.now = opts.now ?? Date.now;
   }
 
   /** Number of transfers waiting for more chunks. */
@@ -115,51 +130,130 @@ export class ChunkAssembler {
     return this.transfers.size;
   }
 
-  /** Feed one chunk; returns the reassembled text when its last missing chunk arrives. */
+  /** Total UTF-8 bytes of chunk data currently buffered. */
+  get bufferedBytes(): number {
+    return this.buffered;
+  }
+
+  /**
+   * Feed one chunk. Returns the reassembled text when its last missing chunk arrives, `{done:false}` while
+   * waiting (or when the chunk belongs to an already dropped transfer), and a `chunk_error` (or
+   * `message_too_large`) issue when the chunk is inconsistent — its transfer is then dropped.
+   */
   feed(chunk: ChunkMessage): ProtocolResult<ChunkProgress> {
+    this.sweep();
     const { chunk_id: id, index, count, data } = chunk;
+    if (this.dropped.has(id)) return { ok: true, value: { done: false } };
     if (!Number.isInteger(count) || count < 1 || count > this.maxChunks) {
-      return this.reject(id, `chunk count must be an integer from 1 to ${this.maxChunks}`);
+      return this.reject(
+        id,
+        'chunk_error',
+        '$.count',
+        `count must be an integer from 1 to ${this.maxChunks}`,
+      );
     }
     if (!Number.isInteger(index) || index < 0 || index >= count) {
-      return this.reject(id, `chunk index ${index} out of range 0..${count - 1}`);
+      return this.reject(id, 'chunk_error', '$.index', `index ${index} out of range 0..${count - 1}`);
     }
     let transfer = this.transfers.get(id);
     if (transfer === undefined) {
       if (this.transfers.size >= this.maxTransfers) {
-        return this.reject(id, `too many chunked messages in flight (max ${this.maxTransfers})`, false);
+        return this.reject(
+          id,
+          'chunk_error',
+          '$.chunk_id',
+          `more than ${this.maxTransfers} transfers in flight`,
+        );
       }
-      transfer = { count, bytes: 0, pieces: new Map() };
+      transfer = { count, bytes: 0, lastAt: this.now(), pieces: new Map() };
       this.transfers.set(id, transfer);
     }
     if (transfer.count !== count) {
-      return this.reject(id, `chunk count changed from ${transfer.count} to ${count}`);
+      return this.reject(id, 'chunk_error', '$.count', `count changed from ${transfer.count} to ${count}`);
     }
-    if (transfer.pieces.has(index)) return this.reject(id, `duplicate chunk index ${index}`);
-    transfer.bytes += utf8ByteLength(data);
-    if (transfer.bytes > this.maxTotalBytes) {
-      return this.reject(id, `reassembled message exceeds ${this.maxTotalBytes} bytes`);
+    if (transfer.pieces.has(index)) {
+      return this.reject(id, 'chunk_error', '$.index', `duplicate index ${index}`);
     }
+    const bytes = utf8ByteLength(data);
+    if (transfer.bytes + bytes > this.maxMessageBytes) {
+      return this.reject(
+        id,
+        'message_too_large',
+        '$',
+        `reassembled message exceeds ${this.maxMessageBytes} bytes`,
+      );
+    }
+    if (this.buffered + bytes > this.maxBufferedBytes) {
+      return this.reject(
+        id,
+        'message_too_large',
+        '$',
+        `buffered chunks exceed ${this.maxBufferedBytes} bytes`,
+      );
+    }
+    transfer.bytes += bytes;
+    this.buffered += bytes;
+    transfer.lastAt = this.now();
     transfer.pieces.set(index, data);
     if (transfer.pieces.size < count) return { ok: true, value: { done: false } };
-    this.transfers.delete(id);
+    this.forget(id);
     const parts: string[] = [];
     for (let i = 0; i < count; i++) parts.push(transfer.pieces.get(i) ?? '');
     return { ok: true, value: { done: true, text: parts.join('') } };
   }
 
-  /** Forget one partial transfer (e.g. its sender gave up). */
-  discard(chunkId: string): void {
-    this.transfers.delete(chunkId);
+  /**
+   * Drop every transfer idle for longer than `timeoutMs` and return their `chunk_id`s (the owner may report them
+   * as `chunk_error`). {@link feed} sweeps too, so calling this is only needed to free memory on an idle link.
+   */
+  sweep(): string[] {
+    const now = this.now();
+    const expired: string[] = [];
+    for (const [id, t] of this.transfers) {
+      if (now - t.lastAt > this.timeoutMs) expired.push(id);
+    }
+    for (const id of expired) this.drop(id);
+    return expired;
   }
 
-  /** Forget every partial transfer (e.g. the connection closed). */
+  /** Forget one partial transfer (e.g. its sender gave up); its later chunks are ignored. */
+  discard(chunkId: string): void {
+    this.drop(chunkId);
+  }
+
+  /** Forget every partial transfer and dropped id (e.g. the connection closed). */
   clear(): void {
     this.transfers.clear();
+    this.dropped.clear();
+    this.buffered = 0;
   }
 
-  private reject(id: string, message: string, drop = true): { ok: false; error: ProtocolIssue } {
-    if (drop) this.transfers.delete(id);
-    return { ok: false, error: { code: 'chunk_error', message: `chunk ${JSON.stringify(id)}: ${message}` } };
+  private forget(id: string): void {
+    const t = this.transfers.get(id);
+    if (t === undefined) return;
+    this.buffered -= t.bytes;
+    this.transfers.delete(id);
+  }
+
+  private drop(id: string): void {
+    this.forget(id);
+    this.dropped.add(id);
+    if (this.dropped.size > REMEMBERED_DROPS) {
+      const oldest = this.dropped.values().next();
+      if (oldest.done !== true) this.dropped.delete(oldest.value);
+    }
+  }
+
+  private reject(
+    id: string,
+    code: ProtocolIssue['code'],
+    path: string,
+    message: string,
+  ): { ok: false; error: ProtocolIssue } {
+    this.drop(id);
+    return {
+      ok: false,
+      error: { code, path, message: `chunk ${JSON.stringify(id.slice(0, 64))}: ${message}` },
+    };
   }
 }

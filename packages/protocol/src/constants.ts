@@ -24,12 +24,23 @@ export const TASK_STATUSES = [
 /** A task's status as it appears on the wire. */
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-/** Stable machine-readable error codes carried by `error` messages and parse failures. */
+/** Deepest accepted nesting of arrays/objects in one message (the message object itself is depth 1). */
+export const DEFAULT_MAX_DEPTH = 64;
+
+/**
+ * Stable machine-readable error codes carried by `error` messages. The first seven are produced by the parse
+ * functions of this package; the rest are for the orchestrator's (and client's) own checks. Receivers must accept
+ * codes they do not know (the list may grow).
+ */
 export const ERROR_CODES = [
   'invalid_json',
+  'message_too_large',
+  'nesting_too_deep',
   'invalid_message',
   'unknown_type',
-  'message_too_large',
+  'missing_field',
+  'invalid_field',
+  'chunk_error',
   'unauthorized',
   'protocol_version',
   'not_found',
@@ -39,30 +50,33 @@ export const ERROR_CODES = [
   'duplicate',
   'internal',
   'unavailable',
-  'chunk_error',
 ] as const;
 
 /** One of {@link ERROR_CODES}. */
 export type ProtocolErrorCode = (typeof ERROR_CODES)[number];
 
-/** What each error code means; used by the generated docs/protocol.md. */
+/** What each error code means; rendered into docs/protocol.md. */
 export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ProtocolErrorCode, string>> = {
-  invalid_json: 'The frame is not valid JSON text.',
-  invalid_message:
-    'The frame is JSON but not a valid message: not an object, a field has the wrong type, or a required field is missing. `path` names the offending field.',
-  unknown_type: 'The `type` is not a message this side accepts.',
+  invalid_json: 'The frame is not valid JSON text (empty, truncated, a syntax error, or not text at all).',
   message_too_large:
-    'The frame (or a reassembled chunked message) exceeds the size limit; send it as `chunk` frames or make it smaller.',
-  unauthorized: 'The `hello` token is missing or wrong, or a message arrived before `hello`.',
+    'The frame exceeds the size limit (UTF-8 bytes; `max_message_bytes`, 128 KiB by default), or a chunked message exceeds the reassembly limit. Send large messages as `chunk` frames.',
+  nesting_too_deep: 'Arrays/objects are nested deeper than the limit (64 levels by default).',
+  invalid_message: 'The frame is JSON but not a JSON object, or breaks a rule that spans several fields.',
+  unknown_type:
+    'The `type` is not a message this side accepts (unknown, or a message only the other side sends).',
+  missing_field: 'A required field is absent; `path` names it, e.g. `$.task_id`.',
+  invalid_field:
+    'A field has the wrong JSON type (including `null` for a required field) or an out-of-range value (empty id, unknown status, progress above 1…); `path` names it.',
+  chunk_error:
+    'A `chunk` frame is inconsistent (index out of range, `count` changed, duplicate index), too many chunked messages are in flight, or a transfer timed out; the whole chunked message is dropped.',
+  unauthorized: 'The `hello` token is missing or wrong, or a message other than `hello` arrived first.',
   protocol_version: 'The `hello` protocol version is not supported by the server.',
   not_found: 'The referenced task (or question) does not exist.',
   forbidden:
-    'The client may not do this (e.g. act on another client’s task, or call a command it did not allow).',
+    'The client may not do this (e.g. act on another client’s task, or let a task call a command the client did not register).',
   rate_limited: 'Too many messages or tasks; retry later.',
   unknown_call: 'A `command_result` names a `call_id` the server is not waiting for.',
   duplicate: 'The request was already handled (e.g. a repeated `request_id`); the original outcome stands.',
   internal: 'The server failed unexpectedly; the request may be retried.',
   unavailable: 'The server is shutting down or a dependency (e.g. the model server) is unreachable.',
-  chunk_error:
-    'A `chunk` frame is inconsistent (bad index/count, duplicate, too many transfers) and was dropped.',
 };

@@ -253,7 +253,10 @@ export const AskUserSchema = z.object({
 export const ErrorMessageSchema = z.object({
   type: z.literal('error'),
   message: z.string().describe('Human-readable explanation.'),
-  code: z.string().min(1).describe('Machine-readable code, one of the error codes below.'),
+  code: z
+    .string()
+    .min(1)
+    .describe('Machine-readable code (see the error code table); receivers must accept unknown codes.'),
   request_id: z.string().optional().describe('`request_id` of the offending message, when known.'),
   call_id: z.string().optional().describe('`call_id` of the offending message, when known.'),
   task_id: z.string().optional().describe('`task_id` of the offending message, when known.'),
@@ -274,6 +277,7 @@ export const ClientMessageSchema = z.discriminatedUnion('type', [
   UserAnswerSchema,
   PingSchema,
   PongSchema,
+  ErrorMessageSchema,
   ChunkSchema,
 ]);
 
