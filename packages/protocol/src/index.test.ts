@@ -1,12 +1,80 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { VERSION } from './index.js';
+import * as api from './index.js';
 
 describe('@ccagent/protocol', () => {
   it('reports the version published in package.json (guards against a stale VERSION after a release bump)', () => {
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
       version: string;
     };
-    expect(VERSION).toBe(pkg.version);
+    expect(api.VERSION).toBe(pkg.version);
+  });
+
+  it('exports exactly the deliberate public surface (an accidental export becomes a published API)', () => {
+    const schemas = [
+      'AskUserSchema',
+      'CancelTaskSchema',
+      'ChunkSchema',
+      'ClientMessageSchema',
+      'CommandAckSchema',
+      'CommandCallSchema',
+      'CommandErrorSchema',
+      'CommandResultSchema',
+      'CommandSpecSchema',
+      'CreateTaskSchema',
+      'ErrorMessageSchema',
+      'HelloSchema',
+      'PingSchema',
+      'PongSchema',
+      'ServerMessageSchema',
+      'SubscribeSchema',
+      'TaskCompletedSchema',
+      'TaskCreatedSchema',
+      'TaskFailedSchema',
+      'TaskStatusSchema',
+      'TaskUpdateSchema',
+      'ToolInfoSchema',
+      'ToolStatusSchema',
+      'ToolsUpdateSchema',
+      'UnsubscribeSchema',
+      'UserAnswerSchema',
+      'WelcomeSchema',
+    ];
+    const rest = [
+      'CLIENT_MESSAGE_TYPES',
+      'ChunkAssembler',
+      'DEFAULT_MAX_DEPTH',
+      'DEFAULT_MAX_MESSAGE_BYTES',
+      'ERROR_CODES',
+      'ERROR_CODE_DESCRIPTIONS',
+      'FrameDecoder',
+      'MAX_REASSEMBLED_BYTES',
+      'MESSAGE_CATALOG',
+      'PROTOCOL_VERSION',
+      'ProtocolError',
+      'SERVER_MESSAGE_TYPES',
+      'TASK_STATUSES',
+      'TOOL_STATUSES',
+      'VERSION',
+      'encodeFrames',
+      'messageJsonSchema',
+      'parseClientMessage',
+      'parseServerMessage',
+      'protocolJsonSchema',
+      'renderProtocolDoc',
+      'serializeMessage',
+      'splitIntoChunks',
+      'toErrorMessage',
+      'utf8ByteLength',
+    ];
+    expect(Object.keys(api).sort()).toEqual([...schemas, ...rest].sort());
+  });
+
+  it('counts UTF-8 bytes like Buffer.byteLength, lone surrogates as 3 (what TextEncoder sends)', () => {
+    for (const s of ['', 'abc', 'é', '漢', '😀', 'a\ud800', '\udc00b', 'x'.repeat(1000) + '😀']) {
+      expect(api.utf8ByteLength(s)).toBe(Buffer.byteLength(s, 'utf8'));
+    }
+    // The early stop keeps oversize checks cheap but still reports "more than the limit".
+    expect(api.utf8ByteLength('x'.repeat(1_000_000), 10)).toBeGreaterThan(10);
   });
 });

@@ -307,6 +307,8 @@ export type Message = ClientMessage | ServerMessage;
 export type ClientMessageType = ClientMessage['type'];
 /** The `type` of a server message. */
 export type ServerMessageType = ServerMessage['type'];
+/** The `type` of any message. */
+export type MessageType = Message['type'];
 
 /** One registered command of `hello`. */
 export type CommandSpec = z.infer<typeof CommandSpecSchema>;

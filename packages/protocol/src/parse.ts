@@ -1,7 +1,14 @@
 import type { z } from 'zod';
 import { MESSAGE_CATALOG } from './catalog.js';
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, type ProtocolErrorCode } from './constants.js';
-import type { ClientMessage, ErrorMessage, Message, ServerMessage } from './messages.js';
+import type {
+  ClientMessage,
+  ClientMessageType,
+  ErrorMessage,
+  Message,
+  ServerMessage,
+  ServerMessageType,
+} from './messages.js';
 import { utf8ByteLength } from './utf8.js';
 
 /**
@@ -42,14 +49,14 @@ const MAX_ECHOED_ID = 256;
 const MAX_ECHOED_TYPE = 64;
 
 /** Every `type` a client may send, in catalog order. */
-export const CLIENT_MESSAGE_TYPES: readonly string[] = MESSAGE_CATALOG.filter(
-  (m) => m.direction !== 'server_to_client',
-).map((m) => m.type);
+export const CLIENT_MESSAGE_TYPES = MESSAGE_CATALOG.filter((m) => m.direction !== 'server_to_client').map(
+  (m) => m.type,
+) as readonly ClientMessageType[];
 
 /** Every `type` the orchestrator may send, in catalog order. */
-export const SERVER_MESSAGE_TYPES: readonly string[] = MESSAGE_CATALOG.filter(
-  (m) => m.direction !== 'client_to_server',
-).map((m) => m.type);
+export const SERVER_MESSAGE_TYPES = MESSAGE_CATALOG.filter((m) => m.direction !== 'client_to_server').map(
+  (m) => m.type,
+) as readonly ServerMessageType[];
 
 const ACCEPTED: Record<ReceivingSide, ReadonlySet<string>> = {
   server: new Set(CLIENT_MESSAGE_TYPES),
