@@ -37,3 +37,7 @@ export type {
 } from './model-check.js';
 export { normalizeModelName, sameModel } from './model-names.js';
 export { DEFAULT_OLLAMA_HOST, parseOllamaHost, resolveOllamaHost } from './ollama-host.js';
+export {
+  OpenAICompatibleChatModel,
+  type OpenAICompatibleChatModelOptions,
+} from './openai-compatible-chat-model.js';

@@ -1,7 +1,7 @@
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatDelta, ChatRequest } from './chat-model.js';
-import { isModelError, ModelError } from './model-error.js';
+import { isModelError, type ModelError } from './model-error.js';
 import { OllamaChatModel } from './ollama-chat-model.js';
 
 const FAST_RETRY = { retries: 2, minDelayMs: 1, maxDelayMs: 2 };

@@ -7,7 +7,12 @@
 export interface FakeToolCall {
   id?: string;
   name: string;
-  arguments: Record<string, unknown>;
+  arguments?: Record<string, unknown>;
+  /**
+   * Arguments sent verbatim as a string instead of `arguments` — e.g. broken JSON as a small model behind vLLM or
+   * llama.cpp produces it. (Real Ollama parses arguments itself; use this for OpenAI-compatible servers.)
+   */
+  rawArguments?: string;
 }
 
 /**

@@ -32,7 +32,7 @@ export function ollamaMetrics(f: ReplyFigures): Record<string, number> {
 export function ollamaToolCalls(calls: readonly FakeToolCall[]): Record<string, unknown>[] {
   return calls.map((c, index) => ({
     ...(c.id !== undefined ? { id: c.id } : {}),
-    function: { index, name: c.name, arguments: c.arguments },
+    function: { index, name: c.name, arguments: c.rawArguments ?? c.arguments ?? {} },
   }));
 }
 
@@ -154,7 +154,7 @@ export function openaiToolCalls(calls: readonly FakeToolCall[], idBase: string):
     id: c.id ?? `call_${idBase}_${index}`,
     index,
     type: 'function',
-    function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+    function: { name: c.name, arguments: c.rawArguments ?? JSON.stringify(c.arguments ?? {}) },
   }));
 }
 
