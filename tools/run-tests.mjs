@@ -15,7 +15,9 @@ rmSync(resultsDir, { recursive: true, force: true });
 const failedSteps = [];
 const step = (name, cmd, args) => {
   console.log(`\n[ccagent] === ${name} ===`);
-  if (run(cmd, args, nxEnv) !== 0) failedSteps.push(name);
+  const ok = run(cmd, args, nxEnv) === 0;
+  if (!ok) failedSteps.push(name);
+  return ok;
 };
 
 step('build, typecheck, lint', 'npx', [
@@ -29,7 +31,11 @@ step('build, typecheck, lint', 'npx', [
   '--nxBail=false',
 ]);
 step('format check', 'npx', ['prettier', '--check', '.', '--log-level', 'warn']);
-step('tests', 'npx', ['nx', 'run-many', '-t', 'test', '--output-style=stream', '--nxBail=false']);
+// The tests step's own exit status is not counted as a step failure: the per-project reports below say what failed,
+// and a failing run that no report explains is counted once at the end.
+console.log('\n[ccagent] === tests ===');
+const testsOk =
+  run('npx', ['nx', 'run-many', '-t', 'test', '--output-style=stream', '--nxBail=false'], nxEnv) === 0;
 
 // Which projects have a test target (each must leave a report).
 const show = spawnSync('npx', ['nx', 'show', 'projects', '--with-target', 'test', '--json'], {
@@ -37,7 +43,12 @@ const show = spawnSync('npx', ['nx', 'show', 'projects', '--with-target', 'test'
   encoding: 'utf8',
   env: { ...process.env, ...nxEnv },
 });
-const projects = JSON.parse(show.stdout || '[]');
+let projects = [];
+try {
+  projects = JSON.parse(show.stdout);
+} catch {
+  failedSteps.push('list projects with a test target (nx show projects)');
+}
 
 let passed = 0;
 let failed = 0;
@@ -45,16 +56,30 @@ let skipped = 0;
 const rows = [];
 const reports = existsSync(resultsDir) ? readdirSync(resultsDir).filter((f) => f.endsWith('.json')) : [];
 const tally = (label, file) => {
-  const r = JSON.parse(readFileSync(path.join(resultsDir, file), 'utf8'));
+  let r;
+  try {
+    r = JSON.parse(readFileSync(path.join(resultsDir, file), 'utf8'));
+  } catch {
+    failed += 1;
+    rows.push([label, 'unreadable report (crashed while writing it)']);
+    return;
+  }
   const s = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
   // A suite that failed to load (syntax error, import error) has no failed tests but failed all the same.
   const brokenSuites = (r.testResults ?? []).filter(
     (t) => t.status === 'failed' && (t.assertionResults ?? []).length === 0,
   ).length;
-  passed += r.numPassedTests;
-  failed += r.numFailedTests + brokenSuites;
+  let f = (r.numFailedTests ?? 0) + brokenSuites;
+  // Unhandled errors (e.g. a rejection after a test ended) fail the run without failing a test.
+  const unhandled = r.success === false && f === 0 ? 1 : 0;
+  f += unhandled;
+  passed += r.numPassedTests ?? 0;
+  failed += f;
   skipped += s;
-  rows.push([label, `${r.numPassedTests} passed, ${r.numFailedTests + brokenSuites} failed, ${s} skipped`]);
+  rows.push([
+    label,
+    `${r.numPassedTests ?? 0} passed, ${f} failed, ${s} skipped${unhandled ? ' (run failed: unhandled error)' : ''}`,
+  ]);
 };
 for (const project of projects.sort()) {
   // Each project must leave <project>.json; optional extra tiers write <project>.<tier>.json.
@@ -67,6 +92,7 @@ for (const project of projects.sort()) {
     tally(f.replace(/\.json$/, ''), f);
   }
 }
+if (!testsOk && failed === 0) failedSteps.push('tests (failed without a failing test in any report)');
 failed += failedSteps.length;
 
 console.log('\n[ccagent] === summary ===');
