@@ -57,6 +57,9 @@ export interface EngineOptions {
 interface TaskRuntime {
   stepping: boolean;
   retrigger: boolean;
+  /** Set by `trigger`: the next loop steps even if the task sleeps until `wakeAt`. */
+  forced: boolean;
+  wakeTimer?: TimerHandle;
   stepController?: AbortController;
   callController?: AbortController;
   callTimer?: TimerHandle;
@@ -126,15 +129,29 @@ export class Engine {
       throw new EngineError('invalid_input', `engine cannot start from state ${this.state}`);
     this.state = 'started';
     const tasks = await this.store.listTasks({ status: NON_TERMINAL });
-    for (const task of tasks) {
-      if (task.status === 'waiting_for_command') {
-        const pending = await this.store.listCommandCalls({ taskId: task.id, status: 'pending' });
-        for (const call of pending) await this.redispatch(task.id, call.callId);
-      } else if (task.status === 'queued' || task.status === 'running') {
-        this.schedule(task.id);
-      }
-    }
+    // Concurrently, so the store can group the recovery writes (resuming 1,000 tasks is not 1,000 fsyncs in a row).
+    await Promise.all(tasks.map((task) => this.recover(task)));
     this.scheduleTick();
+  }
+
+  private async recover(task: Task): Promise<void> {
+    if (task.status === 'waiting_for_command') {
+      const pending = await this.store.listCommandCalls({ taskId: task.id, status: 'pending' });
+      for (const call of pending) await this.redispatch(task.id, call.callId);
+    } else if (task.status === 'running' && !(task.wakeAt !== undefined && task.wakeAt > this.clock.now())) {
+      // The previous process died inside this step: say so in the step log, so the records of the lost attempt
+      // (before this marker) are not mistaken for the repeated one.
+      const stored = await this.store.appendStep(task.id, {
+        kind: 'resumed',
+        output: { reason: 'engine restarted; this step is repeated' },
+        step: task.counters.steps + 1,
+        at: this.clock.now(),
+      });
+      this.emit('stepLogged', { taskId: task.id, step: stored });
+      this.schedule(task.id);
+    } else if (task.status === 'queued' || task.status === 'running') {
+      this.schedule(task.id);
+    }
   }
 
   /**
@@ -148,6 +165,7 @@ export class Engine {
     this.shutdown.abort(new EngineError('stopped', 'engine stopped'));
     for (const rt of this.runtimes.values()) {
       if (rt.callTimer !== undefined) this.clock.clearTimeout(rt.callTimer);
+      if (rt.wakeTimer !== undefined) this.clock.clearTimeout(rt.wakeTimer);
     }
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     this.state = 'stopped';
@@ -155,6 +173,7 @@ export class Engine {
 
   /** Create and persist a task (status `queued`); it is on disk before the promise resolves. */
   async createTask(input: NewTaskInput): Promise<Task> {
+    this.assertNotStopped();
     validateInput(input);
     const now = this.clock.now();
     const task: Task = {
@@ -180,6 +199,7 @@ export class Engine {
 
   /** Cancel a non-terminal task: commits `cancelled`, then aborts its in-flight decide and pending command call. */
   async cancelTask(taskId: string, reason?: string): Promise<Task> {
+    this.assertNotStopped();
     const task = await this.withLock(taskId, async () => {
       const current = await this.requireTask(taskId);
       assertTransition(current.status, 'cancelled', taskId);
@@ -197,12 +217,12 @@ export class Engine {
       this.emitStatus(next, current.status);
       return next;
     });
-    this.abortRuntime(taskId, new EngineError('stopped', 'task cancelled'));
     return task;
   }
 
   /** Answer a pending question; the task resumes. Rejects with `unknown_question` / `question_closed`. */
   async answerQuestion(taskId: string, questionId: string, text: string): Promise<Task> {
+    this.assertNotStopped();
     const task = await this.withLock(taskId, async () => {
       const current = await this.requireTask(taskId);
       const q = await this.store.getQuestion(questionId);
@@ -243,11 +263,17 @@ export class Engine {
    * report therefore changes nothing.
    */
   async resolveCommand(taskId: string, callId: string, outcome: CommandOutcome): Promise<Task> {
+    this.assertNotStopped();
     return this.completeCall(taskId, callId, outcome, false);
   }
 
-  /** Step a `queued`/`running` task now if it is not already stepping (no-op for other states). */
+  /**
+   * Outside trigger: step a `queued`/`running` task now — also one sleeping after a `continue` with `wakeAfterMs` —
+   * or right after its current step if it is stepping. No-op for waiting and terminal tasks.
+   */
   trigger(taskId: string): void {
+    if (this.state !== 'started') return;
+    this.runtime(taskId).forced = true;
     this.schedule(taskId);
   }
 
@@ -281,7 +307,7 @@ export class Engine {
   private runtime(taskId: string): TaskRuntime {
     let rt = this.runtimes.get(taskId);
     if (!rt) {
-      rt = { stepping: false, retrigger: false };
+      rt = { stepping: false, retrigger: false, forced: false };
       this.runtimes.set(taskId, rt);
     }
     return rt;
@@ -331,8 +357,29 @@ export class Engine {
         continue;
       }
       if (task.status !== 'running') return;
+      const rt = this.runtime(taskId);
+      if (task.wakeAt !== undefined && task.wakeAt > this.clock.now() && !rt.forced) {
+        this.armWake(taskId, task.wakeAt);
+        return;
+      }
+      rt.forced = false;
+      if (rt.wakeTimer !== undefined) this.clock.clearTimeout(rt.wakeTimer);
+      rt.wakeTimer = undefined;
       await this.runStep(task);
     }
+  }
+
+  /** Step a sleeping task when its `wakeAt` comes (one timer per task). */
+  private armWake(taskId: string, wakeAt: number): void {
+    const rt = this.runtime(taskId);
+    if (rt.wakeTimer !== undefined) this.clock.clearTimeout(rt.wakeTimer);
+    rt.wakeTimer = this.clock.setTimeout(
+      () => {
+        rt.wakeTimer = undefined;
+        this.schedule(taskId);
+      },
+      Math.max(0, wakeAt - this.clock.now()),
+    );
   }
 
   private scheduleTick(): void {
@@ -353,7 +400,10 @@ export class Engine {
             if (!isEngineError(err, 'conflict') && !isEngineError(err, 'illegal_transition')) throw err;
           },
         );
-      } else if (task.status === 'queued' || task.status === 'running') {
+      } else if (
+        task.status === 'queued' ||
+        (task.status === 'running' && !this.runtimes.get(task.id)?.wakeTimer)
+      ) {
         this.schedule(task.id);
       }
     }
@@ -434,8 +484,9 @@ export class Engine {
         const current = await this.requireTask(taskId);
         if (current.status !== 'running' || current.counters.steps !== step - 1) return undefined; // cancelled meanwhile
         const now = this.clock.now();
+        const { wakeAt: _previousWake, ...rest } = current;
         const base: Task = {
-          ...current,
+          ...rest,
           memory: decision.memory !== undefined ? decision.memory : current.memory,
           counters: { ...current.counters, steps: step },
           updatedAt: now,
@@ -531,6 +582,13 @@ export class Engine {
           case 'continue':
             if (decision.note !== undefined)
               change.history = [{ type: 'note', text: decision.note, step, at: now }];
+            if (
+              decision.wakeAfterMs !== undefined &&
+              Number.isFinite(decision.wakeAfterMs) &&
+              decision.wakeAfterMs > 0
+            ) {
+              base.wakeAt = now + decision.wakeAfterMs;
+            }
             break;
         }
         const committed = await this.store.commit(change);
@@ -694,7 +752,6 @@ export class Engine {
     const history = await this.store.getHistory(taskId);
     const last = [...history].reverse().find((h) => h.type !== 'tool_result' && h.type !== 'answer');
     await this.failTask(taskId, undefined, budgetError(budget, limit, used, last, history));
-    this.abortRuntime(taskId, new EngineError('stopped', 'task budget exhausted'));
   }
 
   private async failTask(
@@ -724,13 +781,27 @@ export class Engine {
     });
   }
 
-  private abortRuntime(taskId: string, reason: unknown): void {
-    const rt = this.runtimes.get(taskId);
+  /**
+   * A task reached a terminal state: abort its in-flight decide (and so its model call) and its pending command call,
+   * drop its timers and runtime.
+   */
+  private finishRuntime(task: Task): void {
+    const rt = this.runtimes.get(task.id);
     if (!rt) return;
+    const reason = new EngineError('stopped', `task ${task.status}`, {
+      details: { taskId: task.id, status: task.status },
+    });
     rt.stepController?.abort(reason);
     rt.callController?.abort(reason);
     if (rt.callTimer !== undefined) this.clock.clearTimeout(rt.callTimer);
-    rt.callTimer = undefined;
+    if (rt.wakeTimer !== undefined) this.clock.clearTimeout(rt.wakeTimer);
+    this.runtimes.delete(task.id);
+  }
+
+  private assertNotStopped(): void {
+    if (this.state === 'stopping' || this.state === 'stopped') {
+      throw new EngineError('stopped', 'engine is stopped');
+    }
   }
 
   // ---------------------------------------------------------------- helpers
@@ -765,7 +836,7 @@ export class Engine {
     if (task.status === 'completed') this.emit('taskCompleted', { task });
     else if (task.status === 'failed') this.emit('taskFailed', { task });
     else if (task.status === 'cancelled') this.emit('taskCancelled', { task });
-    if (isTerminalStatus(task.status)) this.runtimes.delete(task.id);
+    if (isTerminalStatus(task.status)) this.finishRuntime(task);
   }
 
   private emit<E extends EngineEventName>(event: E, payload: EngineEvents[E]): void {

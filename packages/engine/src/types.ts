@@ -61,6 +61,11 @@ export interface Task {
   /** Last progress reported by the strategy (0..1) and its message, if any. */
   progress?: number;
   progressMessage?: string;
+  /**
+   * Set by a `continue` decision with `wakeAfterMs`: the task stays `running` but is not stepped before this time
+   * (epoch ms) unless {@link Engine.trigger}ed. Survives restarts; cleared by the next decision.
+   */
+  wakeAt?: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -100,7 +105,15 @@ export type Decision =
   | (DecisionBase & { type: 'ask_user'; question: string; why?: string })
   | (DecisionBase & { type: 'complete'; result: JsonValue })
   | (DecisionBase & { type: 'fail'; error: TaskErrorInfo })
-  | (DecisionBase & { type: 'continue'; note?: string });
+  | (DecisionBase & {
+      type: 'continue';
+      note?: string;
+      /**
+       * Sleep before the next step (periodic tasks: "check the furnace every 10 minutes"). The next step runs after
+       * this many milliseconds of the engine's clock, or earlier on `Engine.trigger`. Omitted: step again at once.
+       */
+      wakeAfterMs?: number;
+    });
 
 /** Error reported by a command execution (mirrors the client's `command_result` error). */
 export interface CommandError {
@@ -167,7 +180,10 @@ export interface StepUsage {
  * command outcomes). Everything is optional except `kind`.
  */
 export interface StepRecord {
-  /** e.g. 'planner' | 'executor' | 'native' | 'validation' | 'note' | 'decision' | 'tool_result'. */
+  /**
+   * e.g. 'planner' | 'executor' | 'native' | 'validation' | 'note' | 'decision' | 'tool_result', or 'resumed' (written
+   * by the engine when a restart interrupted this step: records of the same step before it are from the lost attempt).
+   */
   kind: string;
   model?: string;
   /** Exact model input: messages, options, format. */

@@ -101,6 +101,7 @@ CREATE TABLE `tasks` (
 	`error` text,
 	`progress` real,
 	`progress_message` text,
+	`wake_at` integer,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL
 );

@@ -54,6 +54,7 @@ export function taskToRow(t: Task): TaskRow {
     error: enc(t.error),
     progress: t.progress ?? null,
     progressMessage: t.progressMessage ?? null,
+    wakeAt: t.wakeAt ?? null,
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
   };
@@ -80,6 +81,7 @@ export function rowToTask(r: TaskRow): Task {
   if (r.error !== null) t.error = dec<NonNullable<Task['error']>>(r.error);
   if (r.progress !== null) t.progress = r.progress;
   if (r.progressMessage !== null) t.progressMessage = r.progressMessage;
+  if (r.wakeAt !== null) t.wakeAt = r.wakeAt;
   return t;
 }
 

@@ -36,6 +36,8 @@ export const tasks = sqliteTable(
     error: text('error'),
     progress: real('progress'),
     progressMessage: text('progress_message'),
+    /** A sleeping task (`continue` with `wakeAfterMs`) is not stepped before this time. */
+    wakeAt: integer('wake_at'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

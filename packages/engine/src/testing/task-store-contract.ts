@@ -60,6 +60,7 @@ export function runTaskStoreContract(name: string, factory: StoreFactory): void 
         result: null,
         progress: 0.5,
         progressMessage: 'half',
+        wakeAt: 12_345,
         updatedAt: 2000,
       };
       await store.commit({ task: done, expectedStatus: 'queued' });
