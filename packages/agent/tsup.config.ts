@@ -7,4 +7,6 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  // `import.meta.url` in the CJS build: prompts are read from ../prompts relative to the built module (see prompts.ts).
+  shims: true,
 });

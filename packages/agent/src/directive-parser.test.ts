@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { parseDirective, splitArgs } from './directive-parser.js';
+
+function ok(reply: string) {
+  const r = parseDirective(reply);
+  if (!r.ok) throw new Error(`expected a directive, got ${r.error.code}: ${r.error.message}`);
+  return r.value;
+}
+
+describe('parseDirective', () => {
+  it('parses WRITE_FILE with a fenced CONTENT and a THEN list (guards against losing follow-up runs)', () => {
+    const v = ok(
+      [
+        'WRITE_FILE',
+        'PATH: TODO.lua',
+        'LANGUAGE: lua',
+        'CONTENT:',
+        '```lua',
+        'print("hi")',
+        'run',
+        '```',
+        'THEN:',
+        '- TODO.lua add "buy milk"',
+        '- TODO.lua list',
+      ].join('\n'),
+    );
+    expect(v.directive).toEqual({
+      kind: 'WRITE_FILE',
+      path: 'TODO.lua',
+      language: 'lua',
+      content: 'print("hi")\nrun\n',
+      then: [
+        { path: 'TODO.lua', args: ['add', 'buy milk'] },
+        { path: 'TODO.lua', args: ['list'] },
+      ],
+    });
+    expect(v.ignored).toEqual([]);
+  });
+
+  it('tolerates lower case, CRLF, extra whitespace, prose around and a fence without language', () => {
+    const v = ok(
+      'Sure! Here is what I will do.\r\n```\r\n  run  \r\n  path:   TODO.lua \r\n args: list\r\nexpect: the list\r\n```\r\nThanks.',
+    );
+    expect(v.directive).toMatchObject({ kind: 'RUN', path: 'TODO.lua', args: ['list'] });
+  });
+
+  it('takes the first of several directives and tells the planner (guards against running two actions)', () => {
+    const v = ok('RUN\nPATH: a.lua\n\nDONE\nSUMMARY: all good');
+    expect(v.directive.kind).toBe('RUN');
+    expect(v.ignored).toEqual(['DONE']);
+    expect(v.notes[0]).toMatch(/2 directives.*only the first \(RUN\)/);
+  });
+
+  it('reads markdown-decorated keywords and the PLAN block', () => {
+    const v = ok('PLAN:\n1. run it\n2. fix it\n\n## **SHELL**\n**COMMAND:** `ls`\nEXPECT: files');
+    expect(v.directive).toEqual({ kind: 'SHELL', command: 'ls', expect: 'files' });
+    expect(v.plan).toBe('1. run it\n2. fix it');
+  });
+
+  it('parses ASK_USER and DONE fields', () => {
+    expect(ok('ask_user\nQUESTION: Which side?\nWHY: two monitors\nNEXT: write there').directive).toEqual({
+      kind: 'ASK_USER',
+      question: 'Which side?',
+      why: 'two monitors',
+      next: 'write there',
+    });
+    expect(ok('Done:\nSUMMARY: fixed\nNOTES: none').directive).toEqual({
+      kind: 'DONE',
+      summary: 'fixed',
+      notes: 'none',
+    });
+  });
+
+  it('accepts a whole command line in RUN PATH when ARGS is absent', () => {
+    expect(ok('RUN\nPATH: TODO.lua done 1').directive).toMatchObject({
+      path: 'TODO.lua',
+      args: ['done', '1'],
+    });
+  });
+
+  it('does not treat a keyword line inside the file content as a directive', () => {
+    const v = ok('WRITE_FILE\nPATH: x.txt\nCONTENT:\n```\nDONE\nRUN\n```\n');
+    expect(v.ignored).toEqual([]);
+    expect(v.directive).toMatchObject({ kind: 'WRITE_FILE', content: 'DONE\nRUN\n', then: [] });
+  });
+
+  it('reports truncated file content instead of writing half a file', () => {
+    const r = parseDirective('WRITE_FILE\nPATH: a.lua\nCONTENT:\n```lua\nlocal x = 1\nfor i=1');
+    expect(r).toMatchObject({ ok: false, error: { code: 'unclosed_content' } });
+  });
+
+  it('gives actionable errors for empty replies, prose only and missing fields', () => {
+    expect(parseDirective('  \n ')).toMatchObject({ ok: false, error: { code: 'empty' } });
+    const none = parseDirective('I think we should look at the file first.');
+    expect(none).toMatchObject({ ok: false, error: { code: 'no_directive' } });
+    if (!none.ok) expect(none.error.message).toContain('WRITE_FILE');
+    const miss = parseDirective('SHELL\nEXPECT: something');
+    expect(miss).toMatchObject({ ok: false, error: { code: 'missing_field' } });
+    if (!miss.ok) expect(miss.error.message).toContain('COMMAND:');
+  });
+});
+
+describe('splitArgs', () => {
+  it('splits words with quotes and JSON arrays', () => {
+    expect(splitArgs(`add "buy milk" 'x y' z`)).toEqual(['add', 'buy milk', 'x y', 'z']);
+    expect(splitArgs('["add", "a b"]')).toEqual(['add', 'a b']);
+    expect(splitArgs('  ')).toEqual([]);
+    expect(splitArgs('""')).toEqual(['']);
+  });
+});

@@ -1,0 +1,402 @@
+import type { Result } from './agent-error.js';
+
+/** Directive keywords the planner may write. */
+export type DirectiveKind = 'ASK_USER' | 'WRITE_FILE' | 'RUN' | 'SHELL' | 'DONE';
+
+/** One program run: a path and its arguments (CC's `run_program`). */
+export interface RunSpec {
+  path: string;
+  args: string[];
+}
+
+/** A parsed planner directive (camelCase fields; free-text fields trimmed). */
+export type Directive =
+  | { kind: 'ASK_USER'; question: string; why: string; next: string }
+  | { kind: 'WRITE_FILE'; path: string; language: string; content: string; then: RunSpec[] }
+  | { kind: 'RUN'; path: string; args: string[]; expect: string }
+  | { kind: 'SHELL'; command: string; expect: string }
+  | { kind: 'DONE'; summary: string; notes: string };
+
+/** A successful parse: the first directive, an optional `PLAN:` block, and notes meant for the planner. */
+export interface ParsedDirective {
+  directive: Directive;
+  /** Text of a `PLAN:` block written before the directive, if any. */
+  plan?: string;
+  /** Kinds of further directives found after the first (ignored; the planner is told). */
+  ignored: DirectiveKind[];
+  /** Messages for the planner about what the parser tolerated or ignored. */
+  notes: string[];
+  /**
+   * Places where the parser had to guess (e.g. a whole command line in RUN's PATH, file content without a code
+   * fence). Empty for a clean parse; `parser-then-model` asks the executor model when it is not.
+   */
+  guesses: string[];
+}
+
+/** Why a reply could not be parsed; `message` is written for the planner to read and act on. */
+export interface DirectiveParseError {
+  code: 'empty' | 'no_directive' | 'missing_field' | 'unclosed_content' | 'invalid_field';
+  message: string;
+}
+
+const KINDS: readonly DirectiveKind[] = ['ASK_USER', 'WRITE_FILE', 'RUN', 'SHELL', 'DONE'];
+const FIELDS: Record<DirectiveKind, readonly string[]> = {
+  ASK_USER: ['QUESTION', 'WHY', 'NEXT'],
+  WRITE_FILE: ['PATH', 'LANGUAGE', 'CONTENT', 'THEN'],
+  RUN: ['PATH', 'ARGS', 'EXPECT'],
+  SHELL: ['COMMAND', 'EXPECT'],
+  DONE: ['SUMMARY', 'NOTES'],
+};
+
+const FENCE = /^\s*(`{3,}|~{3,})\s*([\w+-]*)\s*$/;
+// A directive header: the keyword alone on its line, optionally decorated (`## RUN`, `**RUN**`, `RUN:`,
+// `Directive: RUN`, `ACTION: RUN`). Space or dash instead of underscore is tolerated (`WRITE FILE`).
+const HEADER =
+  /^\s*(?:#{1,6}\s*)?(?:\*\*|__)?\s*(?:(?:directive|action|next action)\s*:\s*)?(ask[ _-]user|write[ _-]file|run|shell|done)\s*(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?\s*$/i;
+const FIELD = /^\s*(?:[-*]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z _]*?)(?:\*\*|__)?\s*:(?:\*\*|__)?\s?(.*)$/;
+
+function normalizeKind(word: string): DirectiveKind {
+  return word.toUpperCase().replace(/[ -]/g, '_') as DirectiveKind;
+}
+
+interface Header {
+  line: number;
+  kind: DirectiveKind;
+}
+
+/**
+ * Find directive headers, skipping lines inside a CONTENT code block (a file may contain a line `run`).
+ * Other fences (a whole reply wrapped in ``` … ```) are transparent.
+ */
+function findHeaders(lines: string[]): Header[] {
+  const headers: Header[] = [];
+  let awaitingContent = false;
+  let contentFence: string | null = null;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    if (contentFence !== null) {
+      const f = FENCE.exec(line);
+      if (f && f[2] === '' && (f[1] ?? '').startsWith(contentFence)) contentFence = null;
+      continue;
+    }
+    const fence = FENCE.exec(line);
+    if (awaitingContent) {
+      if (line.trim() === '') continue;
+      awaitingContent = false;
+      if (fence) {
+        contentFence = fence[1] ?? '```';
+        continue;
+      }
+    }
+    const h = HEADER.exec(line);
+    if (h) {
+      headers.push({ line: i, kind: normalizeKind(h[1] ?? '') });
+      continue;
+    }
+    const field = FIELD.exec(line);
+    if (field && (field[1] ?? '').trim().toUpperCase() === 'CONTENT' && (field[2] ?? '').trim() === '') {
+      awaitingContent = true;
+    }
+  }
+  return headers;
+}
+
+/** Split a command line into words, honouring "double" and 'single' quotes. */
+export function splitArgs(text: string): string[] {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('[')) {
+    try {
+      const parsed: unknown = JSON.parse(trimmed);
+      if (Array.isArray(parsed)) return parsed.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)));
+    } catch {
+      // not JSON: fall through to word splitting
+    }
+  }
+  const out: string[] = [];
+  let cur = '';
+  let quote: string | null = null;
+  let has = false;
+  for (const ch of trimmed) {
+    if (quote) {
+      if (ch === quote) quote = null;
+      else cur += ch;
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+      has = true;
+    } else if (/\s/.test(ch)) {
+      if (has) out.push(cur);
+      cur = '';
+      has = false;
+    } else {
+      cur += ch;
+      has = true;
+    }
+  }
+  if (has) out.push(cur);
+  return out;
+}
+
+function cleanPath(p: string): string {
+  return p
+    .trim()
+    .replace(/^[`"']+|[`"']+$/g, '')
+    .trim();
+}
+
+const NONE = /^(?:none|nothing|n\/a|-|\[\])?\.?$/i;
+
+function parseRunLine(line: string): RunSpec | null {
+  let text = line
+    .trim()
+    .replace(/^(?:[-*]|\d+[.)])\s+/, '')
+    .replace(/^`+|`+$/g, '')
+    .trim();
+  text = text.replace(/^run\s*:?\s+/i, '');
+  if (NONE.test(text)) return null;
+  const words = splitArgs(text);
+  const [path, ...args] = words;
+  if (!path) return null;
+  return { path: cleanPath(path), args };
+}
+
+interface RawFields {
+  values: Map<string, string>;
+  unclosedContent: boolean;
+  /** Filled by the field collection and {@link build} where they had to guess. */
+  guesses: string[];
+}
+
+function collectFields(kind: DirectiveKind, lines: string[]): RawFields {
+  const allowed = FIELDS[kind];
+  const values = new Map<string, string>();
+  let current: string | null = null;
+  let unclosedContent = false;
+  const guesses: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    const f = FIELD.exec(line);
+    const key = f ? (f[1] ?? '').trim().toUpperCase().replace(/ /g, '_') : '';
+    if (f && allowed.includes(key) && !values.has(key)) {
+      current = key;
+      const rest = f[2] ?? '';
+      if (key === 'CONTENT') {
+        // The value is the next fenced block (or, without a fence, everything up to the next known field).
+        let j = i + 1;
+        if (rest.trim() !== '') {
+          values.set('CONTENT', rest.trim());
+          guesses.push('CONTENT was written on the CONTENT: line instead of in a code block');
+          continue;
+        }
+        while (j < lines.length && (lines[j] ?? '').trim() === '') j++;
+        const open = FENCE.exec(lines[j] ?? '');
+        if (open) {
+          const fence = open[1] ?? '```';
+          const body: string[] = [];
+          let k = j + 1;
+          let closed = false;
+          for (; k < lines.length; k++) {
+            const c = FENCE.exec(lines[k] ?? '');
+            if (c && c[2] === '' && (c[1] ?? '').startsWith(fence)) {
+              closed = true;
+              break;
+            }
+            body.push(lines[k] ?? '');
+          }
+          values.set('CONTENT', body.join('\n') + '\n');
+          if (!closed) unclosedContent = true;
+          i = k;
+          current = null;
+          continue;
+        }
+        // No fence: the following lines up to the next known field are the content.
+        const body: string[] = [];
+        let k = j;
+        for (; k < lines.length; k++) {
+          const next = FIELD.exec(lines[k] ?? '');
+          if (next && allowed.includes((next[1] ?? '').trim().toUpperCase().replace(/ /g, '_'))) break;
+          body.push(lines[k] ?? '');
+        }
+        const content = body.join('\n').replace(/\s+$/, '');
+        values.set('CONTENT', content === '' ? '' : `${content}\n`);
+        if (content !== '') guesses.push('CONTENT had no code fence; took the lines up to the next field');
+        i = k - 1;
+        current = null;
+        continue;
+      }
+      values.set(key, rest);
+      continue;
+    }
+    if (current !== null && !FENCE.test(line)) {
+      values.set(current, `${values.get(current) ?? ''}\n${line}`);
+    }
+  }
+  for (const [k, v] of values) if (k !== 'CONTENT') values.set(k, v.trim());
+  return { values, unclosedContent, guesses };
+}
+
+function missing(kind: DirectiveKind, field: string): Result<never, DirectiveParseError> {
+  return {
+    ok: false,
+    error: {
+      code: 'missing_field',
+      message: `${kind} needs a ${field}: line. Write it as "${field}: <value>" under the ${kind} keyword.`,
+    },
+  };
+}
+
+function build(kind: DirectiveKind, raw: RawFields): Result<Directive, DirectiveParseError> {
+  const v = raw.values;
+  const get = (k: string): string => v.get(k) ?? '';
+  switch (kind) {
+    case 'ASK_USER':
+      if (!get('QUESTION')) return missing(kind, 'QUESTION');
+      return { ok: true, value: { kind, question: get('QUESTION'), why: get('WHY'), next: get('NEXT') } };
+    case 'WRITE_FILE': {
+      if (!get('PATH')) return missing(kind, 'PATH');
+      if (!v.has('CONTENT')) return missing(kind, 'CONTENT');
+      if (raw.unclosedContent) {
+        return {
+          ok: false,
+          error: {
+            code: 'unclosed_content',
+            message:
+              'The CONTENT code block of WRITE_FILE is not closed with ``` (your reply was probably cut off). ' +
+              'Nothing was written. Send the complete file again; keep it shorter if you can.',
+          },
+        };
+      }
+      const then = get('THEN')
+        .split(/\n|;/)
+        .map(parseRunLine)
+        .filter((r): r is RunSpec => r !== null);
+      return {
+        ok: true,
+        value: {
+          kind,
+          path: cleanPath(get('PATH')),
+          language: get('LANGUAGE'),
+          content: get('CONTENT'),
+          then,
+        },
+      };
+    }
+    case 'RUN': {
+      if (!get('PATH')) return missing(kind, 'PATH');
+      // Tolerate the whole command line in PATH ("PATH: TODO.lua add milk") when ARGS is absent.
+      const words = splitArgs(get('PATH'));
+      const path = cleanPath(words[0] ?? '');
+      const hasArgs = v.has('ARGS') && !NONE.test(get('ARGS'));
+      const args = hasArgs ? splitArgs(get('ARGS')) : words.slice(1);
+      if (words.length > 1) {
+        raw.guesses.push(
+          hasArgs
+            ? `RUN PATH "${get('PATH')}" contains spaces; used "${path}" and ignored the rest`
+            : `RUN PATH "${get('PATH')}" read as program "${path}" with arguments ${JSON.stringify(args)}`,
+        );
+      }
+      return { ok: true, value: { kind, path, args, expect: get('EXPECT') } };
+    }
+    case 'SHELL':
+      if (!get('COMMAND')) return missing(kind, 'COMMAND');
+      return {
+        ok: true,
+        value: { kind, command: get('COMMAND').replace(/^`+|`+$/g, ''), expect: get('EXPECT') },
+      };
+    case 'DONE':
+      return { ok: true, value: { kind, summary: get('SUMMARY'), notes: get('NOTES') } };
+  }
+}
+
+function extractPlan(lines: string[]): string | undefined {
+  const idx = lines.findIndex((l) => /^\s*(?:#{1,6}\s*)?(?:\*\*)?plan(?:\*\*)?\s*:/i.test(l));
+  if (idx < 0) return undefined;
+  const first = (lines[idx] ?? '').replace(/^\s*(?:#{1,6}\s*)?(?:\*\*)?plan(?:\*\*)?\s*:\s*/i, '');
+  const text = [first, ...lines.slice(idx + 1)]
+    .filter((l) => !FENCE.test(l))
+    .join('\n')
+    .trim();
+  return text === '' ? undefined : text;
+}
+
+/**
+ * Remove reasoning blocks (`<think>…</think>`, as Qwen3/DeepSeek-R1 write them into the content when thinking is
+ * not split out). An unclosed `<think>` (reply cut off while reasoning) removes everything after it.
+ */
+export function stripThinking(text: string): string {
+  return text.replace(/<think(?:ing)?>[\s\S]*?(?:<\/think(?:ing)?>|$)/gi, '');
+}
+
+/**
+ * Parse a planner reply into its first directive, tolerantly: any case, extra whitespace, CRLF, prose before and
+ * after, code fences with or without a language, Markdown decoration of keywords. Several directives → the first
+ * is taken and `notes` tells the planner the rest were ignored. Errors carry a message the planner can act on.
+ */
+export function parseDirective(reply: string): Result<ParsedDirective, DirectiveParseError> {
+  const text = stripThinking(reply.replace(/\r\n?/g, '\n').replace(/^\uFEFF/, ''));
+  if (text.trim() === '') {
+    return {
+      ok: false,
+      error: { code: 'empty', message: 'Your reply was empty. Write exactly one directive.' },
+    };
+  }
+  const lines = text.split('\n');
+  const headers = findHeaders(lines);
+  const first = headers[0];
+  if (!first) {
+    return {
+      ok: false,
+      error: {
+        code: 'no_directive',
+        message:
+          `No directive found. Put one of ${KINDS.join(', ')} alone on a line, followed by its fields ` +
+          '(e.g. "RUN" then "PATH: hello.lua").',
+      },
+    };
+  }
+  const end = headers[1]?.line ?? lines.length;
+  const raw = collectFields(first.kind, lines.slice(first.line + 1, end));
+  const built = build(first.kind, raw);
+  if (!built.ok) return built;
+  const ignored = headers.slice(1).map((h) => h.kind);
+  const notes: string[] = [];
+  if (ignored.length > 0) {
+    notes.push(
+      `Your reply contained ${headers.length} directives (${headers.map((h) => h.kind).join(', ')}); ` +
+        `only the first (${first.kind}) was used. Write one directive per reply.`,
+    );
+  }
+  const plan = extractPlan(lines.slice(0, first.line));
+  return {
+    ok: true,
+    value: { directive: built.value, ...(plan ? { plan } : {}), ignored, notes, guesses: raw.guesses },
+  };
+}
+
+function quoteWord(a: string): string {
+  return /^[^\s"']+$/.test(a) ? a : JSON.stringify(a);
+}
+
+/**
+ * Canonical text of a directive, in the planner's own format: what the executor model is given, and (with
+ * `brief`, file content replaced by its size) what the step log and a failure report show as the last plan.
+ */
+export function formatDirective(d: Directive, brief = false): string {
+  switch (d.kind) {
+    case 'WRITE_FILE': {
+      const runs = d.then.map((r) => `- ${[r.path, ...r.args].map(quoteWord).join(' ')}`);
+      const lines = [`WRITE_FILE`, `PATH: ${d.path}`, `LANGUAGE: ${d.language}`];
+      if (brief) lines.push(`CONTENT: (${d.content.split('\n').length} lines)`);
+      else lines.push('CONTENT:', '```' + d.language, d.content.replace(/\n$/, ''), '```');
+      lines.push(`THEN:${runs.length > 0 ? `\n${runs.join('\n')}` : ' (none)'}`);
+      return lines.join('\n');
+    }
+    case 'RUN':
+      return `RUN\nPATH: ${d.path}\nARGS: ${d.args.map(quoteWord).join(' ')}\nEXPECT: ${d.expect}`;
+    case 'SHELL':
+      return `SHELL\nCOMMAND: ${d.command}\nEXPECT: ${d.expect}`;
+    case 'ASK_USER':
+      return `ASK_USER\nQUESTION: ${d.question}\nWHY: ${d.why}\nNEXT: ${d.next}`;
+    case 'DONE':
+      return `DONE\nSUMMARY: ${d.summary}\nNOTES: ${d.notes}`;
+  }
+}

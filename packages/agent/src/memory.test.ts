@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import {
+  estimateTokens,
+  loadPlannerMemory,
+  renderMemory,
+  sharedPrefixFraction,
+  type PlannerMemory,
+  type SectionOrder,
+} from './memory.js';
+import { HistoryBuilder, makeTask } from './test-history.js';
+
+const limits = { maxQuestions: 2 };
+
+describe('renderMemory', () => {
+  it('renders every section with the current file version, hash, last error and stack trace pinned', () => {
+    const h = new HistoryBuilder()
+      .call('fs_write', { path: 'TODO.lua', content: 'print(1)\n' }, { ok: true, result: { success: true } })
+      .call('fs_write', { path: 'TODO.lua', content: 'print(2)\n' }, { ok: true, result: { success: true } })
+      .call(
+        'run_program',
+        { path: 'TODO.lua', args: ['list'] },
+        {
+          ok: false,
+          error: { message: 'TODO.lua:3: attempt to index nil', traceback: 'stack traceback:\n  TODO.lua:3' },
+        },
+      );
+    const memory = { ...loadPlannerMemory(null), plan: '1. run\n2. fix' };
+    const { text } = renderMemory({ task: makeTask(), history: h.entries, memory, step: 4, limits });
+    for (const s of ['# TASK', '# PLAN (pinned)', '# USER ANSWERS', '# HISTORY', '# FILES', '# STATE']) {
+      expect(text).toContain(s);
+    }
+    expect(text).toContain('1. run\n2. fix');
+    expect(text).toMatch(/## TODO\.lua \(version 2, sha [0-9a-f]{12}, written at #4\)\n```\nprint\(2\)\n```/);
+    expect(text).not.toContain('print(1)');
+    expect(text).toContain('last error (#6): TODO.lua:3: attempt to index nil');
+    expect(text).toContain('last stack trace:');
+    // A call and its result are one line; the file content lives under FILES only.
+    expect(text).toContain('#6 (step 3) FAILED run_program TODO.lua list: TODO.lua:3: attempt to index nil');
+    expect(text).not.toContain('CALL run_program');
+  });
+
+  it('compacts old entries into facts in whole chunks and keeps the recent ones verbatim', () => {
+    const h = new HistoryBuilder();
+    for (let i = 0; i < 12; i++)
+      h.call(
+        'run_program',
+        { path: 'a.lua', args: [String(i)] },
+        { ok: true, result: { output: `out ${i}` } },
+      );
+    const layout = { keepVerbatim: 6, compactChunk: 4 };
+    const r = renderMemory({
+      task: makeTask(),
+      history: h.entries,
+      memory: loadPlannerMemory(null),
+      step: 13,
+      limits,
+      layout,
+    });
+    expect(r.memory.compactedThroughSeq).toBe(16);
+    expect(r.memory.facts[0]).toBe('#2 run_program a.lua 0 → ok: out 0');
+    expect(r.text).toContain('Earlier (compacted):');
+    expect(r.text).toContain('#24 (step 12) OK run_program a.lua 11');
+    expect(r.text).not.toContain('#2 (step 1)');
+  });
+
+  it('stays under the token budget of num_ctx by compacting, clipping files and dropping oldest facts', () => {
+    const h = new HistoryBuilder();
+    const big = 'x'.repeat(3000);
+    h.call('fs_write', { path: 'big.lua', content: `${big}\n` }, { ok: true, result: {} });
+    for (let i = 0; i < 30; i++)
+      h.call('run_program', { path: 'big.lua', args: [String(i)] }, { ok: true, result: { output: big } });
+    const r = renderMemory({
+      task: makeTask(),
+      history: h.entries,
+      memory: loadPlannerMemory(null),
+      step: 40,
+      limits,
+      layout: { numCtx: 2048, reserveTokens: 512 },
+    });
+    expect(r.budgetTokens).toBe(1536);
+    expect(r.tokens).toBeLessThanOrEqual(1536);
+    expect(estimateTokens(r.text)).toBe(r.tokens);
+    expect(r.text).toContain('#62 (step 31)');
+  });
+
+  it('keeps a high shared prefix between consecutive renders (prompt cache reuse), far above the design order', () => {
+    const run = (order: SectionOrder) => {
+      const h = new HistoryBuilder();
+      h.call(
+        'fs_write',
+        { path: 'TODO.lua', content: 'local t = {}\n'.repeat(30) },
+        { ok: true, result: {} },
+      );
+      let memory: PlannerMemory = { ...loadPlannerMemory(null), plan: '1. test every command\n2. fix' };
+      let previous = '';
+      const fractions: number[] = [];
+      for (let step = 2; step < 40; step++) {
+        if (step % 10 === 0) {
+          h.call(
+            'fs_write',
+            { path: 'TODO.lua', content: `-- v${step}\n` + 'local t = {}\n'.repeat(30) },
+            { ok: true, result: {} },
+          );
+        }
+        h.call(
+          'run_program',
+          { path: 'TODO.lua', args: ['list', String(step)] },
+          { ok: true, result: { output: `item ${step}\n`.repeat(3) } },
+        );
+        const r = renderMemory({
+          task: makeTask(),
+          history: h.entries,
+          memory,
+          step,
+          limits,
+          layout: { order },
+        });
+        memory = r.memory;
+        if (previous) fractions.push(sharedPrefixFraction(previous, r.text));
+        previous = r.text;
+      }
+      return fractions;
+    };
+    const stable = run('stable');
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    // Only the steps that write the file or compact a chunk rewrite the middle; every other step appends.
+    expect(mean(stable)).toBeGreaterThan(0.75);
+    expect(stable.filter((f) => f > 0.7).length).toBeGreaterThanOrEqual(stable.length * 0.8);
+    // The design order (STATE second) shares almost nothing: the volatile section sits near the top.
+    expect(mean(run('design'))).toBeLessThan(0.2);
+  });
+});
+
+describe('sharedPrefixFraction', () => {
+  it('measures the share of the previous text repeated at the start of the next', () => {
+    expect(sharedPrefixFraction('abcd', 'abXX')).toBe(0.5);
+    expect(sharedPrefixFraction('abcd', 'abcdef')).toBe(1);
+    expect(sharedPrefixFraction('', 'x')).toBe(1);
+  });
+});
+
+describe('loadPlannerMemory', () => {
+  it('starts fresh from absent or foreign memory instead of crashing', () => {
+    expect(loadPlannerMemory(null).facts).toEqual([]);
+    expect(loadPlannerMemory({ v: 99 } as never).compactedThroughSeq).toBe(0);
+  });
+});

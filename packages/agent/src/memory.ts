@@ -1,0 +1,378 @@
+import type { HistoryEntry, JsonValue, Task } from '@ccagent/engine';
+import { z } from 'zod';
+import { completedCalls, currentFiles, describeCall, lastFailure, viewOutcome } from './history-view.js';
+
+const runSpec = z.object({ path: z.string(), args: z.array(z.string()) });
+
+const counters = z.object({
+  /** Planner replies bounced in a row (reset by any executed decision). */
+  bounces: z.number().int().default(0),
+  /** DONE directives rejected by the completion criteria (whole task). */
+  doneRejections: z.number().int().default(0),
+  /** Duplicate calls suppressed in a row (reset by any executed call). */
+  suppressions: z.number().int().default(0),
+  /** Model calls that failed in a row (connection, server, timeout). */
+  modelFailures: z.number().int().default(0),
+  plannerCalls: z.number().int().default(0),
+  executorCalls: z.number().int().default(0),
+});
+
+/** zod schema of the planner/executor strategy's task memory (JSON owned by the strategy, stored by the engine). */
+export const plannerMemorySchema = z.object({
+  v: z.literal(1).default(1),
+  strategy: z.literal('planner-executor').default('planner-executor'),
+  /** Pinned master plan (from the planner's first `PLAN:` block; a later `PLAN:` replaces it). */
+  plan: z.string().nullable().default(null),
+  /** Canonical text of the last directive the planner wrote (reported on failure). */
+  lastDirective: z.string().nullable().default(null),
+  /** Last problem the loop met: a validation error, a bounce reason or a failed call (reported on failure). */
+  lastError: z.string().nullable().default(null),
+  /** Older history entries compacted to one-line facts; append-only. */
+  facts: z.array(z.string()).default([]),
+  /** History entries with seq ≤ this are represented by `facts`. */
+  compactedThroughSeq: z.number().int().default(0),
+  /** Runs still to do after a cc_write_and_run's write (executed without a planner call). */
+  pendingRuns: z.array(runSpec).default([]),
+  /** Messages for the planner's next turn that did not go through a history note. */
+  pendingNotes: z.array(z.string()).default([]),
+  /** Files read by the "gather state" phase (tried once each, whatever the outcome). */
+  gathered: z.array(z.string()).default([]),
+  counters: counters.default(counters.parse({})),
+});
+
+/** Task memory of the planner/executor strategy. */
+export type PlannerMemory = z.infer<typeof plannerMemorySchema>;
+
+/** Read the memory stored on a task; absent or foreign memory starts fresh (and is never trusted blindly). */
+export function loadPlannerMemory(value: JsonValue | undefined): PlannerMemory {
+  const parsed = plannerMemorySchema.safeParse(value ?? {});
+  return parsed.success ? parsed.data : plannerMemorySchema.parse({});
+}
+
+/** Memory as the JSON value handed back to the engine. */
+export function memoryToJson(memory: PlannerMemory): JsonValue {
+  return JSON.parse(JSON.stringify(memory)) as JsonValue;
+}
+
+/**
+ * Order of the rendered sections. `stable` (default: TASK, FILES, HISTORY, USER ANSWERS, PLAN, STATE) puts what
+ * rarely changes or only grows first and the short, volatile sections last, so consecutive prompts share a long
+ * prefix; `files-last` moves FILES after HISTORY; `design` is the order of the original design (TASK, STATE, FILES,
+ * HISTORY, USER ANSWERS), kept as the baseline the bench compares against.
+ */
+export type SectionOrder = 'stable' | 'files-last' | 'design';
+
+/** How the memory is laid out and bounded. Token figures use {@link estimateTokens}. */
+export interface MemoryLayout {
+  /** History entries always shown verbatim (the most recent ones). Default 16. */
+  keepVerbatim: number;
+  /** How many entries are compacted at once, so the prefix changes rarely. Default 16. */
+  compactChunk: number;
+  /** The planner model's context window (Ollama num_ctx); the role's `options.numCtx` wins. Default 8192. */
+  numCtx: number;
+  /** Tokens kept free for the system prompt and the reply. Default 2048. */
+  reserveTokens: number;
+  /** Longest output excerpt of a verbatim result, in characters. Default 1500. */
+  maxOutputChars: number;
+  /** Longest file content shown under FILES before the budget clips further. Default 6000. */
+  maxFileChars: number;
+  /** Section order. Default `stable`. */
+  order: SectionOrder;
+}
+
+/** Default {@link MemoryLayout}. */
+export const DEFAULT_MEMORY_LAYOUT: MemoryLayout = {
+  keepVerbatim: 16,
+  compactChunk: 16,
+  numCtx: 8192,
+  reserveTokens: 2048,
+  maxOutputChars: 1500,
+  maxFileChars: 6000,
+  order: 'stable',
+};
+
+/**
+ * Token estimate used for the budget: one token per 4 characters, rounded up. Crude but monotonic and
+ * tokenizer-free; Llama/Qwen tokenizers average 3.5–4.5 characters per token on code and English.
+ */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/**
+ * Fraction (0..1) of `previous` that `next` repeats from its first character: the share of the prompt Ollama can
+ * take from its cache when the rendered memory is sent again.
+ */
+export function sharedPrefixFraction(previous: string, next: string): number {
+  if (previous.length === 0) return 1;
+  const n = Math.min(previous.length, next.length);
+  let i = 0;
+  while (i < n && previous.charCodeAt(i) === next.charCodeAt(i)) i++;
+  return i / previous.length;
+}
+
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = Math.floor(max * 0.6);
+  const tail = max - head;
+  return `${text.slice(0, head)}\n… [${text.length - max} chars cut] …\n${text.slice(text.length - tail)}`;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n');
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** What a successful call printed, or a short label for file operations whose content lives under FILES. */
+function okText(command: string, result: JsonValue, output: string): string {
+  if (command === 'fs_write') return '';
+  if (command === 'fs_read' && isRecord(result) && typeof result.content === 'string') {
+    return `(${result.content.split('\n').length} lines; current content under FILES)`;
+  }
+  return output;
+}
+
+function renderEntry(
+  e: HistoryEntry,
+  calls: Map<string, string>,
+  answered: Set<string>,
+  maxOutput: number,
+): string | null {
+  const head = `#${e.seq} (step ${e.step})`;
+  switch (e.type) {
+    case 'tool_call':
+      // Shown with its result; a call still waiting for one is shown alone.
+      return answered.has(e.callId) ? null : `${head} CALL ${describeCall(e.command, e.args)}`;
+    case 'tool_result': {
+      const v = viewOutcome(e.outcome, e.timedOut === true);
+      const what = calls.get(e.callId) ?? e.command;
+      if (v.ok) {
+        const text = okText(e.command, e.outcome.ok ? e.outcome.result : null, v.output);
+        return `${head} OK ${what}${text ? `\n${indent(clip(text, maxOutput))}` : ''}`;
+      }
+      const parts = [`${head} FAILED ${what}: ${v.error ?? ''}`];
+      if (v.output && v.output !== '{}') parts.push(indent(clip(v.output, maxOutput)));
+      if (v.traceback) parts.push(indent(clip(v.traceback, maxOutput)));
+      return parts.join('\n');
+    }
+    case 'question':
+      return `${head} ASKED USER: ${e.question}${e.why ? ` (why: ${e.why})` : ''}`;
+    case 'answer':
+      return `${head} USER ANSWERED: ${e.answer}`;
+    case 'note':
+      return `${head} NOTE: ${e.text}`;
+    case 'complete':
+      return `${head} COMPLETED`;
+    case 'fail':
+      return `${head} FAILED TASK: ${e.error.message}`;
+    case 'cancel':
+      return `${head} CANCELLED`;
+  }
+}
+
+function factOf(e: HistoryEntry, calls: Map<string, string>, answered: Set<string>): string | null {
+  switch (e.type) {
+    case 'tool_call':
+      return answered.has(e.callId) ? null : `#${e.seq} called ${describeCall(e.command, e.args)}`;
+    case 'tool_result': {
+      const v = viewOutcome(e.outcome, e.timedOut === true);
+      const what = calls.get(e.callId) ?? e.command;
+      if (!v.ok) return `#${e.seq} ${what} → FAILED: ${oneLine(v.error ?? '', 120)}`;
+      const text = okText(e.command, e.outcome.ok ? e.outcome.result : null, v.output);
+      return `#${e.seq} ${what} → ok${text ? `: ${oneLine(text, 100)}` : ''}`;
+    }
+    case 'question':
+      return `#${e.seq} asked the user: ${oneLine(e.question, 100)}`;
+    case 'answer':
+      return `#${e.seq} user answered: ${oneLine(e.answer, 100)}`;
+    case 'note':
+      return `#${e.seq} note: ${oneLine(e.text, 140)}`;
+    default:
+      return null;
+  }
+}
+
+function callLabels(history: readonly HistoryEntry[]): {
+  labels: Map<string, string>;
+  answered: Set<string>;
+} {
+  const labels = new Map<string, string>();
+  const answered = new Set<string>();
+  for (const e of history) {
+    if (e.type === 'tool_call') labels.set(e.callId, describeCall(e.command, e.args));
+    if (e.type === 'tool_result') answered.add(e.callId);
+  }
+  return { labels, answered };
+}
+
+function compact(memory: PlannerMemory, history: readonly HistoryEntry[], throughSeq: number): PlannerMemory {
+  const { labels, answered } = callLabels(history);
+  const batch = history.filter((e) => e.seq > memory.compactedThroughSeq && e.seq <= throughSeq);
+  const facts = batch.map((e) => factOf(e, labels, answered)).filter((f): f is string => f !== null);
+  return { ...memory, facts: [...memory.facts, ...facts], compactedThroughSeq: throughSeq };
+}
+
+/** What {@link renderMemory} needs besides the memory: the task, its history and the limits to display. */
+export interface RenderInput {
+  task: Task;
+  history: readonly HistoryEntry[];
+  memory: PlannerMemory;
+  /** Number of the step being decided. */
+  step: number;
+  limits: { maxSteps?: number; maxToolCalls?: number; maxQuestions: number };
+  layout?: Partial<MemoryLayout>;
+}
+
+/** A rendered memory and the memory to store (compaction is recorded so the next render starts identically). */
+export interface RenderedMemory {
+  text: string;
+  memory: PlannerMemory;
+  tokens: number;
+  budgetTokens: number;
+}
+
+type SectionName = 'TASK' | 'PLAN' | 'USER ANSWERS' | 'HISTORY' | 'FILES' | 'STATE';
+
+const ORDERS: Record<SectionOrder, readonly SectionName[]> = {
+  // TASK never changes; FILES changes when a file is written (the most recently changed file last); HISTORY grows
+  // at its end and is compacted in whole chunks; USER ANSWERS, PLAN and STATE are short and sit last, where a change
+  // costs little and where a small model pays most attention. A step without a write therefore re-evaluates only
+  // the new history entries and the short tail. `files-last` trades that for never re-evaluating the history on a
+  // write; it wins only for small files rewritten almost every step (the bench measures both).
+  stable: ['TASK', 'FILES', 'HISTORY', 'USER ANSWERS', 'PLAN', 'STATE'],
+  'files-last': ['TASK', 'HISTORY', 'FILES', 'USER ANSWERS', 'PLAN', 'STATE'],
+  design: ['TASK', 'PLAN', 'STATE', 'FILES', 'HISTORY', 'USER ANSWERS'],
+};
+
+function renderSections(
+  input: RenderInput,
+  memory: PlannerMemory,
+  layout: MemoryLayout,
+  fileChars: number,
+): string {
+  const { task, history } = input;
+  const { labels, answered } = callLabels(history);
+  const sections: Record<SectionName, string[]> = {
+    TASK: [],
+    PLAN: [],
+    'USER ANSWERS': [],
+    HISTORY: [],
+    FILES: [],
+    STATE: [],
+  };
+
+  const t = sections.TASK;
+  t.push('# TASK', task.prompt.trim(), '', `kind: ${task.kind}`);
+  t.push(
+    `allowed commands: ${task.allowedCommands.length > 0 ? task.allowedCommands.join(', ') : 'any offered'}`,
+  );
+  if (task.context !== undefined && task.context !== null) t.push(`context: ${JSON.stringify(task.context)}`);
+
+  sections.PLAN.push(
+    '# PLAN (pinned)',
+    memory.plan ?? '(no plan yet: start your reply with PLAN: and a short numbered plan)',
+  );
+
+  const answers: string[] = [];
+  const questions = new Map<string, string>();
+  for (const e of history) {
+    if (e.type === 'question') questions.set(e.questionId, e.question);
+    if (e.type === 'answer') answers.push(`Q: ${questions.get(e.questionId) ?? '?'}\nA: ${e.answer}`);
+  }
+  sections['USER ANSWERS'].push('# USER ANSWERS', answers.length > 0 ? answers.join('\n') : '(none)');
+
+  const h = sections.HISTORY;
+  h.push('# HISTORY');
+  if (memory.facts.length > 0) h.push('Earlier (compacted):', ...memory.facts.map((f) => `- ${f}`), '');
+  const recent = history.filter((e) => e.seq > memory.compactedThroughSeq);
+  if (recent.length === 0 && memory.facts.length === 0) h.push('(nothing yet)');
+  for (const e of recent) {
+    const line = renderEntry(e, labels, answered, layout.maxOutputChars);
+    if (line !== null) h.push(line);
+  }
+
+  const f = sections.FILES;
+  f.push('# FILES');
+  const files = [...currentFiles(history).values()].sort((a, b) => a.seq - b.seq);
+  if (files.length === 0) f.push('(no file read or written yet)');
+  for (const file of files) {
+    f.push(
+      `## ${file.path} (version ${file.version}, sha ${file.hash}, ${file.source} at #${file.seq})`,
+      '```',
+      clip(file.content, fileChars).replace(/\n$/, ''),
+      '```',
+    );
+  }
+
+  const s = sections.STATE;
+  s.push('# STATE');
+  const c = task.counters;
+  const { maxSteps, maxToolCalls, maxQuestions } = input.limits;
+  s.push(
+    `step ${input.step}${maxSteps ? ` of ${maxSteps}` : ''} · tool calls ${c.toolCalls}` +
+      `${maxToolCalls ? `/${maxToolCalls}` : ''} · questions ${c.questions}/${Number.isFinite(maxQuestions) ? maxQuestions : 'unlimited'}`,
+  );
+  const runs = completedCalls(history);
+  const lastRun = runs[runs.length - 1];
+  if (lastRun) {
+    s.push(
+      `last call: ${describeCall(lastRun.command, lastRun.args)} → ${lastRun.outcome.ok ? 'ok' : 'failed'} (#${lastRun.seq})`,
+    );
+  }
+  const failure = lastFailure(history);
+  if (failure) {
+    s.push(`last error (#${failure.call.seq}): ${oneLine(failure.error, 400)}`);
+    if (failure.traceback) s.push('last stack trace:', indent(clip(failure.traceback, 800)));
+  }
+  if (memory.pendingRuns.length > 0) s.push(`runs still queued: ${memory.pendingRuns.length}`);
+  if (memory.pendingNotes.length > 0) s.push('notes for you:', ...memory.pendingNotes.map((n) => `- ${n}`));
+  s.push('', 'Write exactly one directive.');
+
+  return ORDERS[layout.order].map((name) => sections[name].join('\n')).join('\n\n');
+}
+
+/**
+ * Render the task memory for the planner (sections TASK, FILES, HISTORY, USER ANSWERS, PLAN, STATE in the
+ * prefix-stable order), keeping it under the token budget (`numCtx - reserveTokens`): older history is compacted
+ * into facts in whole chunks (recorded in the returned memory so the next render starts with the same text), then
+ * file contents are clipped, then the oldest facts are dropped.
+ */
+export function renderMemory(input: RenderInput): RenderedMemory {
+  const layout: MemoryLayout = { ...DEFAULT_MEMORY_LAYOUT, ...input.layout };
+  const budgetTokens = Math.max(256, layout.numCtx - layout.reserveTokens);
+  let memory = input.memory;
+  const history = input.history;
+  const uncompacted = () => history.filter((e) => e.seq > memory.compactedThroughSeq);
+  // Regular compaction: only in whole chunks, so most steps just append.
+  while (uncompacted().length >= layout.keepVerbatim + layout.compactChunk) {
+    const batch = uncompacted().slice(0, layout.compactChunk);
+    memory = compact(memory, history, batch[batch.length - 1]?.seq ?? memory.compactedThroughSeq);
+  }
+  let fileChars = layout.maxFileChars;
+  let text = renderSections(input, memory, layout, fileChars);
+  // Over budget: compact more, then clip files, then drop the oldest facts.
+  for (let guard = 0; estimateTokens(text) > budgetTokens && guard < 64; guard++) {
+    const rest = uncompacted();
+    if (rest.length > 2) {
+      const batch = rest.slice(0, Math.min(layout.compactChunk, rest.length - 2));
+      memory = compact(memory, history, batch[batch.length - 1]?.seq ?? memory.compactedThroughSeq);
+    } else if (fileChars > 800) {
+      fileChars = Math.floor(fileChars / 2);
+    } else if (memory.facts.length > 0) {
+      memory = { ...memory, facts: memory.facts.slice(Math.ceil(memory.facts.length / 2)) };
+    } else break;
+    text = renderSections(input, memory, layout, fileChars);
+  }
+  return { text, memory, tokens: estimateTokens(text), budgetTokens };
+}

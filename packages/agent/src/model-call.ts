@@ -1,0 +1,145 @@
+import type { JsonValue, StepContext, StepRecord, StepUsage, TaskErrorInfo } from '@ccagent/engine';
+import type {
+  ChatDelta,
+  ChatMessage,
+  ChatModel,
+  ChatOptions,
+  ChatResponse,
+  JsonSchema,
+  ToolDefinition,
+} from '@ccagent/ollama';
+import type { Prompt } from './prompts.js';
+
+/** Which part of a strategy a model call belongs to (also the step-log `kind`). */
+export type ModelCallRole = 'planner' | 'executor' | 'native';
+
+/** Passed to {@link ModelRole.onDelta} with every streamed piece, so a host can show a reply as it is written. */
+export interface ModelCallMeta {
+  taskId: string;
+  step: number;
+  role: ModelCallRole;
+}
+
+/**
+ * A model in one role (planner, executor, native loop): the {@link ChatModel} adapter, the model name (also the
+ * engine's per-model limiter key), and the request options used for every call in that role.
+ */
+export interface ModelRole {
+  model: ChatModel;
+  /** Model name as the provider knows it, e.g. `qwen2.5-coder:7b`. */
+  name: string;
+  options?: ChatOptions;
+  keepAlive?: string | number;
+  think?: boolean;
+  /** Streamed pieces of each reply (never needed for correctness; the whole reply is awaited). */
+  onDelta?: (delta: ChatDelta, meta: ModelCallMeta) => void;
+}
+
+/** One model request as the strategy builds it (what varies per call). */
+export interface ModelRequest {
+  messages: ChatMessage[];
+  format?: 'json' | JsonSchema;
+  tools?: ToolDefinition[];
+}
+
+/** A finished model call: the reply or the error, and the step-log record describing it (not yet written). */
+export interface ModelCallOutcome {
+  response?: ChatResponse;
+  error?: TaskErrorInfo;
+  record: StepRecord;
+}
+
+function toJson(value: unknown): JsonValue {
+  return JSON.parse(JSON.stringify(value ?? null)) as JsonValue;
+}
+
+function usageOf(response: ChatResponse): StepUsage {
+  const u = response.usage;
+  const usage: StepUsage = {};
+  if (u.promptEvalCount !== undefined) usage.promptTokens = u.promptEvalCount;
+  if (u.evalCount !== undefined) usage.completionTokens = u.evalCount;
+  if (u.totalDurationNs !== undefined) usage.totalDurationMs = Math.round(u.totalDurationNs / 1e6);
+  return usage;
+}
+
+function errorInfo(err: unknown): TaskErrorInfo {
+  const code =
+    typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string'
+      ? (err as { code: string }).code
+      : 'model_error';
+  return { code, message: err instanceof Error ? err.message : String(err) };
+}
+
+/**
+ * Run one model call under the engine's per-model limiter and describe it for the step log: the exact request
+ * (messages, options, format, tools, keep-alive, think, prompt version) and the raw reply with usage and timing.
+ * A model failure is returned, not thrown; an abort of the step (cancel, deadline, shutdown) is rethrown so the
+ * engine can stop the task.
+ */
+export async function callModel(
+  ctx: StepContext,
+  taskId: string,
+  role: ModelRole,
+  kind: ModelCallRole | 'executor_repair',
+  request: ModelRequest,
+  prompt?: Prompt,
+): Promise<ModelCallOutcome> {
+  const input: Record<string, unknown> = { messages: request.messages };
+  if (role.options !== undefined) input.options = role.options;
+  if (request.format !== undefined) input.format = request.format;
+  if (request.tools !== undefined) input.tools = request.tools;
+  if (role.keepAlive !== undefined) input.keepAlive = role.keepAlive;
+  if (role.think !== undefined) input.think = role.think;
+  if (prompt) input.prompt = { name: prompt.name, version: prompt.version };
+  const startedAt = ctx.clock.now();
+  const started = performance.now();
+  const onDelta = role.onDelta;
+  const metaRole: ModelCallRole = kind === 'executor_repair' ? 'executor' : kind;
+  try {
+    const response = await ctx.callModel(role.name, (signal) =>
+      role.model.chat({
+        model: role.name,
+        messages: request.messages,
+        ...(request.tools ? { tools: request.tools } : {}),
+        ...(request.format !== undefined ? { format: request.format } : {}),
+        ...(role.options ? { options: role.options } : {}),
+        ...(role.keepAlive !== undefined ? { keepAlive: role.keepAlive } : {}),
+        ...(role.think !== undefined ? { think: role.think } : {}),
+        ...(onDelta
+          ? { onDelta: (d: ChatDelta) => onDelta(d, { taskId, step: ctx.step, role: metaRole }) }
+          : {}),
+        signal,
+      }),
+    );
+    const output: Record<string, unknown> = { content: response.message.content };
+    if (response.message.thinking) output.thinking = response.message.thinking;
+    if (response.message.toolCalls.length > 0) output.toolCalls = response.message.toolCalls;
+    if (response.usage.doneReason !== undefined) output.doneReason = response.usage.doneReason;
+    return {
+      response,
+      record: {
+        kind,
+        model: role.name,
+        input: toJson(input),
+        output: toJson(output),
+        startedAt,
+        durationMs: Math.round(performance.now() - started),
+        usage: usageOf(response),
+      },
+    };
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    const error = errorInfo(err);
+    return {
+      error,
+      record: {
+        kind,
+        model: role.name,
+        input: toJson(input),
+        error,
+        startedAt,
+        durationMs: Math.round(performance.now() - started),
+      },
+    };
+  }
+}

@@ -1,0 +1,615 @@
+import type {
+  Decision,
+  HistoryEntry,
+  JsonValue,
+  StepContext,
+  StepRecord,
+  Task,
+  TaskErrorInfo,
+  TaskStrategy,
+} from '@ccagent/engine';
+import type { ChatMessage } from '@ccagent/ollama';
+import { z } from 'zod';
+import { AgentError } from './agent-error.js';
+import { formatDirective, parseDirective, type Directive, type ParsedDirective } from './directive-parser.js';
+import { executorJsonSchema, validateExecutorOutput, type ExecutorOutput } from './executor-schema.js';
+import { completedCalls, describeCall, lastFailure, normalizePath } from './history-view.js';
+import {
+  loadPlannerMemory,
+  memoryToJson,
+  renderMemory,
+  type MemoryLayout,
+  type PlannerMemory,
+} from './memory.js';
+import { callModel, type ModelRole } from './model-call.js';
+import {
+  checkCompletion,
+  completionCriteriaSchema,
+  DEFAULT_AGENT_POLICY,
+  repeatCount,
+  type AgentPolicy,
+  type CompletionCriteria,
+} from './policy.js';
+import { fillTemplate, loadPrompt } from './prompts.js';
+import {
+  checkCommands,
+  describeTool,
+  directiveToToolCall,
+  planToolCall,
+  toolsFor,
+  toolsForDirective,
+  type AgentToolCall,
+  type AgentToolName,
+  type CommandCall,
+} from './tools.js';
+
+/**
+ * How a directive becomes a tool call: `model` (the executor model translates every directive), `parser`
+ * (deterministic translation, no second model call), `parser-then-model` (the parser; the executor model only
+ * when the parse needed a guess or found no directive).
+ */
+export type ExecutorMode = 'model' | 'parser' | 'parser-then-model';
+
+/** {@link AgentPolicy} overrides; `memory` may itself be partial. */
+export type AgentPolicyInput = Partial<Omit<AgentPolicy, 'memory'>> & { memory?: Partial<MemoryLayout> };
+
+/** Options of {@link createPlannerExecutorStrategy}. */
+export interface PlannerExecutorOptions {
+  planner: ModelRole;
+  executor: ModelRole;
+  /** Default `parser-then-model`. */
+  mode?: ExecutorMode;
+  policy?: AgentPolicyInput;
+  /** When a DONE is believed (defaults: a successful run after the last write, last run ok). */
+  completion?: CompletionCriteria;
+  /** Lift the question limit (a person is expected to be watching). Default false. */
+  interactive?: boolean;
+  /** Extra instructions for this kind of task, appended to the planner's system prompt. */
+  systemPrompt?: string;
+}
+
+const positiveInt = z.number().int().min(1);
+const policySchema = z.object({
+  maxSteps: positiveInt,
+  maxToolCalls: positiveInt,
+  executorRepairRetries: z.number().int().min(0).max(5),
+  duplicateThreshold: z.number().int().min(2),
+  duplicateHardStop: z.number().int().min(0),
+  maxQuestions: z.number().int().min(0),
+  maxConsecutiveBounces: positiveInt,
+  maxDoneRejections: positiveInt,
+  maxModelFailures: positiveInt,
+  gatherFiles: z.boolean(),
+  memory: z.object({
+    keepVerbatim: positiveInt,
+    compactChunk: positiveInt,
+    numCtx: z.number().int().min(512),
+    reserveTokens: z.number().int().min(0),
+    maxOutputChars: z.number().int().min(80),
+    maxFileChars: z.number().int().min(200),
+    order: z.enum(['stable', 'files-last', 'design']),
+  }),
+});
+
+/** Merge and validate policy overrides; throws `AgentError('invalid_config')` naming the bad field. */
+export function resolvePolicy(input: AgentPolicyInput = {}): AgentPolicy {
+  const merged = {
+    ...DEFAULT_AGENT_POLICY,
+    ...input,
+    memory: { ...DEFAULT_AGENT_POLICY.memory, ...input.memory },
+  };
+  const parsed = policySchema.safeParse(merged);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new AgentError(
+      'invalid_config',
+      `invalid agent policy: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'unknown problem'}`,
+    );
+  }
+  return parsed.data;
+}
+
+const FILE_WORD =
+  /(?:^|[\s"'`(])((?:[\w-]+\/)*[\w-]+\.(?:lua|txt|json|cfg|conf|md|csv|db))(?=$|[\s"'`),.:;!?])/g;
+const MAX_GATHER = 5;
+
+/** Files a task names: `context.files` (strings) and file-like words in the prompt, in order, deduplicated. */
+export function filesNamedBy(task: Task): string[] {
+  const out: string[] = [];
+  const add = (p: string) => {
+    const n = normalizePath(p);
+    if (n !== '' && !out.includes(n)) out.push(n);
+  };
+  const ctx = task.context;
+  if (ctx && typeof ctx === 'object' && !Array.isArray(ctx) && Array.isArray(ctx.files)) {
+    for (const f of ctx.files) if (typeof f === 'string') add(f);
+  }
+  for (const m of task.prompt.matchAll(FILE_WORD)) if (m[1]) add(m[1]);
+  return out.slice(0, MAX_GATHER);
+}
+
+function touchedPaths(history: readonly HistoryEntry[]): Set<string> {
+  const paths = new Set<string>();
+  for (const e of history) {
+    if (e.type !== 'tool_call' || (e.command !== 'fs_read' && e.command !== 'fs_write')) continue;
+    const a = e.args;
+    if (a && typeof a === 'object' && !Array.isArray(a) && typeof a.path === 'string')
+      paths.add(normalizePath(a.path));
+  }
+  return paths;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+/** Per-step working state: the memory being built and the decision helpers that persist it. */
+class Step {
+  constructor(
+    readonly task: Task,
+    readonly history: HistoryEntry[],
+    readonly ctx: StepContext,
+    readonly policy: AgentPolicy,
+    public mem: PlannerMemory,
+    readonly limits: { maxSteps: number; maxToolCalls: number; lastStep: boolean },
+  ) {}
+
+  log(record: StepRecord): Promise<unknown> {
+    return this.ctx.logStep(record);
+  }
+
+  policyEvent(code: string, message: string, extra: Partial<StepRecord> = {}): Promise<unknown> {
+    return this.log({ kind: 'policy', error: { code, message }, ...extra });
+  }
+
+  memory(): JsonValue {
+    return memoryToJson(this.mem);
+  }
+
+  lastError(): string | null {
+    const failure = lastFailure(this.history);
+    return this.mem.lastError ?? (failure ? failure.error : null);
+  }
+
+  fail(code: string, message: string, details: Record<string, JsonValue> = {}): Decision {
+    const error: TaskErrorInfo = {
+      code,
+      message,
+      details: {
+        ...details,
+        lastPlan: this.mem.plan,
+        lastDirective: this.mem.lastDirective,
+        lastError: this.lastError(),
+      },
+    };
+    return { type: 'fail', error, memory: this.memory() };
+  }
+
+  budgetFail(budget: 'maxSteps' | 'maxToolCalls', limit: number, used: number): Decision {
+    return this.fail('budget_exhausted', `agent budget ${budget} exhausted (limit ${limit}, used ${used})`, {
+      budget,
+      limit,
+      used,
+    });
+  }
+
+  /** A non-terminal decision on the last allowed step becomes the step-budget failure. */
+  finish(decision: Decision): Decision {
+    if (!this.limits.lastStep || decision.type === 'complete' || decision.type === 'fail') return decision;
+    return this.budgetFail('maxSteps', this.limits.maxSteps, this.ctx.step);
+  }
+
+  async bounce(code: string, reason: string): Promise<Decision> {
+    this.mem.counters.bounces++;
+    this.mem.lastError = reason;
+    await this.policyEvent(code, reason);
+    if (this.mem.counters.bounces >= this.policy.maxConsecutiveBounces) {
+      return this.fail(
+        'planner_unusable',
+        `the planner's replies could not be used ${this.mem.counters.bounces} times in a row; last problem: ${reason}`,
+      );
+    }
+    return this.finish({
+      type: 'continue',
+      note: `Your last reply was not carried out: ${reason}`,
+      memory: this.memory(),
+    });
+  }
+
+  async modelFailure(role: string, error: TaskErrorInfo): Promise<Decision> {
+    this.mem.counters.modelFailures++;
+    this.mem.lastError = `${role} model call failed (${error.code}): ${error.message}`;
+    if (this.mem.counters.modelFailures >= this.policy.maxModelFailures) {
+      return this.fail(
+        'model_failed',
+        `the ${role} model failed ${this.mem.counters.modelFailures} times in a row: ${error.message}`,
+        { modelError: error as unknown as JsonValue },
+      );
+    }
+    return this.finish({ type: 'continue', memory: this.memory() });
+  }
+
+  toolCall(call: CommandCall, message: string): Decision {
+    if (this.task.counters.toolCalls >= this.limits.maxToolCalls) {
+      return this.budgetFail('maxToolCalls', this.limits.maxToolCalls, this.task.counters.toolCalls);
+    }
+    this.mem.counters.bounces = 0;
+    this.mem.counters.suppressions = 0;
+    return this.finish({
+      type: 'tool_call',
+      command: call.command,
+      args: call.args as JsonValue,
+      memory: this.memory(),
+      message,
+    });
+  }
+}
+
+/**
+ * The planner/executor strategy: each engine step either continues queued work (the runs after a write, reading the
+ * files the task names) or asks the planner for one directive, turns it into one validated tool call (parser or
+ * executor model, repaired once, else bounced), applies the policies (allowed commands, duplicates, questions,
+ * completion criteria, budgets) and returns exactly one decision. Every model call is in the step log.
+ */
+export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): TaskStrategy {
+  const policy = resolvePolicy(opts.policy);
+  const mode: ExecutorMode = opts.mode ?? 'parser-then-model';
+  if (!['model', 'parser', 'parser-then-model'].includes(mode)) {
+    throw new AgentError('invalid_config', `unknown executor mode "${String(mode)}"`);
+  }
+  const baseCriteria = completionCriteriaSchema.safeParse(opts.completion ?? {});
+  if (!baseCriteria.success) throw new AgentError('invalid_config', 'invalid completion criteria');
+  const plannerPrompt = loadPrompt('planner');
+  const executorPrompt = loadPrompt('executor');
+  const repairPrompt = loadPrompt('executor-repair');
+  const plannerSystem = opts.systemPrompt?.trim()
+    ? `${plannerPrompt.text}\n\nInstructions for this kind of task:\n${opts.systemPrompt.trim()}`
+    : plannerPrompt.text;
+  const maxQuestions = opts.interactive ? Number.POSITIVE_INFINITY : policy.maxQuestions;
+
+  function criteriaFor(task: Task, s: Step): CompletionCriteria {
+    const extra = task.metadata.completion;
+    if (extra === undefined) return baseCriteria.data ?? {};
+    const parsed = completionCriteriaSchema.safeParse(extra);
+    if (!parsed.success) {
+      s.ctx.logger.warn({ task_id: task.id }, 'agent: ignoring invalid metadata.completion');
+      return baseCriteria.data ?? {};
+    }
+    return { ...baseCriteria.data, ...parsed.data };
+  }
+
+  /** Executor model: one call, then up to `executorRepairRetries` repairs with the validation error appended. */
+  async function runExecutor(
+    s: Step,
+    directiveText: string,
+    tools: readonly AgentToolName[],
+    allowFinal: boolean,
+  ): Promise<{ ok: true; output: ExecutorOutput } | { ok: false; decision: Decision }> {
+    const shapes: string[] = [];
+    if (tools.length > 0) {
+      shapes.push(
+        '- a tool call: {"kind":"tool","explanation":"<one line>","tool":"<tool name>","parameters":{...}}',
+      );
+    }
+    if (allowFinal) {
+      shapes.push(
+        '- for a DONE directive: {"kind":"final","explanation":"<one line>","result":{"success":true,"message":"<summary>","details":"<notes>"}}',
+      );
+    }
+    const system = fillTemplate(executorPrompt.text, {
+      tools: tools.length > 0 ? tools.map(describeTool).join('\n') : '(none: this directive ends the task)',
+      shapes: shapes.join('\n'),
+    });
+    const format = executorJsonSchema(tools, allowFinal);
+    const messages: ChatMessage[] = [
+      { role: 'system', content: system },
+      { role: 'user', content: directiveText },
+    ];
+    let lastProblem = '';
+    for (let attempt = 0; attempt <= s.policy.executorRepairRetries; attempt++) {
+      const call = await callModel(
+        s.ctx,
+        s.task.id,
+        opts.executor,
+        attempt === 0 ? 'executor' : 'executor_repair',
+        { messages: [...messages], format },
+        attempt === 0 ? executorPrompt : repairPrompt,
+      );
+      s.mem.counters.executorCalls++;
+      if (!call.response) {
+        await s.log(call.record);
+        return { ok: false, decision: await s.modelFailure('executor', call.error ?? unknownError()) };
+      }
+      s.mem.counters.modelFailures = 0;
+      const raw = call.response.message.content;
+      const v = validateExecutorOutput(raw, tools, allowFinal);
+      if (v.ok) {
+        await s.log({
+          ...call.record,
+          directive: v.value.output as unknown as JsonValue,
+          ...(v.value.repairs.length > 0
+            ? { validationErrors: v.value.repairs.map((r) => `tolerated: ${r}`) }
+            : {}),
+        });
+        return { ok: true, output: v.value.output };
+      }
+      lastProblem = `${v.error.stage}: ${v.error.message}`;
+      await s.log({ ...call.record, validationErrors: [lastProblem] });
+      messages.push(
+        { role: 'assistant', content: raw },
+        { role: 'user', content: fillTemplate(repairPrompt.text, { error: lastProblem }) },
+      );
+    }
+    return {
+      ok: false,
+      decision: await s.bounce(
+        'executor_invalid',
+        `the executor could not turn your directive into a valid tool call (${lastProblem}). ` +
+          'Write the directive again, exactly in the directive format.',
+      ),
+    };
+  }
+
+  async function complete(s: Step, summary: string, notes: string, explanation?: string): Promise<Decision> {
+    const verdict = checkCompletion(s.history, criteriaFor(s.task, s));
+    if (!verdict.ok) return rejectDone(s, verdict.reason);
+    s.mem.counters.bounces = 0;
+    const result: Record<string, JsonValue> = {
+      success: true,
+      summary,
+      notes,
+      evidence: verdict.evidence as unknown as JsonValue,
+    };
+    if (explanation) result.explanation = explanation;
+    return { type: 'complete', result, memory: s.memory(), message: oneLine(summary, 200) };
+  }
+
+  async function rejectDone(s: Step, reason: string): Promise<Decision> {
+    s.mem.counters.doneRejections++;
+    s.mem.lastError = `DONE rejected: ${reason}`;
+    await s.policyEvent('done_rejected', reason);
+    if (s.mem.counters.doneRejections >= s.policy.maxDoneRejections) {
+      return s.fail(
+        'completion_unproven',
+        `DONE was claimed ${s.mem.counters.doneRejections} times without proof; last reason: ${reason}`,
+      );
+    }
+    return s.finish({ type: 'continue', note: `DONE rejected: ${reason}.`, memory: s.memory() });
+  }
+
+  async function ask(s: Step, question: string, why: string): Promise<Decision> {
+    if (why.trim() === '') {
+      return s.bounce(
+        'ask_refused',
+        'ASK_USER needs a WHY: saying why the task cannot go on without the answer. If it can, decide yourself and continue',
+      );
+    }
+    if (s.task.counters.questions >= maxQuestions) {
+      return s.bounce(
+        'ask_refused',
+        `ASK_USER refused: the ${maxQuestions} questions allowed for this task are used up. Decide yourself and continue`,
+      );
+    }
+    s.mem.counters.bounces = 0;
+    return s.finish({ type: 'ask_user', question, why, memory: s.memory(), message: oneLine(question, 200) });
+  }
+
+  /** Turn a validated tool call into the step's decision (allowed commands, duplicates, budgets). */
+  async function execute(s: Step, call: AgentToolCall, label: string): Promise<Decision> {
+    const plan = planToolCall(call);
+    if (plan.kind === 'ask') return ask(s, plan.question, plan.why);
+    const available = s.ctx.availableCommands().map((c) => c.name);
+    const check = checkCommands(plan.calls, s.task.allowedCommands, available);
+    if (!check.ok) return s.bounce(check.error.code, check.error.message);
+    const [first, ...rest] = plan.calls;
+    if (!first) return s.bounce('executor_invalid', 'the tool call contained no command');
+    const repeats = repeatCount(s.history, first.command, first.args as JsonValue);
+    if (repeats >= s.policy.duplicateThreshold - 1) {
+      s.mem.counters.suppressions++;
+      const previous = [...completedCalls(s.history)].reverse().find((c) => c.command === first.command);
+      const evidence = previous
+        ? previous.outcome.ok
+          ? `it succeeded and printed: ${oneLine(previous.outcome.output, 300) || '(nothing)'}`
+          : `it failed: ${oneLine(previous.outcome.error ?? '', 300)}`
+        : 'see HISTORY';
+      const reason =
+        `${describeCall(first.command, first.args as JsonValue)} was not run again: it is the same call as the ` +
+        `previous ${repeats === 1 ? 'one' : `${repeats} calls`}, and ${evidence}. Running it again gives the same ` +
+        'result; change something (fix the file, other arguments) or write DONE if the task is finished';
+      s.mem.lastError = reason;
+      await s.policyEvent('duplicate_suppressed', reason);
+      if (s.policy.duplicateHardStop > 0 && s.mem.counters.suppressions >= s.policy.duplicateHardStop) {
+        return s.fail(
+          'repetition',
+          `the planner asked for the same call ${s.mem.counters.suppressions} more times after it was suppressed: ` +
+            describeCall(first.command, first.args as JsonValue),
+        );
+      }
+      return s.finish({ type: 'continue', note: reason, memory: s.memory() });
+    }
+    s.mem.pendingRuns = rest
+      .filter((c) => c.command === 'run_program')
+      .map((c) => ({ path: String(c.args.path), args: (c.args.args as string[] | undefined) ?? [] }));
+    return s.toolCall(first, label);
+  }
+
+  async function handleDirective(s: Step, parsed: ParsedDirective): Promise<Decision> {
+    const d: Directive = parsed.directive;
+    const available = s.ctx.availableCommands().map((c) => c.name);
+    if (d.kind === 'DONE' && mode !== 'model') return complete(s, d.summary, d.notes);
+    if (d.kind === 'ASK_USER' && mode !== 'model') return ask(s, d.question, d.why);
+    if (d.kind === 'DONE') {
+      // Check before spending an executor call on a claim that will be refused anyway.
+      const verdict = checkCompletion(s.history, criteriaFor(s.task, s));
+      if (!verdict.ok) return rejectDone(s, verdict.reason);
+    }
+    if (d.kind === 'ASK_USER') {
+      // The rules apply to the planner's directive; the executor only formats an allowed question.
+      if (d.why.trim() === '' || s.task.counters.questions >= maxQuestions) return ask(s, d.question, d.why);
+    }
+    const offered = toolsFor(available);
+    const tools = toolsForDirective(d.kind).filter((t) => offered.includes(t));
+    if (d.kind !== 'DONE' && tools.length === 0) {
+      return s.bounce(
+        'not_available',
+        `no command available to this task can carry out ${d.kind} (available: ${available.join(', ') || 'none'})`,
+      );
+    }
+    const useParser = mode === 'parser' || (mode === 'parser-then-model' && parsed.guesses.length === 0);
+    if (useParser) {
+      const call = directiveToToolCall(d);
+      if (!call) return complete(s, (d as { summary?: string }).summary ?? '', '');
+      await s.log({
+        kind: 'translate',
+        model: 'parser',
+        directive: { kind: d.kind } as JsonValue,
+        toolCall: call as unknown as JsonValue,
+      });
+      return execute(s, call, oneLine(formatDirective(d, true), 200));
+    }
+    const r = await runExecutor(s, formatDirective(d), tools, d.kind === 'DONE');
+    if (!r.ok) return r.decision;
+    if (r.output.kind === 'final') {
+      if (d.kind !== 'DONE')
+        return s.bounce('executor_invalid', 'the executor ended the task without a DONE');
+      if (!r.output.result.success) {
+        return s.fail('agent_gave_up', r.output.result.message || d.summary, {
+          details: r.output.result.details,
+        });
+      }
+      return complete(
+        s,
+        r.output.result.message || d.summary,
+        r.output.result.details || d.notes,
+        r.output.explanation,
+      );
+    }
+    if (d.kind === 'ASK_USER' && r.output.call.tool === 'ask_user') {
+      // The planner's WHY is what the rule checked; keep it even if the executor dropped it.
+      const q = r.output.call.parameters;
+      return ask(s, q.question, q.why.trim() !== '' ? q.why : d.why);
+    }
+    return execute(s, r.output.call, oneLine(formatDirective(d, true), 200));
+  }
+
+  /** parser-then-model: a reply without a usable directive goes to the executor model as free text. */
+  async function handleUnparsed(s: Step, raw: string): Promise<Decision> {
+    const available = s.ctx.availableCommands().map((c) => c.name);
+    const offered = toolsFor(available);
+    const tools = toolsForDirective(null).filter((t) => offered.includes(t));
+    const r = await runExecutor(s, raw.trim(), tools, true);
+    if (!r.ok) return r.decision;
+    s.mem.pendingNotes.push(
+      'Your last reply had no directive in the required format; it was interpreted as ' +
+        (r.output.kind === 'final' ? 'DONE' : `the tool call ${r.output.call.tool}`) +
+        '. Write directives exactly in the format.',
+    );
+    if (r.output.kind === 'final') {
+      if (!r.output.result.success) return s.fail('agent_gave_up', r.output.result.message);
+      return complete(s, r.output.result.message, r.output.result.details, r.output.explanation);
+    }
+    return execute(s, r.output.call, oneLine(r.output.explanation || r.output.call.tool, 200));
+  }
+
+  async function decide(task: Task, history: HistoryEntry[], ctx: StepContext): Promise<Decision> {
+    const maxSteps = Math.min(policy.maxSteps, task.budgets.maxSteps ?? Number.POSITIVE_INFINITY);
+    const maxToolCalls = Math.min(policy.maxToolCalls, task.budgets.maxToolCalls ?? Number.POSITIVE_INFINITY);
+    const s = new Step(task, history, ctx, policy, loadPlannerMemory(task.memory), {
+      maxSteps,
+      maxToolCalls,
+      lastStep: ctx.step >= maxSteps,
+    });
+    if (ctx.step > maxSteps) return s.budgetFail('maxSteps', maxSteps, ctx.step - 1);
+
+    // 1. Runs queued by a WRITE_FILE … THEN, one per step, while they succeed.
+    if (s.mem.pendingRuns.length > 0) {
+      const calls = completedCalls(history);
+      const last = calls[calls.length - 1];
+      const [next, ...rest] = s.mem.pendingRuns;
+      if (last && last.outcome.ok && next) {
+        s.mem.pendingRuns = rest;
+        const call: CommandCall = { command: 'run_program', args: { path: next.path, args: next.args } };
+        await s.log({ kind: 'queued_run', toolCall: call as unknown as JsonValue });
+        return s.toolCall(call, `THEN ${describeCall(call.command, call.args as JsonValue)}`);
+      }
+      const skipped = s.mem.pendingRuns.map((r) => [r.path, ...r.args].join(' ')).join('; ');
+      const why = last
+        ? `${describeCall(last.command, last.args)} failed`
+        : 'the previous call did not complete';
+      s.mem.pendingNotes.push(`The remaining THEN runs (${skipped}) were skipped because ${why}.`);
+      s.mem.pendingRuns = [];
+      await s.policyEvent('runs_skipped', `skipped ${skipped}: ${why}`);
+    }
+
+    // 2. Gather state: read the files the task names before the planner first sees it.
+    const available = ctx.availableCommands().map((c) => c.name);
+    const fsReadAllowed = task.allowedCommands.length === 0 || task.allowedCommands.includes('fs_read');
+    if (policy.gatherFiles && available.includes('fs_read') && fsReadAllowed) {
+      const touched = touchedPaths(history);
+      const path = filesNamedBy(task).find((p) => !touched.has(p) && !s.mem.gathered.includes(p));
+      if (path) {
+        s.mem.gathered.push(path);
+        const call: CommandCall = { command: 'fs_read', args: { path } };
+        await s.log({ kind: 'gather', toolCall: call as unknown as JsonValue });
+        return s.toolCall(call, `reading ${path}`);
+      }
+    }
+
+    // 3. Ask the planner for one directive.
+    const rendered = renderMemory({
+      task,
+      history,
+      memory: s.mem,
+      step: ctx.step,
+      limits: {
+        ...(Number.isFinite(maxSteps) ? { maxSteps } : {}),
+        ...(Number.isFinite(maxToolCalls) ? { maxToolCalls } : {}),
+        maxQuestions,
+      },
+      layout: { ...policy.memory, numCtx: opts.planner.options?.numCtx ?? policy.memory.numCtx },
+    });
+    s.mem = rendered.memory;
+    s.mem.pendingNotes = [];
+    const messages: ChatMessage[] = [
+      { role: 'system', content: plannerSystem },
+      { role: 'user', content: rendered.text },
+    ];
+    const call = await callModel(ctx, task.id, opts.planner, 'planner', { messages }, plannerPrompt);
+    s.mem.counters.plannerCalls++;
+    if (!call.response) {
+      await s.log(call.record);
+      return s.modelFailure('planner', call.error ?? unknownError());
+    }
+    s.mem.counters.modelFailures = 0;
+    const raw = call.response.message.content;
+    const parsed = parseDirective(raw);
+    if (!parsed.ok) {
+      await s.log({ ...call.record, validationErrors: [`${parsed.error.code}: ${parsed.error.message}`] });
+      const recoverable = parsed.error.code === 'no_directive' || parsed.error.code === 'missing_field';
+      if (mode !== 'parser' && recoverable) return handleUnparsed(s, raw);
+      return s.bounce(`directive_${parsed.error.code}`, parsed.error.message);
+    }
+    const v = parsed.value;
+    await s.log({
+      ...call.record,
+      directive: {
+        ...v.directive,
+        ...(v.plan ? { plan: v.plan } : {}),
+        ...(v.ignored.length > 0 ? { ignored: v.ignored } : {}),
+        ...(v.guesses.length > 0 ? { guesses: v.guesses } : {}),
+      } as unknown as JsonValue,
+      ...(v.notes.length > 0 ? { validationErrors: v.notes } : {}),
+    });
+    if (v.plan) s.mem.plan = v.plan;
+    s.mem.lastDirective = formatDirective(v.directive, true);
+    s.mem.pendingNotes.push(...v.notes);
+    return handleDirective(s, v);
+  }
+
+  return { decide };
+}
+
+function unknownError(): TaskErrorInfo {
+  return { code: 'model_error', message: 'the model call failed' };
+}
