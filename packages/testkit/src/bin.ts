@@ -10,6 +10,22 @@ import { applyScenario, parseScenario } from './scenario.js';
 
 const USAGE = 'usage: fake-ollama [--port 11434] [--host 127.0.0.1] --script scenario.json';
 
+const HELP = `fake-ollama — a SCRIPTED TEST DOUBLE of an Ollama server. It runs no model: it replays the replies a
+scenario file scripts, with Ollama's and OpenAI's exact wire formats, so the stack can run without a GPU.
+
+${USAGE}
+
+  -s, --script FILE   scenario JSON (required), e.g.
+                      {"models": {"qwen2.5:7b": ["Hello!", {"toolCalls": [{"name": "dig", "arguments": {}}]}]},
+                       "repeat": true, "installed": ["llama3.2"]}
+  -p, --port N        port to listen on (default 11434; 0 picks a free one)
+      --host ADDR     address to bind (default 127.0.0.1)
+  -h, --help          this text
+
+Serves /api/chat, /api/tags, /api/version, /api/show, /v1/chat/completions and /v1/models.
+Point clients at it with OLLAMA_HOST=127.0.0.1:PORT (or http://127.0.0.1:PORT/v1 for OpenAI-compatible ones).
+`;
+
 async function main(): Promise<number> {
   let values: { port?: string; host?: string; script?: string; help?: boolean };
   try {
@@ -26,7 +42,7 @@ async function main(): Promise<number> {
     return 2;
   }
   if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(HELP);
     return 0;
   }
   if (values.script === undefined) {

@@ -2,66 +2,88 @@
  * Scenario files for the standalone `fake-ollama` bin: JSON that scripts models, e.g.
  * `{"models": {"qwen2.5-coder:7b": ["Hello!", {"toolCalls": [{"name": "turtle_forward", "arguments": {}}]}]},
  *   "repeat": true, "installed": ["llama3.2"], "version": "0.12.6"}`.
+ * Validated with zod (strict objects, so a misspelt field is reported instead of silently ignored).
  */
+import { z } from 'zod';
 import type { FakeReply } from './fake-types.js';
 import type { FakeOllama } from './fake-ollama.js';
+
+const count = z.number().int().min(0);
+
+const faultSchema = z.strictObject({
+  latencyMs: count.optional(),
+  tokenDelayMs: count.optional(),
+  status: z.number().int().min(100).max(599).optional(),
+  message: z.string().optional(),
+  resetBeforeResponse: z.boolean().optional(),
+  dropAfterChunks: count.optional(),
+  malformedAfterChunks: count.optional(),
+  truncateAfterChunks: count.optional(),
+  stallAfterChunks: count.optional(),
+  errorAfterChunks: count.optional(),
+});
+
+const toolCallSchema = z.strictObject({
+  id: z.string().optional(),
+  name: z.string().min(1),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  rawArguments: z.string().optional(),
+});
+
+const replySchema = z.union([
+  z.string(),
+  z.strictObject({
+    content: z.string().optional(),
+    thinking: z.string().optional(),
+    toolCalls: z.array(toolCallSchema).optional(),
+    json: z.unknown().optional(),
+    doneReason: z.string().optional(),
+    promptEvalCount: count.optional(),
+    evalCount: count.optional(),
+    chunkChars: z.number().int().min(1).optional(),
+    fault: faultSchema.optional(),
+  }),
+]);
+
+const scenarioSchema = z.strictObject({
+  models: z.record(z.string().min(1), z.array(replySchema)),
+  repeat: z.boolean().default(true),
+  installed: z.array(z.string().min(1)).default([]),
+  version: z.string().optional(),
+});
 
 /** A parsed scenario file. */
 export interface Scenario {
   models: Record<string, FakeReply[]>;
   /** Cycle each model's replies instead of failing once they are used up (default true for standalone runs). */
   repeat: boolean;
+  /** Models listed as installed without a script. */
   installed: string[];
   version?: string;
 }
 
-/** Result of `parseScenario`: the scenario, or a message naming what is wrong. */
+/** Result of `parseScenario`: the scenario, or a message naming each problem with its JSON path. */
 export type ScenarioResult = { ok: true; value: Scenario } | { ok: false; error: string };
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Validates a scenario object (already JSON-parsed); never throws. */
 export function parseScenario(input: unknown): ScenarioResult {
-  if (!isRecord(input)) return { ok: false, error: 'scenario must be a JSON object' };
-  const models = input['models'];
-  if (!isRecord(models))
-    return { ok: false, error: '"models" must be an object mapping model names to reply lists' };
-  const out: Record<string, FakeReply[]> = {};
-  for (const [name, replies] of Object.entries(models)) {
-    if (!Array.isArray(replies)) return { ok: false, error: `models["${name}"] must be an array of replies` };
-    for (const [i, r] of replies.entries()) {
-      if (typeof r !== 'string' && !isRecord(r)) {
-        return { ok: false, error: `models["${name}"][${i}] must be a string or an object` };
-      }
-      if (isRecord(r) && r['toolCalls'] !== undefined) {
-        const calls = r['toolCalls'];
-        if (
-          !Array.isArray(calls) ||
-          !calls.every((c) => isRecord(c) && typeof c['name'] === 'string' && isRecord(c['arguments']))
-        ) {
-          return {
-            ok: false,
-            error: `models["${name}"][${i}].toolCalls must be [{"name": string, "arguments": object}]`,
-          };
-        }
-      }
-    }
-    out[name] = replies as FakeReply[];
+  const parsed = scenarioSchema.safeParse(input);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+      return `${path === '' ? '(root)' : path.replace(/^\./, '')}: ${issue.message}`;
+    });
+    return { ok: false, error: problems.join('; ') };
   }
-  const installed = input['installed'] ?? [];
-  if (!Array.isArray(installed) || !installed.every((n) => typeof n === 'string')) {
-    return { ok: false, error: '"installed" must be an array of model names' };
-  }
-  const version = input['version'];
-  if (version !== undefined && typeof version !== 'string')
-    return { ok: false, error: '"version" must be a string' };
-  const repeat = input['repeat'] ?? true;
-  if (typeof repeat !== 'boolean') return { ok: false, error: '"repeat" must be a boolean' };
+  const { models, repeat, installed, version } = parsed.data;
   return {
     ok: true,
-    value: { models: out, repeat, installed: installed as string[], ...(version ? { version } : {}) },
+    value: {
+      models: models as Record<string, FakeReply[]>,
+      repeat,
+      installed,
+      ...(version !== undefined ? { version } : {}),
+    },
   };
 }
 

@@ -13,6 +13,13 @@ export interface CompareShapeOptions {
    * `model_info`): only their type is compared, not their keys. Example: `message.tool_calls[].function.arguments`.
    */
   opaquePaths?: readonly string[];
+  /**
+   * Dotted paths of fields the real API documents but may leave out (e.g. OpenAI's `choices[].logprobs`, which
+   * Ollama's `/v1` omits): their absence is not a difference; when present their type must still match.
+   */
+  optionalPaths?: readonly string[];
+  /** Dotted paths documented as "X or null" (e.g. OpenAI's `error.code`): `null` on either side is not a difference. */
+  nullablePaths?: readonly string[];
 }
 
 /** JSON type of `value` (`array` and `null` distinguished from `object`). */
@@ -34,26 +41,36 @@ export function compareShape(
   actual: unknown,
   options: CompareShapeOptions = {},
 ): string[] {
-  const opaque = new Set(options.opaquePaths ?? []);
+  const paths: Paths = {
+    opaque: new Set(options.opaquePaths ?? []),
+    optional: new Set(options.optionalPaths ?? []),
+    nullable: new Set(options.nullablePaths ?? []),
+  };
   const diffs: string[] = [];
-  walk(expected, actual, '', opaque, diffs);
+  walk(expected, actual, '', paths, diffs);
   return diffs;
 }
 
-function walk(expected: unknown, actual: unknown, path: string, opaque: Set<string>, diffs: string[]): void {
+interface Paths {
+  opaque: Set<string>;
+  optional: Set<string>;
+  nullable: Set<string>;
+}
+
+function walk(expected: unknown, actual: unknown, path: string, paths: Paths, diffs: string[]): void {
   const te = jsonTypeOf(expected);
   const ta = jsonTypeOf(actual);
   const where = path === '' ? '(root)' : path;
-  if (te !== ta) {
+  if (te !== ta && !(paths.nullable.has(path) && (te === 'null' || ta === 'null'))) {
     diffs.push(`${where}: expected ${te}, got ${ta}`);
     return;
   }
-  if (opaque.has(path)) return;
+  if (te !== ta || paths.opaque.has(path)) return;
   if (te === 'array') {
     const ea = expected as unknown[];
     const aa = actual as unknown[];
     if (ea.length === 0) return;
-    for (const item of aa) walk(ea[0], item, `${path}[]`, opaque, diffs);
+    for (const item of aa) walk(ea[0], item, `${path}[]`, paths, diffs);
     if (aa.length === 0) diffs.push(`${where}: expected a non-empty array like the example, got []`);
     return;
   }
@@ -62,8 +79,9 @@ function walk(expected: unknown, actual: unknown, path: string, opaque: Set<stri
     const ao = actual as Record<string, unknown>;
     for (const key of Object.keys(eo)) {
       const sub = path === '' ? key : `${path}.${key}`;
-      if (!(key in ao)) diffs.push(`${sub}: missing (the real API sends it)`);
-      else walk(eo[key], ao[key], sub, opaque, diffs);
+      if (!(key in ao)) {
+        if (!paths.optional.has(sub)) diffs.push(`${sub}: missing (the real API sends it)`);
+      } else walk(eo[key], ao[key], sub, paths, diffs);
     }
     for (const key of Object.keys(ao)) {
       if (!(key in eo))

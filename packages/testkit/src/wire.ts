@@ -193,9 +193,12 @@ export function openaiCompletion(
         index: 0,
         message: {
           role: 'assistant',
-          content: message.content,
+          // OpenAI sends null content next to tool calls (Ollama's /v1 sends ""); clients must take both.
+          content: calls.length > 0 && message.content === '' ? null : message.content,
           ...(message.thinking ? { reasoning: message.thinking } : {}),
-          ...(calls.length > 0 ? { tool_calls: openaiToolCalls(calls, id) } : {}),
+          ...(calls.length > 0
+            ? { tool_calls: openaiToolCalls(calls, id).map(({ index: _index, ...call }) => call) }
+            : {}),
         },
         finish_reason: openaiFinishReason(f, calls.length > 0),
       },
