@@ -1,19 +1,14 @@
 import { defineConfig } from 'tsup';
 
-export default defineConfig([
-  {
-    entry: ['src/index.ts'],
-    format: ['esm', 'cjs'],
-    dts: true,
-    clean: true,
-    sourcemap: true,
-    target: 'node20',
-  },
-  {
-    entry: ['src/main.ts'],
-    format: ['esm'],
-    sourcemap: true,
-    target: 'node20',
-    banner: { js: '#!/usr/bin/env node' },
-  },
-]);
+// One config (not an array): parallel configs sharing dist/ race on `clean`.
+export default defineConfig({
+  entry: { index: 'src/index.ts', main: 'src/main.ts' },
+  format: ['esm', 'cjs'],
+  dts: { entry: { index: 'src/index.ts' } },
+  clean: true,
+  sourcemap: true,
+  // `import.meta.url` (to find dist/lua) must work in the CJS build too.
+  shims: true,
+  target: 'node20',
+  banner: { js: '#!/usr/bin/env node' },
+});

@@ -1,22 +1,101 @@
-import { Command } from 'commander';
-import { defaultDbPath } from './paths.js';
-import { ORCHESTRATOR_VERSION, startServer } from './server.js';
+/**
+ * `cc-orchestrator` command line: `serve` starts the server. Human-readable startup lines go to stdout (the first
+ * one, `cc-orchestrator <version> listening on <url>`, is what scripts and tests wait for); JSON logs go to stderr.
+ */
+import { Command, Option } from 'commander';
+import { defaultDbPath } from '@ccagent/store';
+import { loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { OrchestratorError } from './orchestrator-error.js';
+import { startOrchestrator } from './orchestrator.js';
+import { LOG_LEVELS, resolveServeOptions, type ServeFlags } from './serve-options.js';
+import { ORCHESTRATOR_VERSION } from './version.js';
 
-const program = new Command('cc-orchestrator').version(ORCHESTRATOR_VERSION);
+function fail(err: unknown): never {
+  const code = err instanceof OrchestratorError ? err.code : 'error';
+  const message = err instanceof Error ? err.message : String(err);
+  console.error(`cc-orchestrator: ${message}`);
+  process.exit(code === 'config_invalid' || code === 'unsafe_bind' ? 2 : 1);
+}
+
+const program = new Command('cc-orchestrator')
+  .description('The ccagent orchestrator: the server ComputerCraft computers connect to.')
+  .version(ORCHESTRATOR_VERSION);
+
 program
   .command('serve')
-  .description('Start the orchestrator')
-  .option('--host <host>', 'address to bind', process.env.CCAGENT_HOST ?? '127.0.0.1')
-  .option('--port <port>', 'port to listen on (0 = ephemeral)', process.env.CCAGENT_PORT ?? '7420')
-  .option('--db <path>', 'SQLite file (default: per-user data dir)', process.env.CCAGENT_DB)
-  .action(async (opts: { host: string; port: string; db?: string }) => {
-    const dbPath = opts.db ?? defaultDbPath();
-    const server = await startServer({ host: opts.host, port: Number(opts.port), dbPath });
-    console.log(`cc-orchestrator ${ORCHESTRATOR_VERSION} listening on ${server.url} (db: ${dbPath})`);
-    const stop = (): void => {
-      void server.close().then(() => process.exit(0));
+  .description('Start the orchestrator (HTTP API, WebSocket for CC clients, the Lua installer).')
+  .option('--host <host>', 'address to bind (env CCAGENT_HOST; default 127.0.0.1)')
+  .option('--port <port>', 'port, 0 = ephemeral (env CCAGENT_PORT; default 7420)')
+  .option('--db <path>', 'SQLite file (env CCAGENT_DB; default: ccagent.db in the per-user data dir)')
+  .option('--config <file>', 'JSON config file: models, task kinds, limits (env CCAGENT_CONFIG)')
+  .option('--ollama-url <url>', 'Ollama address (env OLLAMA_HOST; default http://127.0.0.1:11434)')
+  .option('--token <secret>', 'shared secret clients must present (env CCAGENT_TOKEN); required off loopback')
+  .addOption(
+    new Option('--log-level <level>', 'log level (env CCAGENT_LOG_LEVEL; default info)').choices([
+      ...LOG_LEVELS,
+    ]),
+  )
+  .option('--lua-dir <dir>', 'serve the Lua client from this directory instead of the bundled one')
+  .action(async (flags: ServeFlags & { luaDir?: string }) => {
+    const opts = resolveServeOptions(flags, process.env);
+    if (!opts.ok) fail(opts.error);
+    const o = opts.value;
+    const config = loadConfig({
+      ...(o.configPath !== undefined ? { file: o.configPath } : {}),
+      env: process.env,
+    });
+    if (!config.ok) fail(config.error);
+    const logger = createLogger(o.logLevel);
+    const dbPath = o.dbPath ?? defaultDbPath();
+    let running;
+    try {
+      running = await startOrchestrator({
+        config: config.value,
+        host: o.host,
+        port: o.port,
+        dbPath,
+        ollamaUrl: o.ollamaUrl,
+        ...(o.token !== undefined ? { token: o.token } : {}),
+        ...(flags.luaDir !== undefined ? { luaDir: flags.luaDir } : {}),
+        logger,
+      });
+    } catch (err) {
+      fail(err);
+    }
+    const r = running.report;
+    console.log(`cc-orchestrator ${ORCHESTRATOR_VERSION} listening on ${r.url}`);
+    console.log(
+      `  database:   ${r.dbPath}${r.resumed > 0 ? ` (${r.resumed} unfinished tasks resumed)` : ''}`,
+    );
+    console.log(`  websocket:  ${r.url.replace(/^http/, 'ws')}/ws${o.token ? ' (token required)' : ''}`);
+    console.log(`  install:    wget run ${r.url}/lua/install.lua   (${r.luaFiles} Lua files)`);
+    r.models
+      .then(({ report, warnings }) => {
+        for (const s of report.servers) {
+          const state = s.reachable
+            ? `reachable${s.version ? ` (version ${s.version})` : ''}; models present: ${s.present.join(', ') || 'none'}; missing: ${s.missing.join(', ') || 'none'}`
+            : `NOT reachable: ${s.error ?? 'no answer'}`;
+          console.log(`  ${s.provider}: ${s.url} ${state}`);
+        }
+        for (const w of warnings) console.log(`  warning: ${w}`);
+      })
+      .catch((err: unknown) => console.log(`  warning: model check failed: ${String(err)}`));
+    let stopping = false;
+    const stop = (signal: string): void => {
+      if (stopping) return;
+      stopping = true;
+      console.log(`cc-orchestrator: ${signal} received, shutting down`);
+      running
+        .close()
+        .then(() => process.exit(0))
+        .catch((err: unknown) => {
+          console.error('cc-orchestrator: shutdown failed', err);
+          process.exit(1);
+        });
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
   });
-await program.parseAsync(process.argv);
+
+program.parseAsync(process.argv).catch(fail);

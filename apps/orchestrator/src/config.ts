@@ -1,0 +1,340 @@
+/**
+ * The orchestrator's configuration: task kinds (strategy, allowed commands, budgets, completion criteria, system
+ * prompt), the models per role, and server limits. Built-in defaults, deep-merged with an optional JSON file and
+ * environment overrides, then validated by one zod schema whose errors name the exact path
+ * (`taskKinds.code_job.budgets.maxSteps: expected number, received string`).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { OrchestratorError } from './orchestrator-error.js';
+
+const positiveInt = z.number().int().positive();
+
+/** Sampling options of one model (Ollama names, camelCase). */
+const modelOptionsSchema = z.strictObject({
+  temperature: z.number().min(0).max(2).optional(),
+  numCtx: positiveInt.optional(),
+  numPredict: z.number().int().optional(),
+  seed: z.number().int().optional(),
+  topP: z.number().min(0).max(1).optional(),
+  stop: z.array(z.string()).optional(),
+});
+
+/** One model role: which model, on which provider, and how to call it. */
+const modelSchema = z.strictObject({
+  name: z.string().min(1),
+  /** `ollama` (native `/api/chat`) or `openai-compatible` (`/v1/chat/completions`, e.g. llama.cpp, vLLM, LM Studio). */
+  provider: z.enum(['ollama', 'openai-compatible']).default('ollama'),
+  /** Server base URL; defaults to `--ollama-url` for `ollama`; required for `openai-compatible`. */
+  baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /** Name of the environment variable holding the API key (never the key itself: config files get shared). */
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+    .optional(),
+  options: modelOptionsSchema.default({}),
+  think: z.boolean().optional(),
+  keepAlive: z.union([z.string(), z.number()]).optional(),
+  /** Bound of one chat call, retries included (ms). */
+  timeoutMs: positiveInt.default(300_000),
+});
+
+const budgetsSchema = z.strictObject({
+  maxSteps: positiveInt.optional(),
+  maxToolCalls: positiveInt.optional(),
+  /** Wall-clock budget from creation (ms); becomes the task's `deadlineAt`. */
+  deadlineMs: positiveInt.optional(),
+});
+
+/** When a DONE is believed (planner/executor strategy); mirrors `@ccagent/agent`'s `CompletionCriteria`. */
+const completionSchema = z.strictObject({
+  /** A program run must have succeeded after the last file write. */
+  requireSuccessfulRun: z.boolean().optional(),
+  /** The most recent run must have succeeded. */
+  requireLastRunOk: z.boolean().optional(),
+  /** Commands that must each have succeeded at least once. */
+  requiredCommands: z.array(z.string().min(1)).optional(),
+  /** Program runs that must have succeeded after the last write of their file. */
+  requiredRuns: z
+    .array(z.strictObject({ path: z.string().min(1), args: z.array(z.string()).optional() }))
+    .optional(),
+});
+
+const taskKindSchema = z.strictObject({
+  description: z.string().optional(),
+  strategy: z.enum(['planner_executor', 'native']),
+  /**
+   * Planner/executor only: how a directive becomes a tool call — `parser` (deterministic), `model` (the executor
+   * model, JSON constrained by a schema), or `parser-then-model` (the parser first, the model when it cannot).
+   */
+  executorMode: z.enum(['parser', 'model', 'parser-then-model']).default('parser-then-model'),
+  /** Commands tasks of this kind may call; empty = any command the client registered. */
+  allowedCommands: z.array(z.string().min(1)).default([]),
+  budgets: budgetsSchema.default({}),
+  /** Planner/executor only: conditions checked against the history before a DONE is accepted. */
+  completion: completionSchema.optional(),
+  /**
+   * Planner/executor only: overrides of the agent policy (`maxQuestions`, `duplicateThreshold`, `memory.numCtx` …;
+   * see docs/agent.md). Checked by the agent at startup.
+   */
+  policy: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * Planner/executor: extra instructions appended to the planner's system prompt. Native: replaces the shipped
+   * system prompt (leave unset to keep it).
+   */
+  systemPrompt: z.string().optional(),
+  /** Same as `systemPrompt`, read from a file (relative to the config file). */
+  systemPromptFile: z.string().optional(),
+  /** Planner/executor only: lift the question limit (a person is expected to be watching). */
+  interactive: z.boolean().default(false),
+  /** Native only: model calls per task before it fails with `max_iterations`. */
+  maxIterations: positiveInt.optional(),
+  /** Native only: timeout of each tool call (ms); default the command's own or `server.commandTimeoutMs`. */
+  toolTimeoutMs: positiveInt.optional(),
+});
+
+const kindName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'task kind names are lower_snake_case');
+
+const serverSchema = z.strictObject({
+  /** Largest WebSocket frame in bytes; bigger messages travel as protocol `chunk`s (CC:Tweaked's default). */
+  maxMessageBytes: z.number().int().min(1024).default(131_072),
+  /** Interval of server pings; a socket that misses one pong is terminated (ms). */
+  heartbeatMs: z.number().int().min(100).default(15_000),
+  /** How long a disconnected client's tasks keep waiting for it to come back (ms). */
+  reconnectGraceMs: z.number().int().min(0).default(30_000),
+  /** Default timeout of a command call (ms); a command's own `timeout_ms` wins. */
+  commandTimeoutMs: positiveInt.default(60_000),
+  /** Per-client token bucket: sustained messages per second and burst size. */
+  rateLimit: z
+    .strictObject({ messagesPerSecond: z.number().positive().default(50), burst: positiveInt.default(200) })
+    .default({ messagesPerSecond: 50, burst: 200 }),
+  /** A socket whose unsent buffer exceeds this many bytes is closed as a slow consumer. */
+  maxBufferedBytes: positiveInt.default(4 * 1024 * 1024),
+  /** A connection that has not sent a valid `hello` after this long is closed (ms). */
+  helloTimeoutMs: positiveInt.default(10_000),
+  /**
+   * What happens to a command call whose client stays away past the grace period: `fail` (the call fails with
+   * `client_disconnected` and the strategy decides what next) or `wait` (it stays pending until the client returns
+   * or the call's own timeout fires).
+   */
+  disconnectPolicy: z.enum(['fail', 'wait']).default('fail'),
+  /** Let a client create, read, answer or cancel tasks bound to another client (off: each client sees its own). */
+  crossClientAccess: z.boolean().default(false),
+  /** Most simultaneous WebSocket connections; further upgrades get HTTP 503. */
+  maxConnections: positiveInt.default(20_000),
+  /** Concurrent chat calls per model name (the engine queues the rest fairly). */
+  modelConcurrency: positiveInt.default(1),
+});
+
+/** The whole configuration schema (after defaults are merged in). */
+export const configSchema = z
+  .strictObject({
+    models: z.strictObject({ planner: modelSchema, executor: modelSchema, native: modelSchema }),
+    taskKinds: z.record(kindName, taskKindSchema),
+    /** Other names a `create_task` may use for a kind (the Lua client's default kind is `general`). */
+    kindAliases: z.record(kindName, kindName).default({}),
+    server: serverSchema.default(serverSchema.parse({})),
+  })
+  .superRefine((cfg, ctx) => {
+    for (const [alias, target] of Object.entries(cfg.kindAliases)) {
+      if (!Object.hasOwn(cfg.taskKinds, target)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['kindAliases', alias],
+          message: `no task kind named "${target}"`,
+        });
+      }
+    }
+    for (const role of ['planner', 'executor', 'native'] as const) {
+      const m = cfg.models[role];
+      if (m.provider === 'openai-compatible' && m.baseUrl === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['models', role, 'baseUrl'],
+          message: 'required when provider is "openai-compatible"',
+        });
+      }
+    }
+  });
+
+/** Validated configuration. */
+export type OrchestratorConfig = z.infer<typeof configSchema>;
+/** Configuration of one model role. */
+export type ModelConfig = z.infer<typeof modelSchema>;
+/** Configuration of one task kind. */
+export type TaskKindConfig = z.infer<typeof taskKindSchema>;
+/** Model roles. */
+export type ModelRoleName = keyof OrchestratorConfig['models'];
+
+/** The CC:Tweaked core commands the Lua agent host registers. */
+const CC_COMMANDS = ['shell_exec', 'fs_list', 'fs_read', 'fs_write', 'fs_delete', 'fs_move', 'run_program'];
+
+/** Built-in defaults as raw JSON (what a config file is merged into). */
+export const DEFAULT_CONFIG = {
+  models: {
+    planner: { name: 'qwen3:8b', options: { temperature: 0.2, numCtx: 16384 } },
+    executor: { name: 'qwen3:8b', options: { temperature: 0, numCtx: 8192 } },
+    native: { name: 'qwen3:8b', options: { temperature: 0.2, numCtx: 16384 } },
+  },
+  taskKinds: {
+    general_agent: {
+      description:
+        'Open-ended task on a CC computer: the model calls the client’s commands directly (native tools).',
+      strategy: 'native',
+      allowedCommands: [],
+      budgets: { maxSteps: 40, maxToolCalls: 60, deadlineMs: 3_600_000 },
+    },
+    code_job: {
+      description: 'Write a Lua program on the CC computer, run it and fix it until it works.',
+      strategy: 'planner_executor',
+      executorMode: 'parser-then-model',
+      allowedCommands: CC_COMMANDS,
+      budgets: { maxSteps: 60, maxToolCalls: 80, deadlineMs: 3_600_000 },
+      completion: { requireSuccessfulRun: true, requireLastRunOk: true },
+      systemPrompt:
+        'You write Lua 5.2 programs for CC:Tweaked. Test every program by running it before finishing.',
+    },
+  },
+  kindAliases: { general: 'general_agent', agent: 'general_agent' },
+  server: {},
+} as const;
+
+/** Plain-object check for deep merging. */
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Deep-merge `over` into `base`: objects merge key by key, everything else (arrays included) replaces. */
+export function deepMerge(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = deepMerge(base[k], v);
+  return out;
+}
+
+/** Formats zod issues as `path.to.field: message` lines (message without zod's "Invalid input: " prefix). */
+export function formatIssues(error: z.ZodError): string[] {
+  return error.issues.map((i) => {
+    const p = i.path.map(String).join('.') || '(root)';
+    const msg = i.message.replace(/^Invalid input: /, '');
+    return `${p}: ${msg}`;
+  });
+}
+
+/** Where configuration values come from, for {@link loadConfig}. */
+export interface ConfigSources {
+  /** Path of a JSON config file (`--config` / `CCAGENT_CONFIG`). */
+  file?: string;
+  /** Environment (model name overrides `CCAGENT_PLANNER_MODEL`, `CCAGENT_EXECUTOR_MODEL`, `CCAGENT_NATIVE_MODEL`). */
+  env?: NodeJS.ProcessEnv;
+  /** Values merged over the file (and under env), e.g. from an embedding program. Validated like the file. */
+  overrides?: Record<string, unknown>;
+}
+
+/**
+ * Builds the configuration: defaults ← file ← env, validated. Returns every problem at once with its path.
+ * Relative `systemPromptFile`s are read relative to the config file and folded into `systemPrompt`.
+ */
+export function loadConfig(
+  sources: ConfigSources = {},
+): { ok: true; value: OrchestratorConfig } | { ok: false; error: OrchestratorError } {
+  let raw: unknown = DEFAULT_CONFIG;
+  if (sources.file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(sources.file, 'utf8');
+    } catch (cause) {
+      return {
+        ok: false,
+        error: new OrchestratorError('config_invalid', `cannot read config file ${sources.file}`, { cause }),
+      };
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (cause) {
+      return {
+        ok: false,
+        error: new OrchestratorError(
+          'config_invalid',
+          `config file ${sources.file} is not valid JSON: ${(cause as Error).message}`,
+          { cause },
+        ),
+      };
+    }
+    if (!isPlainObject(parsed)) {
+      return {
+        ok: false,
+        error: new OrchestratorError(
+          'config_invalid',
+          `config file ${sources.file}: (root): expected object`,
+        ),
+      };
+    }
+    raw = deepMerge(raw, parsed);
+  }
+  if (sources.overrides !== undefined) raw = deepMerge(raw, sources.overrides);
+  const env = sources.env ?? {};
+  const envModels: Record<string, unknown> = {};
+  for (const role of ['planner', 'executor', 'native'] as const) {
+    const name = env[`CCAGENT_${role.toUpperCase()}_MODEL`];
+    if (name) envModels[role] = { name };
+  }
+  if (Object.keys(envModels).length > 0) raw = deepMerge(raw, { models: envModels });
+
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    const where = sources.file !== undefined ? `config file ${sources.file}` : 'configuration';
+    const lines = formatIssues(result.error);
+    return {
+      ok: false,
+      error: new OrchestratorError('config_invalid', `${where} is invalid:\n  ${lines.join('\n  ')}`, {
+        details: { issues: lines },
+      }),
+    };
+  }
+  const config = result.data;
+  for (const [kind, spec] of Object.entries(config.taskKinds)) {
+    if (spec.systemPromptFile === undefined) continue;
+    const file = path.resolve(
+      sources.file ? path.dirname(sources.file) : process.cwd(),
+      spec.systemPromptFile,
+    );
+    try {
+      spec.systemPrompt = readFileSync(file, 'utf8');
+    } catch (cause) {
+      return {
+        ok: false,
+        error: new OrchestratorError(
+          'config_invalid',
+          `taskKinds.${kind}.systemPromptFile: cannot read ${file}`,
+          { cause },
+        ),
+      };
+    }
+  }
+  return { ok: true, value: config };
+}
+
+/** Distinct model names the configuration uses, with the roles that use each. */
+export function configuredModels(config: OrchestratorConfig): Map<string, ModelRoleName[]> {
+  const out = new Map<string, ModelRoleName[]>();
+  for (const role of ['planner', 'executor', 'native'] as const) {
+    const name = config.models[role].name;
+    out.set(name, [...(out.get(name) ?? []), role]);
+  }
+  return out;
+}
+
+/** Model roles a task kind needs (planner+executor for planner_executor, native for native). */
+export function rolesFor(kind: TaskKindConfig): ModelRoleName[] {
+  return kind.strategy === 'native' ? ['native'] : ['planner', 'executor'];
+}
+
+/** The canonical task kind for a requested name (itself or an alias), or undefined when unknown. */
+export function resolveKind(config: OrchestratorConfig, requested: string): string | undefined {
+  if (Object.hasOwn(config.taskKinds, requested)) return requested;
+  const target = Object.hasOwn(config.kindAliases, requested) ? config.kindAliases[requested] : undefined;
+  return target !== undefined && Object.hasOwn(config.taskKinds, target) ? target : undefined;
+}

@@ -1,0 +1,123 @@
+/**
+ * Which configured models their servers have, checked at startup, on `/health` and before each step of a task
+ * (cached), so a missing model produces a clear "run `ollama pull …`" instead of an obscure chat error.
+ */
+import type { Clock, Decision, TaskStrategy } from '@ccagent/engine';
+import type { ModelInventory } from '@ccagent/ollama';
+
+/** One model server and the configured model names it should have. */
+export interface ModelServer {
+  provider: string;
+  url: string;
+  inventory: ModelInventory;
+  names: string[];
+}
+
+/** What one server said. */
+export interface ServerReport {
+  provider: string;
+  url: string;
+  reachable: boolean;
+  version?: string;
+  error?: string;
+  present: string[];
+  missing: string[];
+}
+
+/** Report over every server. `missing` lists models a reachable server lacks. */
+export interface AvailabilityReport {
+  servers: ServerReport[];
+  missing: Array<{ name: string; provider: string; url: string }>;
+  checkedAt: number;
+}
+
+/** Checks and caches model availability. */
+export class ModelAvailability {
+  private last: AvailabilityReport | undefined;
+  private inflight: Promise<AvailabilityReport> | undefined;
+
+  constructor(
+    private readonly servers: ModelServer[],
+    private readonly clock: Clock,
+    private readonly cacheMs = 10_000,
+    private readonly timeoutMs = 1_500,
+  ) {}
+
+  /** The report, from cache when younger than the cache period (unless `fresh`). */
+  async check(fresh = false): Promise<AvailabilityReport> {
+    if (!fresh && this.last && this.clock.now() - this.last.checkedAt < this.cacheMs) return this.last;
+    this.inflight ??= this.run().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  private async run(): Promise<AvailabilityReport> {
+    const servers = await Promise.all(
+      this.servers.map(async (s): Promise<ServerReport> => {
+        const base = { provider: s.provider, url: s.url };
+        try {
+          const r = await s.inventory.checkModels(s.names, { timeoutMs: this.timeoutMs });
+          if (!r.ok) return { ...base, reachable: false, error: r.error.message, present: [], missing: [] };
+          const out: ServerReport = {
+            ...base,
+            reachable: true,
+            present: r.value.present,
+            missing: r.value.missing,
+          };
+          if (r.value.version !== undefined) out.version = r.value.version;
+          return out;
+        } catch (err) {
+          return {
+            ...base,
+            reachable: false,
+            error: err instanceof Error ? err.message : String(err),
+            present: [],
+            missing: [],
+          };
+        }
+      }),
+    );
+    const missing = servers.flatMap((s) =>
+      s.missing.map((name) => ({ name, provider: s.provider, url: s.url })),
+    );
+    this.last = { servers, missing, checkedAt: this.clock.now() };
+    return this.last;
+  }
+}
+
+/** The hint shown for a missing model. */
+export function pullHint(m: { name: string; provider: string; url: string }): string {
+  return m.provider === 'ollama'
+    ? `model "${m.name}" is not installed in Ollama at ${m.url}; run: ollama pull ${m.name}`
+    : `model "${m.name}" is not served by ${m.url}`;
+}
+
+/**
+ * Wraps a strategy so a task whose models are missing fails at its next step with the pull hint (checked against
+ * the cached report, so pulling the model while the server runs makes new steps work again). An unreachable
+ * server does not fail the task here: the model call's own retries and errors decide.
+ */
+export function gateOnModels(
+  strategy: TaskStrategy,
+  needs: string[],
+  availability: ModelAvailability,
+): TaskStrategy {
+  return {
+    async decide(task, history, ctx): Promise<Decision> {
+      const report = await availability.check();
+      const missing = report.missing.filter((m) => needs.includes(m.name));
+      if (missing.length > 0) {
+        return {
+          type: 'fail',
+          error: {
+            code: 'model_missing',
+            message: missing.map(pullHint).join('; '),
+            details: { missing: missing.map((m) => m.name) },
+          },
+        };
+      }
+      return strategy.decide(task, history, ctx);
+    },
+  };
+}

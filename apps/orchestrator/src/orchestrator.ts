@@ -1,0 +1,287 @@
+/**
+ * The composition root: opens the SQLite store, builds the model adapters and strategies, the engine with the
+ * WebSocket tool executor, the WebSocket gateway and the HTTP API, and starts them in the order that keeps the
+ * write-ahead rule (the engine recovers before any client can connect).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  Engine,
+  systemClock,
+  type Clock,
+  type Logger,
+  type StrategyResolver,
+  type TaskStore,
+} from '@ccagent/engine';
+import type { ModelLogger } from '@ccagent/ollama';
+import { openSqliteStore, type SqliteStore } from '@ccagent/store';
+import {
+  InMemoryClientPersistence,
+  SqliteClientPersistence,
+  type ClientPersistence,
+} from './client-persistence.js';
+import type { OrchestratorConfig } from './config.js';
+import { HttpApi, type TaskPageSource } from './http/http-api.js';
+import { LuaAssets } from './http/lua-assets.js';
+import { Metrics } from './metrics.js';
+import { pullHint, type AvailabilityReport, type ModelAvailability } from './model-availability.js';
+import { OrchestratorError } from './orchestrator-error.js';
+import { setupModels } from './strategies.js';
+import { TaskService } from './task-service.js';
+import { ArgsValidator } from './ws/args-validator.js';
+import { ClientRegistry } from './ws/client-registry.js';
+import { WsGateway } from './ws/ws-gateway.js';
+import { WsToolExecutor } from './ws/ws-tool-executor.js';
+
+/** Options of {@link startOrchestrator}. */
+export interface OrchestratorOptions {
+  config: OrchestratorConfig;
+  host: string;
+  /** 0 = an ephemeral port (read it from the result). */
+  port: number;
+  /** SQLite file (created if missing). Ignored when `store` is given. */
+  dbPath: string;
+  /** Ollama base URL for models without their own `baseUrl`. */
+  ollamaUrl: string;
+  /** Shared secret required from clients (WebSocket `hello`, HTTP bearer), if any. */
+  token?: string;
+  logger: Logger & ModelLogger;
+  /** Directory of the Lua client bundle (default: `lua/` beside the built files). */
+  luaDir?: string;
+  /** Environment for model overrides (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  clock?: Clock;
+  /** Embedding/tests: use this store instead of opening `dbPath` (client facts then live in memory). */
+  store?: TaskStore;
+  /** Embedding/tests: strategies instead of the configured agent ones (models are still checked for `/health`). */
+  strategies?: StrategyResolver;
+}
+
+/** What startup found out, for the banner. */
+export interface StartupReport {
+  url: string;
+  dbPath: string;
+  luaFiles: number;
+  /** Tasks found unfinished in the database and resumed. */
+  resumed: number;
+  /** The first model check (not awaited by startup: a down model server must not delay listening). */
+  models: Promise<ModelReport>;
+}
+
+/** Result of the startup model check. */
+export interface ModelReport {
+  report: AvailabilityReport;
+  /** Human-readable warnings (missing models with `ollama pull` hints, unreachable servers). */
+  warnings: string[];
+}
+
+/** A running orchestrator. `close()` stops it gracefully. */
+export interface RunningOrchestrator {
+  url: string;
+  port: number;
+  report: StartupReport;
+  engine: Engine;
+  close(): Promise<void>;
+}
+
+/** Where the build puts the Lua bundle: `dist/lua` next to the bundled entry. */
+export function defaultLuaDir(): string {
+  return path.join(path.dirname(fileURLToPath(import.meta.url)), 'lua');
+}
+
+/** Start everything; rejects with {@link OrchestratorError} when the store or the port cannot be opened. */
+export async function startOrchestrator(o: OrchestratorOptions): Promise<RunningOrchestrator> {
+  const clock = o.clock ?? systemClock;
+  const { config, logger } = o;
+  const startedAt = clock.now();
+
+  let store: TaskStore;
+  let sqlite: SqliteStore | undefined;
+  if (o.store) store = o.store;
+  else {
+    try {
+      sqlite = openSqliteStore({ path: o.dbPath, logger });
+    } catch (cause) {
+      throw new OrchestratorError(
+        'store_failed',
+        `cannot open the database ${o.dbPath}: ${(cause as Error).message}`,
+        {
+          cause,
+        },
+      );
+    }
+    store = sqlite;
+  }
+  const dbPath = sqlite?.path ?? o.dbPath;
+  const clients: ClientPersistence = sqlite
+    ? new SqliteClientPersistence(sqlite)
+    : new InMemoryClientPersistence();
+  const closeStore = async (): Promise<void> => {
+    await store.close().catch((err: unknown) => logger.error({ err }, 'closing the store failed'));
+  };
+
+  let availability: ModelAvailability;
+  let resolver: StrategyResolver;
+  try {
+    const models = setupModels(config, { ollamaUrl: o.ollamaUrl, env: o.env ?? process.env, logger, clock });
+    availability = models.availability;
+    resolver = o.strategies ?? models.resolver;
+  } catch (err) {
+    await closeStore();
+    throw err;
+  }
+
+  const s = config.server;
+  const registry = new ClientRegistry(s.reconnectGraceMs, clock);
+  for (const c of await clients.listClients()) {
+    registry.restore(c.clientId, c.commands, c.clientVersion);
+    if (c.connected) await clients.clientDisconnected(c.clientId, startedAt);
+  }
+  const validator = new ArgsValidator();
+  const metrics = new Metrics(() => registry.connectedCount());
+  const executor = new WsToolExecutor({
+    registry,
+    validator,
+    store,
+    clock,
+    logger,
+    disconnectPolicy: s.disconnectPolicy,
+    graceMs: s.reconnectGraceMs,
+    onRoundTrip: (command, ms) => metrics.commandRoundTripMs(command, ms),
+  });
+  const engine = new Engine({
+    store,
+    strategies: resolver,
+    executor,
+    clock,
+    logger,
+    modelConcurrency: s.modelConcurrency,
+    defaultCallTimeoutMs: s.commandTimeoutMs,
+  });
+  executor.bindEngine(engine);
+  await metrics.track(engine);
+  const tasks = new TaskService(engine, store, config, clock);
+  const gateway = new WsGateway({
+    config,
+    token: o.token,
+    engine,
+    store,
+    tasks,
+    registry,
+    executor,
+    validator,
+    clients,
+    metrics,
+    clock,
+    logger,
+  });
+  const lua = new LuaAssets(o.luaDir ?? defaultLuaDir());
+  const pages = sqlite as TaskPageSource | undefined;
+  const http = new HttpApi({
+    token: o.token,
+    engine,
+    store,
+    pages,
+    tasks,
+    clients,
+    registry,
+    metrics,
+    models: availability,
+    lua,
+    dbPath,
+    checkDb: () =>
+      Promise.resolve(
+        sqlite ? sqlite.checkHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),
+      ),
+    startedAt,
+    now: () => clock.now(),
+    logger,
+  });
+
+  // Recover before anyone can connect: unfinished tasks resume, pending calls wait for their clients.
+  const unfinished = await engine.listTasks({
+    status: ['queued', 'running', 'waiting_for_command', 'waiting_for_user'],
+  });
+  await engine.start();
+
+  const server: Server = createServer(http.handle);
+  server.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(o.port, o.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (cause) {
+    await engine.stop();
+    executor.dispose();
+    registry.dispose();
+    await gateway.close();
+    await closeStore();
+    throw new OrchestratorError(
+      'listen_failed',
+      `cannot listen on ${o.host}:${o.port}: ${(cause as Error).message}`,
+      {
+        cause,
+      },
+    );
+  }
+  const addr = server.address() as AddressInfo;
+  const hostText = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const url = `http://${hostText}:${addr.port}`;
+
+  logger.info({ url, db: dbPath, resumed: unfinished.length }, 'orchestrator listening');
+  const models = availability.check(true).then((report): ModelReport => {
+    const warnings: string[] = [];
+    for (const srv of report.servers) {
+      if (!srv.reachable) {
+        warnings.push(
+          `${srv.provider} at ${srv.url} is not reachable (${srv.error ?? 'no answer'}); model calls retry, and tasks fail if it stays down`,
+        );
+      }
+    }
+    for (const m of report.missing)
+      warnings.push(`${pullHint(m)} (tasks that need it fail until it is installed)`);
+    for (const w of warnings) logger.warn({ warning: w }, 'startup model check');
+    return { report, warnings };
+  });
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      logger.info({}, 'shutting down');
+      gateway.stopAccepting();
+      server.close();
+      // Engine first: no new command_calls or events; in-flight steps abort and stay durable for the next start.
+      await engine.stop();
+      executor.dispose();
+      registry.dispose();
+      await gateway.close();
+      server.closeAllConnections();
+      await closeStore();
+      logger.info({}, 'stopped');
+    })();
+    return closing;
+  };
+
+  return {
+    url,
+    port: addr.port,
+    engine,
+    report: {
+      url,
+      dbPath,
+      luaFiles: lua.manifest().length,
+      resumed: unfinished.length,
+      models,
+    },
+    close,
+  };
+}

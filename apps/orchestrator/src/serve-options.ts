@@ -1,0 +1,98 @@
+/**
+ * `serve` options: command-line flags with environment equivalents, validated, plus the safety rule that a
+ * non-loopback bind needs a token.
+ */
+import { isIP } from 'node:net';
+import { DEFAULT_OLLAMA_HOST, parseOllamaHost } from '@ccagent/ollama';
+import { OrchestratorError } from './orchestrator-error.js';
+
+/** Log levels accepted by `--log-level`. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+/** One of {@link LOG_LEVELS}. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Raw `serve` flags as commander hands them over (all strings, all optional). */
+export interface ServeFlags {
+  host?: string;
+  port?: string;
+  db?: string;
+  config?: string;
+  ollamaUrl?: string;
+  token?: string;
+  logLevel?: string;
+}
+
+/** Resolved `serve` options. `dbPath` undefined means "the per-user default". */
+export interface ServeOptions {
+  host: string;
+  port: number;
+  dbPath: string | undefined;
+  configPath: string | undefined;
+  ollamaUrl: string;
+  token: string | undefined;
+  logLevel: LogLevel;
+}
+
+/** Default orchestrator port. */
+export const DEFAULT_PORT = 7420;
+
+/** True for addresses only reachable from this machine (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  if (h.startsWith('::ffff:')) return h.slice(7).startsWith('127.');
+  return false;
+}
+
+/**
+ * Flags win over env (`CCAGENT_HOST`, `CCAGENT_PORT`, `CCAGENT_DB`, `CCAGENT_CONFIG`, `OLLAMA_HOST`, `CCAGENT_TOKEN`,
+ * `CCAGENT_LOG_LEVEL`), env over defaults. Refuses (`unsafe_bind`) a non-loopback host without a token.
+ */
+export function resolveServeOptions(
+  flags: ServeFlags,
+  env: NodeJS.ProcessEnv,
+): { ok: true; value: ServeOptions } | { ok: false; error: OrchestratorError } {
+  const bad = (message: string): { ok: false; error: OrchestratorError } => ({
+    ok: false,
+    error: new OrchestratorError('config_invalid', message),
+  });
+  const host = flags.host ?? env.CCAGENT_HOST ?? '127.0.0.1';
+  const portText = flags.port ?? env.CCAGENT_PORT ?? String(DEFAULT_PORT);
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535)
+    return bad(`--port: expected an integer 0..65535, got "${portText}"`);
+  const logLevel = (flags.logLevel ?? env.CCAGENT_LOG_LEVEL ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    return bad(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const rawOllama = flags.ollamaUrl ?? env.OLLAMA_HOST ?? DEFAULT_OLLAMA_HOST;
+  // Same forms the Ollama CLI accepts for OLLAMA_HOST (host, host:port, URL, bind-all → loopback).
+  const ollamaUrl = parseOllamaHost(rawOllama);
+  if (ollamaUrl === undefined) return bad(`--ollama-url: not a usable address: "${rawOllama}"`);
+  const token = flags.token ?? (env.CCAGENT_TOKEN || undefined);
+  if (token !== undefined && token.length < 8) return bad('--token: use at least 8 characters');
+  if (!isLoopbackHost(host) && token === undefined) {
+    return {
+      ok: false,
+      error: new OrchestratorError(
+        'unsafe_bind',
+        `refusing to listen on ${host} without a token: anyone who can reach this address could run commands on ` +
+          `your ComputerCraft computers and use your models. Set --token <secret> (or CCAGENT_TOKEN) and give the ` +
+          `same token to the Lua client, or bind to 127.0.0.1.`,
+      ),
+    };
+  }
+  return {
+    ok: true,
+    value: {
+      host,
+      port,
+      dbPath: flags.db ?? env.CCAGENT_DB,
+      configPath: flags.config ?? env.CCAGENT_CONFIG,
+      ollamaUrl,
+      token,
+      logLevel: logLevel as LogLevel,
+    },
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * The one place where the engine's camelCase domain values meet the snake_case wire: WebSocket messages and HTTP
+ * bodies. Everything that leaves or enters the orchestrator goes through these functions.
+ */
+import type {
+  CommandCallRecord,
+  CommandDescriptor,
+  CommandOutcome,
+  HistoryEntry,
+  JsonValue,
+  QuestionRecord,
+  StoredStep,
+  Task,
+} from '@ccagent/engine';
+import type {
+  AskUserMessage,
+  CommandCallMessage,
+  CommandResultMessage,
+  CommandSpec,
+  TaskCompletedMessage,
+  TaskFailedMessage,
+  TaskUpdateMessage,
+} from '@ccagent/protocol';
+
+/** Metadata key holding the client that created a task over WebSocket (it receives the task's events). */
+export const CREATOR_KEY = 'creator_client_id';
+/** Metadata key holding the `request_id` a task was created with (idempotency of `create_task`). */
+export const REQUEST_ID_KEY = 'request_id';
+
+/** A wire JSON object. */
+export type WireObject = Record<string, unknown>;
+
+/** `hello.commands[]` → the engine's command descriptor. */
+export function commandSpecToDescriptor(spec: CommandSpec): CommandDescriptor {
+  const d: CommandDescriptor = { name: spec.name };
+  if (spec.description !== undefined) d.description = spec.description;
+  if (spec.args_schema !== undefined) d.argsSchema = spec.args_schema as JsonValue;
+  if (spec.timeout_ms !== undefined) d.timeoutMs = spec.timeout_ms;
+  return d;
+}
+
+/** Command descriptor → the snake_case shape shown by `GET /api/clients`. */
+export function descriptorToWire(d: CommandDescriptor): WireObject {
+  const out: WireObject = { name: d.name };
+  if (d.description !== undefined) out.description = d.description;
+  if (d.argsSchema !== undefined) out.args_schema = d.argsSchema;
+  if (d.timeoutMs !== undefined) out.timeout_ms = d.timeoutMs;
+  return out;
+}
+
+/** `command_result` → the engine's outcome (a string error becomes `{message}`). */
+export function resultToOutcome(msg: CommandResultMessage): CommandOutcome {
+  if (msg.ok) return { ok: true, result: (msg.result ?? null) as JsonValue };
+  const e = msg.error;
+  if (typeof e === 'string' || e === undefined)
+    return { ok: false, error: { message: e ?? 'command failed' } };
+  const error: { code?: string; message: string; traceback?: string } = { message: e.message };
+  if (e.code !== undefined) error.code = e.code;
+  if (e.traceback !== undefined) error.traceback = e.traceback;
+  return { ok: false, error };
+}
+
+/** A command call the executor hands out → `command_call`. */
+export function toCommandCall(c: {
+  taskId: string;
+  callId: string;
+  command: string;
+  args: JsonValue;
+  timeoutMs: number;
+}): CommandCallMessage {
+  const args =
+    typeof c.args === 'object' && c.args !== null && !Array.isArray(c.args)
+      ? (c.args as Record<string, unknown>)
+      : {};
+  return {
+    type: 'command_call',
+    task_id: c.taskId,
+    call_id: c.callId,
+    command: c.command,
+    args,
+    timeout_ms: c.timeoutMs,
+  };
+}
+
+/** Task status/progress → `task_update`. Progress outside 0..1 is clamped (the wire schema requires it). */
+export function toTaskUpdate(task: Task, progress?: number, message?: string): TaskUpdateMessage {
+  const msg: TaskUpdateMessage = { type: 'task_update', task_id: task.id, status: task.status };
+  const p = progress ?? task.progress;
+  if (p !== undefined && Number.isFinite(p)) msg.progress = Math.min(1, Math.max(0, p));
+  const m = message ?? task.progressMessage;
+  if (m !== undefined) msg.message = m;
+  return msg;
+}
+
+/** Completed task → `task_completed`. */
+export function toTaskCompleted(task: Task): TaskCompletedMessage {
+  return { type: 'task_completed', task_id: task.id, result: task.result ?? null };
+}
+
+/** Failed task → `task_failed`. */
+export function toTaskFailed(task: Task): TaskFailedMessage {
+  const e = task.error ?? { code: 'failed', message: 'task failed' };
+  return { type: 'task_failed', task_id: task.id, error: { code: e.code, message: e.message } };
+}
+
+/** Question → `ask_user`. */
+export function toAskUser(q: QuestionRecord): AskUserMessage {
+  const msg: AskUserMessage = {
+    type: 'ask_user',
+    task_id: q.taskId,
+    question_id: q.questionId,
+    question: q.question,
+  };
+  if (q.why !== undefined) msg.why = q.why;
+  return msg;
+}
+
+/** Task → HTTP JSON. */
+export function taskToWire(t: Task): WireObject {
+  const out: WireObject = {
+    id: t.id,
+    kind: t.kind,
+    status: t.status,
+    client_id: t.clientId,
+    prompt: t.prompt,
+    allowed_commands: t.allowedCommands,
+    metadata: t.metadata,
+    budgets: {
+      ...(t.budgets.maxSteps !== undefined ? { max_steps: t.budgets.maxSteps } : {}),
+      ...(t.budgets.maxToolCalls !== undefined ? { max_tool_calls: t.budgets.maxToolCalls } : {}),
+      ...(t.budgets.deadlineAt !== undefined ? { deadline_at: t.budgets.deadlineAt } : {}),
+    },
+    counters: { steps: t.counters.steps, tool_calls: t.counters.toolCalls, questions: t.counters.questions },
+    created_at: t.createdAt,
+    updated_at: t.updatedAt,
+  };
+  if (t.context !== undefined) out.context = t.context;
+  if (t.result !== undefined) out.result = t.result;
+  if (t.error !== undefined) out.error = t.error;
+  if (t.progress !== undefined) out.progress = t.progress;
+  if (t.progressMessage !== undefined) out.progress_message = t.progressMessage;
+  return out;
+}
+
+/** Step-log record → HTTP JSON (everything the model saw and said, unabridged). */
+export function stepToWire(s: StoredStep): WireObject {
+  const out: WireObject = { seq: s.seq, step: s.step, kind: s.kind, at: s.at };
+  if (s.model !== undefined) out.model = s.model;
+  if (s.input !== undefined) out.input = s.input;
+  if (s.output !== undefined) out.output = s.output;
+  if (s.directive !== undefined) out.directive = s.directive;
+  if (s.validationErrors !== undefined) out.validation_errors = s.validationErrors;
+  if (s.toolCall !== undefined) out.tool_call = s.toolCall;
+  if (s.toolResult !== undefined) out.tool_result = s.toolResult;
+  if (s.error !== undefined) out.error = s.error;
+  if (s.startedAt !== undefined) out.started_at = s.startedAt;
+  if (s.durationMs !== undefined) out.duration_ms = s.durationMs;
+  if (s.usage !== undefined) {
+    out.usage = {
+      ...(s.usage.promptTokens !== undefined ? { prompt_tokens: s.usage.promptTokens } : {}),
+      ...(s.usage.completionTokens !== undefined ? { completion_tokens: s.usage.completionTokens } : {}),
+      ...(s.usage.totalDurationMs !== undefined ? { total_duration_ms: s.usage.totalDurationMs } : {}),
+    };
+  }
+  return out;
+}
+
+/** History entry → HTTP JSON. */
+export function historyToWire(h: HistoryEntry): WireObject {
+  const {
+    taskId: _taskId,
+    callId,
+    questionId,
+    ...rest
+  } = h as HistoryEntry & {
+    callId?: string;
+    questionId?: string;
+  };
+  const out: WireObject = { ...rest };
+  if (callId !== undefined) out.call_id = callId;
+  if (questionId !== undefined) out.question_id = questionId;
+  if ('timedOut' in out) {
+    out.timed_out = out.timedOut;
+    delete out.timedOut;
+  }
+  return out;
+}
+
+/** Command call row → HTTP JSON. */
+export function callToWire(c: CommandCallRecord): WireObject {
+  const out: WireObject = {
+    call_id: c.callId,
+    command: c.command,
+    args: c.args,
+    status: c.status,
+    timeout_ms: c.timeoutMs,
+    dispatch_count: c.dispatchCount,
+    created_at: c.createdAt,
+  };
+  if (c.outcome !== undefined) out.outcome = c.outcome;
+  if (c.completedAt !== undefined) out.completed_at = c.completedAt;
+  return out;
+}
+
+/** Question row → HTTP JSON. */
+export function questionToWire(q: QuestionRecord): WireObject {
+  const out: WireObject = { question_id: q.questionId, question: q.question, asked_at: q.askedAt };
+  if (q.why !== undefined) out.why = q.why;
+  if (q.answer !== undefined) out.answer = q.answer;
+  if (q.answeredAt !== undefined) out.answered_at = q.answeredAt;
+  return out;
+}

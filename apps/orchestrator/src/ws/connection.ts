@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { ChunkAssembler, encodeFrames, type ServerMessage } from '@ccagent/protocol';
+import WebSocket from 'ws';
+import { closeReason } from './close-codes.js';
+import { TokenBucket } from './token-bucket.js';
+
+/** Limits of one connection. */
+export interface ConnectionLimits {
+  maxMessageBytes: number;
+  maxBufferedBytes: number;
+  messagesPerSecond: number;
+  burst: number;
+}
+
+/** Lifecycle of one socket: waiting for `hello`, identified, or closing. */
+export type ConnectionState = 'awaiting_hello' | 'ready' | 'closing';
+
+let nextSerial = 1;
+
+/**
+ * One WebSocket connection: outbound framing (chunking above `max_message_bytes`), backpressure (a socket whose
+ * unsent buffer exceeds the bound is closed as a slow consumer), the inbound chunk assembler and rate limit. Owns
+ * nothing about tasks; the gateway decides what messages mean.
+ */
+export class Connection {
+  /** Process-unique serial, for logs. */
+  readonly serial = nextSerial++;
+  /** Set by a valid `hello`. */
+  clientId: string | undefined;
+  state: ConnectionState = 'awaiting_hello';
+  /** Last time any frame arrived (ms), for the heartbeat. */
+  lastRxAt: number;
+  /** Inbound `chunk` reassembly for this socket. */
+  readonly assembler: ChunkAssembler;
+  /** Messages rejected by the rate limit since the last accepted one. */
+  rejectedInARow = 0;
+  /** When the last `rate_limited` error was sent (ms), so a flood does not get one reply per frame. */
+  lastRateErrorAt = 0;
+  private readonly bucket: TokenBucket;
+  private terminateTimer: NodeJS.Timeout | undefined;
+  private chunkSeq = 0;
+  private readonly chunkPrefix = randomUUID().slice(0, 8);
+
+  constructor(
+    readonly socket: WebSocket,
+    readonly remoteAddress: string,
+    private readonly limits: ConnectionLimits,
+    now: number,
+    private readonly onSlowConsumer: (conn: Connection) => void,
+  ) {
+    this.lastRxAt = now;
+    this.bucket = new TokenBucket(limits.messagesPerSecond, limits.burst, now);
+    this.assembler = new ChunkAssembler({ maxTransfers: 4 });
+  }
+
+  /** True while messages can be sent. */
+  get open(): boolean {
+    return this.state !== 'closing' && this.socket.readyState === WebSocket.OPEN;
+  }
+
+  /** Charge one inbound frame to the rate limit; false when over it. */
+  admit(now: number): boolean {
+    return this.bucket.take(now);
+  }
+
+  /**
+   * Send one message (as chunks when it is larger than `max_message_bytes`). Returns false when the socket is not
+   * open or its unsent backlog is over the bound — in which case the connection is closed as a slow consumer.
+   */
+  send(msg: ServerMessage): boolean {
+    if (!this.open) return false;
+    // The backlog already queued decides, not the new message's size: one big (chunked) message must not look
+    // like a slow reader, while a reader that drains nothing is cut off once its backlog passes the bound.
+    if (this.socket.bufferedAmount > this.limits.maxBufferedBytes) {
+      this.onSlowConsumer(this);
+      return false;
+    }
+    const frames = encodeFrames(msg, `${this.chunkPrefix}-${this.chunkSeq++}`, this.limits.maxMessageBytes);
+    for (const f of frames) this.socket.send(f);
+    return true;
+  }
+
+  /** Close with a code and reason; a socket that does not finish the closing handshake in 2 s is destroyed. */
+  close(code: number, reason: string): void {
+    if (this.state === 'closing') return;
+    this.state = 'closing';
+    this.assembler.clear();
+    try {
+      this.socket.close(code, closeReason(reason));
+    } catch {
+      this.socket.terminate();
+      return;
+    }
+    this.terminateTimer = setTimeout(() => this.socket.terminate(), 2000);
+    this.terminateTimer.unref();
+  }
+
+  /** Destroy the socket without a closing handshake (dead peer). */
+  terminate(): void {
+    this.state = 'closing';
+    this.assembler.clear();
+    this.socket.terminate();
+  }
+
+  /** Called when the socket has closed, to release timers. */
+  disposed(): void {
+    if (this.terminateTimer) clearTimeout(this.terminateTimer);
+    this.assembler.clear();
+  }
+}

@@ -1,0 +1,367 @@
+import {
+  isEngineError,
+  type Clock,
+  type CommandDescriptor,
+  type CommandOutcome,
+  type Engine,
+  type Logger,
+  type TaskStore,
+  type TimerHandle,
+  type ToolCallRequest,
+  type ToolExecutor,
+} from '@ccagent/engine';
+import type { CommandResultMessage, ProtocolErrorCode } from '@ccagent/protocol';
+import { resultToOutcome, toCommandCall } from '../wire.js';
+import type { ArgsValidator } from './args-validator.js';
+import type { ClientEntry, ClientRegistry } from './client-registry.js';
+
+/** A command call handed out by the engine and not yet resolved. */
+interface PendingCall {
+  request: ToolCallRequest;
+  /** Client the call is bound to: the task's client, or the one chosen for a task bound to none. */
+  target: string | undefined;
+  /** Client the call was last sent to (a result is accepted only from it). */
+  sentTo: string | undefined;
+  sentAt: number | undefined;
+  /** Serial of the connection it was sent on (a repeated `hello` on the same socket does not re-send it). */
+  sentConn: number | undefined;
+  settle: (o: CommandOutcome) => void;
+  /** Set while an accepted result is being committed, so a duplicate waits for it instead of failing. */
+  resolving: Promise<void> | undefined;
+}
+
+/** What to answer a `command_result`. */
+export type ResultVerdict =
+  { ok: true; taskId: string; callId: string } | { ok: false; code: ProtocolErrorCode; message: string };
+
+/** Options of {@link WsToolExecutor}. */
+export interface WsToolExecutorOptions {
+  registry: ClientRegistry;
+  validator: ArgsValidator;
+  store: TaskStore;
+  clock: Clock;
+  logger: Logger;
+  /** After the grace period: fail the call (`fail`) or keep it pending until the client returns (`wait`). */
+  disconnectPolicy: 'fail' | 'wait';
+  /** Reconnect grace period, for messages (ms). */
+  graceMs: number;
+  /** Round-trip of an accepted result (ms), for metrics. */
+  onRoundTrip?: (command: string, ms: number) => void;
+}
+
+const RECENT_LIMIT = 10_000;
+
+/**
+ * The engine's {@link ToolExecutor} for CC clients: sends `command_call` over the client's WebSocket and lets the
+ * client's `command_result` resolve the call through `Engine.resolveCommand` (so the orchestrator knows when the
+ * outcome is committed and can send `command_ack`). Routes to the task's client, or to a connected client that
+ * registered the command when the task names none; checks arguments against the command's JSON Schema before
+ * sending; keeps calls of a disconnected client for the grace period and re-sends them with the same `call_id`.
+ */
+export class WsToolExecutor implements ToolExecutor {
+  private readonly pending = new Map<string, PendingCall>();
+  /** Recently resolved calls → the client that answered (to re-acknowledge a repeated result). */
+  private readonly recent = new Map<string, { clientId: string; taskId: string }>();
+  private engine: Engine | undefined;
+  private startupTimer: TimerHandle | undefined;
+
+  constructor(private readonly opts: WsToolExecutorOptions) {
+    const left = opts.registry.startupGraceLeft();
+    if (left > 0) this.startupTimer = opts.clock.setTimeout(() => this.startupGraceOver(), left);
+  }
+
+  /** The engine results are reported to (set once, right after the engine is built). */
+  bindEngine(engine: Engine): void {
+    this.engine = engine;
+  }
+
+  /** Number of calls waiting for a result. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  listCommands(clientId: string | null): CommandDescriptor[] {
+    const reg = this.opts.registry;
+    if (clientId !== null) return [...(reg.get(clientId)?.commands.values() ?? [])];
+    const seen = new Map<string, CommandDescriptor>();
+    for (const e of reg.all()) {
+      if (!e.connection) continue;
+      for (const c of e.commands.values()) if (!seen.has(c.name)) seen.set(c.name, c);
+    }
+    return [...seen.values()];
+  }
+
+  execute(call: ToolCallRequest): Promise<CommandOutcome> {
+    if (call.signal.aborted) return Promise.resolve(aborted());
+    return new Promise<CommandOutcome>((resolve) => {
+      const p: PendingCall = {
+        request: call,
+        target: call.clientId ?? undefined,
+        sentTo: undefined,
+        sentAt: undefined,
+        sentConn: undefined,
+        settle: () => {},
+        resolving: undefined,
+      };
+      let done = false;
+      const onAbort = (): void => finish(aborted());
+      const finish = (o: CommandOutcome): void => {
+        if (done) return;
+        done = true;
+        call.signal.removeEventListener('abort', onAbort);
+        if (this.pending.get(call.callId) === p) this.pending.delete(call.callId);
+        resolve(o);
+      };
+      p.settle = finish;
+      call.signal.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(call.callId, p);
+      this.route(p);
+    });
+  }
+
+  /** A client was welcomed: send it every call waiting for it (same `call_id`), and unbound calls it can run. */
+  clientOnline(entry: ClientEntry): void {
+    const serial = entry.connection?.serial;
+    for (const p of [...this.pending.values()]) {
+      if (p.resolving || (p.sentTo === entry.clientId && p.sentConn === serial)) continue;
+      if (p.target === entry.clientId) this.send(p, entry);
+      else if (p.target === undefined && entry.commands.has(p.request.command)) {
+        p.target = entry.clientId;
+        this.send(p, entry);
+      }
+    }
+  }
+
+  /** A client stayed away past the grace period: under the `fail` policy its calls fail with a clear reason. */
+  clientGraceExpired(entry: ClientEntry): void {
+    if (this.opts.disconnectPolicy !== 'fail') return;
+    const since = entry.offlineSince !== undefined ? new Date(entry.offlineSince).toISOString() : 'startup';
+    for (const p of [...this.pending.values()]) {
+      if (p.resolving) continue;
+      if (p.target === undefined) {
+        const others = this.opts.registry.clientsOffering(p.request.command);
+        if (this.opts.registry.startupGraceLeft() === 0 && !others.some((e) => e.connection || e.inGrace)) {
+          p.settle(failure('no_client', `no connected client offers the command "${p.request.command}"`));
+        }
+        continue;
+      }
+      if (p.target !== entry.clientId) continue;
+      this.log(p, 'client did not come back within the grace period');
+      p.settle(
+        failure(
+          'client_disconnected',
+          `client "${entry.clientId}" went away (${since}) and did not reconnect within ${this.opts.graceMs} ms`,
+        ),
+      );
+    }
+  }
+
+  /**
+   * Judge a `command_result` from `sender`: accepted only for an open call that was sent to that client. An
+   * accepted result is committed through the engine before this resolves; a repeat of a result already committed is
+   * accepted again (so the client gets its `command_ack`) without changing anything.
+   */
+  async acceptResult(sender: string, msg: CommandResultMessage): Promise<ResultVerdict> {
+    const { call_id: callId, task_id: taskId } = msg;
+    const p = this.pending.get(callId);
+    if (p) {
+      const owner = p.sentTo ?? p.target;
+      if (owner !== sender) {
+        return {
+          ok: false,
+          code: 'forbidden',
+          message: `call ${callId} was not sent to client "${sender}"; its result is not accepted from it`,
+        };
+      }
+      if (p.request.taskId !== taskId) {
+        return {
+          ok: false,
+          code: 'unknown_call',
+          message: `call ${callId} does not belong to task ${taskId}`,
+        };
+      }
+      if (p.resolving) {
+        await p.resolving;
+        return { ok: true, taskId, callId };
+      }
+      return this.commit(p, sender, msg);
+    }
+    const recent = this.recent.get(callId);
+    if (recent) {
+      if (recent.clientId !== sender) {
+        return { ok: false, code: 'forbidden', message: `call ${callId} was answered by another client` };
+      }
+      if (recent.taskId !== taskId) {
+        return {
+          ok: false,
+          code: 'unknown_call',
+          message: `call ${callId} does not belong to task ${taskId}`,
+        };
+      }
+      return { ok: true, taskId, callId };
+    }
+    // Not in memory: a call resolved before a restart (the client is repeating an unacknowledged result), or junk.
+    const stored = await this.opts.store.getCommandCall(callId);
+    if (!stored || stored.taskId !== taskId) {
+      return { ok: false, code: 'unknown_call', message: `no open call ${callId} for task ${taskId}` };
+    }
+    const task = await this.opts.store.getTask(taskId);
+    if (task && task.clientId !== null && task.clientId !== sender) {
+      return { ok: false, code: 'forbidden', message: `call ${callId} belongs to another client's task` };
+    }
+    if (stored.status === 'pending') {
+      return {
+        ok: false,
+        code: 'unknown_call',
+        message: `call ${callId} is not currently sent to "${sender}"`,
+      };
+    }
+    return { ok: true, taskId, callId };
+  }
+
+  /** Fail every waiting call (engine stopping). */
+  dispose(): void {
+    if (this.startupTimer !== undefined) this.opts.clock.clearTimeout(this.startupTimer);
+  }
+
+  // ------------------------------------------------------------------------------------------------
+
+  private async commit(p: PendingCall, sender: string, msg: CommandResultMessage): Promise<ResultVerdict> {
+    const engine = this.engine;
+    if (!engine) return { ok: false, code: 'unavailable', message: 'the server is starting' };
+    const { call_id: callId, task_id: taskId } = msg;
+    const sentAt = p.sentAt;
+    let release!: () => void;
+    p.resolving = new Promise<void>((r) => (release = r));
+    try {
+      await engine.resolveCommand(taskId, callId, resultToOutcome(msg));
+      this.remember(callId, sender, taskId);
+      if (sentAt !== undefined) this.opts.onRoundTrip?.(p.request.command, this.opts.clock.now() - sentAt);
+      return { ok: true, taskId, callId };
+    } catch (err) {
+      if (isEngineError(err, 'call_closed') || isEngineError(err, 'unknown_call')) {
+        return { ok: false, code: 'unknown_call', message: err.message };
+      }
+      if (isEngineError(err, 'task_not_found')) return { ok: false, code: 'not_found', message: err.message };
+      this.opts.logger.error(
+        { err, task_id: taskId, call_id: callId, client_id: sender },
+        'command result not stored',
+      );
+      return { ok: false, code: 'internal', message: 'the result could not be stored; send it again' };
+    } finally {
+      p.resolving = undefined;
+      release();
+    }
+  }
+
+  private remember(callId: string, clientId: string, taskId: string): void {
+    this.recent.set(callId, { clientId, taskId });
+    if (this.recent.size > RECENT_LIMIT) {
+      const oldest = this.recent.keys().next().value;
+      if (oldest !== undefined) this.recent.delete(oldest);
+    }
+  }
+
+  /** Find the client for a fresh (or re-dispatched) call and send it, wait for the client, or fail now. */
+  private route(p: PendingCall): void {
+    const reg = this.opts.registry;
+    const { command } = p.request;
+    if (p.target === undefined) {
+      const candidates = reg.clientsOffering(command);
+      const live = candidates.find((e) => e.connection !== undefined);
+      if (live) {
+        p.target = live.clientId;
+        this.send(p, live);
+        return;
+      }
+      if (reg.startupGraceLeft() > 0 || candidates.some((e) => e.inGrace)) return; // wait for one to connect
+      p.settle(failure('no_client', `no connected client offers the command "${command}"`));
+      return;
+    }
+    const entry = reg.get(p.target);
+    if (entry?.connection) {
+      this.send(p, entry);
+      return;
+    }
+    if (reg.mayComeBack(p.target) || this.opts.disconnectPolicy === 'wait') return; // sent when it is back
+    p.settle(failure('client_disconnected', `client "${p.target}" is not connected`));
+  }
+
+  private send(p: PendingCall, entry: ClientEntry): void {
+    const conn = entry.connection;
+    if (!conn) return;
+    const { request } = p;
+    const descriptor = entry.commands.get(request.command);
+    if (!descriptor) {
+      const offered = [...entry.commands.keys()].join(', ') || 'none';
+      p.settle(
+        failure(
+          'unknown_command',
+          `client "${entry.clientId}" has not registered the command "${request.command}" (it offers: ${offered})`,
+        ),
+      );
+      return;
+    }
+    if (descriptor.argsSchema !== undefined) {
+      const check = this.opts.validator.validate(descriptor.argsSchema, request.args);
+      if (!check.ok) {
+        p.settle(
+          failure(
+            'invalid_args',
+            `arguments of "${request.command}" do not match its schema: ${check.message}`,
+          ),
+        );
+        return;
+      }
+    }
+    p.sentTo = entry.clientId;
+    p.sentAt = this.opts.clock.now();
+    p.sentConn = conn.serial;
+    if (!conn.send(toCommandCall(request))) {
+      // The socket is closing (slow consumer); the call is re-sent when the client reconnects.
+      this.log(p, 'command_call not sent: socket closing');
+      return;
+    }
+    this.opts.logger.debug(
+      {
+        task_id: request.taskId,
+        call_id: request.callId,
+        client_id: entry.clientId,
+        attempt: request.attempt,
+      },
+      'command_call sent',
+    );
+  }
+
+  private startupGraceOver(): void {
+    this.startupTimer = undefined;
+    if (this.opts.disconnectPolicy !== 'fail') return;
+    for (const p of [...this.pending.values()]) {
+      if (p.resolving || p.sentTo !== undefined) continue;
+      if (p.target === undefined) {
+        p.settle(
+          failure('no_client', `no client offering "${p.request.command}" connected after the restart`),
+        );
+      } else if (!this.opts.registry.get(p.target)) {
+        p.settle(
+          failure(
+            'client_disconnected',
+            `client "${p.target}" did not reconnect within ${this.opts.graceMs} ms of the server start`,
+          ),
+        );
+      }
+    }
+  }
+
+  private log(p: PendingCall, msg: string): void {
+    this.opts.logger.warn({ task_id: p.request.taskId, call_id: p.request.callId, client_id: p.target }, msg);
+  }
+}
+
+function failure(code: string, message: string): CommandOutcome {
+  return { ok: false, error: { code, message } };
+}
+
+function aborted(): CommandOutcome {
+  return failure('aborted', 'call aborted');
+}
