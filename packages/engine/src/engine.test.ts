@@ -793,6 +793,30 @@ describe('recovery on start', () => {
     await second.engine.stop();
   });
 
+  it('stop() and cancel finish even if the executor and the strategy ignore their abort signal (guards against shutdown hanging on a dead computer)', async () => {
+    const never = new Promise<never>(() => {});
+    const h = setup(
+      {
+        hangs: scripted([() => never]),
+        calls: scripted([toolCall('forever')]),
+      },
+      { executor: { execute: () => never } },
+    );
+    await h.engine.start();
+    await h.engine.createTask({ id: 'h1', kind: 'hangs', prompt: '' });
+    await h.engine.createTask({ id: 'h2', kind: 'calls', prompt: '' });
+    await h.engine.createTask({ id: 'h3', kind: 'hangs', prompt: '' });
+    await h.until('waiting', async () => (await h.statusOf('h2')) === 'waiting_for_command');
+    await h.engine.cancelTask('h3');
+    let stopped = false;
+    const stopping = h.engine.stop().then(() => (stopped = true));
+    await h.settle();
+    expect(stopped).toBe(true);
+    await stopping;
+    expect(await h.statusOf('h1')).toBe('running');
+    expect(await h.statusOf('h2')).toBe('waiting_for_command');
+  });
+
   it('stop() aborts in-flight work but leaves tasks in their durable state to resume (guards against shutdown marking tasks failed)', async () => {
     let aborted = false;
     const h = setup(

@@ -452,7 +452,8 @@ export class Engine {
     let decision: Decision;
     try {
       const history = await this.store.getHistory(taskId);
-      decision = await strategy.decide(task, history, ctx);
+      // Raced with the signal: a strategy that ignores its abort cannot hold up cancellation or stop().
+      decision = await raceAbort(strategy.decide(task, history, ctx), signal);
     } catch (err) {
       if (signal.aborted) return; // cancel/stop/deadline own the state change
       this.logger.warn({ err, task_id: taskId }, 'engine: strategy failed');
@@ -646,16 +647,19 @@ export class Engine {
       (async () => {
         let outcome: CommandOutcome;
         try {
-          outcome = await executor.execute({
-            taskId: task.id,
-            callId: call.callId,
-            clientId: task.clientId,
-            command: call.command,
-            args: call.args,
-            timeoutMs: call.timeoutMs,
-            attempt: call.dispatchCount,
+          outcome = await raceAbort(
+            executor.execute({
+              taskId: task.id,
+              callId: call.callId,
+              clientId: task.clientId,
+              command: call.command,
+              args: call.args,
+              timeoutMs: call.timeoutMs,
+              attempt: call.dispatchCount,
+              signal,
+            }),
             signal,
-          });
+          );
         } catch (err) {
           outcome = {
             ok: false,
@@ -850,6 +854,28 @@ export class Engine {
       }
     }
   }
+}
+
+/** `p`, or a rejection with the signal's reason as soon as it aborts (`p` keeps running; its result is dropped). */
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    p.catch(() => {});
+    return Promise.reject(signal.reason as Error);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e as Error);
+      },
+    );
+  });
 }
 
 function budgetError(
