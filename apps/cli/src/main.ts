@@ -1,3 +1,3 @@
-import { buildProgram } from './program.js';
+import { runCli } from './program.js';
 
-await buildProgram().parseAsync(process.argv);
+process.exitCode = await runCli(process.argv.slice(2));

@@ -1,9 +1,400 @@
-import { Command } from 'commander';
+import { TASK_STATUSES } from '@ccagent/engine';
+import { defaultDbPath } from '@ccagent/store';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { openDbSource } from './db-source.js';
+import { CliError } from './errors.js';
+import { HttpTaskSource, type HttpSourceOptions } from './http-source.js';
+import { stdoutOutput, type Output } from './output.js';
+import {
+  isTerminal,
+  renderClients,
+  renderRecord,
+  renderStatusChange,
+  renderStepDivider,
+  renderTaskHeader,
+  renderTaskList,
+  renderTaskShow,
+  renderTools,
+} from './render.js';
+import type { TaskActions, TaskDetail, TaskSource } from './source.js';
 
 /** Version of the `ccagent` command. */
 export const CLI_VERSION = '0.1.0';
 
-/** Builds the `ccagent` commander program (subcommands are added by the CLI issue). */
-export function buildProgram(): Command {
-  return new Command('ccagent').description('Inspect and control ccagent tasks').version(CLI_VERSION);
+/** Orchestrator URL used by actions (and reads with `--url` omitted but required) when none is given. */
+export const DEFAULT_URL = 'http://127.0.0.1:7420';
+
+/** Opens the SQLite file read-only. */
+export type DbOpener = (path: string) => Promise<TaskSource>;
+/** Connects to a running orchestrator. */
+export type UrlOpener = (opts: HttpSourceOptions) => TaskSource & TaskActions;
+
+/** Dependencies of the program; every field has a production default. */
+export interface ProgramDeps {
+  /** Where results go (default: stdout, colour per TTY/NO_COLOR/FORCE_COLOR). */
+  out?: Output;
+  /** Where errors and notes go, one line per call (default: stderr). */
+  err?: (line: string) => void;
+  openDb?: DbOpener;
+  openUrl?: UrlOpener;
+  /** Environment for defaults (`CCAGENT_URL`, `CCAGENT_TOKEN`, `CCAGENT_DB` …); default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+interface GlobalOpts {
+  db?: string;
+  url?: string;
+  token?: string;
+  json?: boolean;
+  color?: boolean;
+}
+
+const positiveInt =
+  (max = Number.MAX_SAFE_INTEGER) =>
+  (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > max) {
+      throw new InvalidArgumentError(`expected a whole number from 1 to ${max}`);
+    }
+    return n;
+  };
+
+const nonNegativeInt = (value: string): number => {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n))
+    throw new InvalidArgumentError('expected a whole number ≥ 0');
+  return n;
+};
+
+const statusList = (value: string): string[] => {
+  const list = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = list.filter((s) => !(TASK_STATUSES as readonly string[]).includes(s));
+  if (list.length === 0 || bad.length > 0) {
+    throw new InvalidArgumentError(
+      `unknown status ${bad.join(', ') || "''"}; one or more of ${TASK_STATUSES.join(', ')}`,
+    );
+  }
+  return list;
+};
+
+const commaList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+
+/**
+ * Builds the `ccagent` commander program. Failures surface as {@link CliError}s or commander usage errors;
+ * {@link runCli} turns them into one line and an exit code.
+ */
+export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCode: () => number } {
+  const env = deps.env ?? process.env;
+  const err = deps.err ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const openDb = deps.openDb ?? openDbSource;
+  const openUrl = deps.openUrl ?? ((o: HttpSourceOptions) => new HttpTaskSource(o));
+  let code = 0;
+  let outCache: Output | undefined;
+
+  const program = new Command('ccagent')
+    .description('Inspect and control ccagent tasks: what each model saw and said, step by step.')
+    .version(CLI_VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .addOption(
+      new Option(
+        '--db <path>',
+        'read this SQLite file directly, read-only (default: the server default DB path)',
+      ),
+    )
+    .addOption(new Option('--url <url>', 'talk to a running orchestrator instead').env('CCAGENT_URL'))
+    .addOption(
+      new Option('--token <token>', 'orchestrator API token (sent as a Bearer token)').env('CCAGENT_TOKEN'),
+    )
+    .option('--json', 'print JSON for scripts (tasks follow: one JSON event a line)')
+    .option('--color', 'colour even when not on a terminal')
+    .option('--no-color', 'never colour')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => output().write(s),
+      writeErr: (s) => {
+        for (const line of s.trimEnd().split('\n')) err(line);
+      },
+    })
+    .exitOverride();
+
+  const globals = (): GlobalOpts => program.opts<GlobalOpts>();
+  function output(): Output {
+    if (deps.out) return deps.out;
+    outCache ??= stdoutOutput(globals().color !== undefined ? { color: globals().color } : {});
+    return outCache;
+  }
+  const print = (text: string): void => output().write(text);
+  const printJson = (value: unknown): void => output().write(`${JSON.stringify(value, null, 2)}\n`);
+  const printEvent = (value: unknown): void => output().write(`${JSON.stringify(value)}\n`);
+
+  const urlGiven = (): string | undefined => {
+    const g = globals();
+    const src = program.getOptionValueSource('url');
+    if (g.db !== undefined && src === 'cli')
+      throw new CliError('usage', 'give either --db or --url, not both');
+    // --db on the command line beats CCAGENT_URL from the environment.
+    if (g.db !== undefined) return undefined;
+    return g.url;
+  };
+
+  /** Reads come from --url when given, else the SQLite file (--db, else the server's default DB path). */
+  const readSource = async (): Promise<TaskSource> => {
+    const url = urlGiven();
+    if (url !== undefined) return openUrl({ url, ...tokenOpt() });
+    return openDb(globals().db ?? defaultDbPath(env));
+  };
+  const tokenOpt = (): { token?: string } => {
+    const t = globals().token;
+    return t !== undefined && t !== '' ? { token: t } : {};
+  };
+  /** Actions always go through the server: the CLI never writes to the database. */
+  const actions = (what: string): TaskActions => {
+    if (globals().db !== undefined) {
+      throw new CliError(
+        'usage',
+        `${what} needs the running orchestrator (--url, default ${DEFAULT_URL}); --db is read-only`,
+      );
+    }
+    return openUrl({ url: globals().url ?? DEFAULT_URL, ...tokenOpt() });
+  };
+  const withSource = async (fn: (s: TaskSource) => Promise<void>): Promise<void> => {
+    const source = await readSource();
+    try {
+      await fn(source);
+    } finally {
+      await source.close();
+    }
+  };
+
+  const tasks = program.command('tasks').description('list, show, follow, create, cancel and answer tasks');
+
+  tasks
+    .command('list')
+    .description('tasks, newest first')
+    .option(
+      '--status <list>',
+      `only these statuses, comma-separated (${TASK_STATUSES.join(', ')})`,
+      statusList,
+    )
+    .option('--kind <kind>', 'only this task kind')
+    .option('--client <id>', 'only tasks bound to this client')
+    .option('--limit <n>', 'at most n tasks (1..1000)', positiveInt(1000), 50)
+    .option('--offset <n>', 'skip the n newest matches', nonNegativeInt, 0)
+    .action(
+      async (o: { status?: string[]; kind?: string; client?: string; limit: number; offset: number }) => {
+        await withSource(async (s) => {
+          const page = await s.listTasks(o);
+          if (globals().json) printJson(page);
+          else print(renderTaskList(output(), page, o.offset));
+        });
+      },
+    );
+
+  tasks
+    .command('show')
+    .description(
+      'a task, then each step: planner and executor input/output, validation errors, tool call and result, timing, tokens',
+    )
+    .argument('<id>', 'task id')
+    .option('--full', 'print model inputs and outputs untruncated')
+    .option('--step <n>', 'only the records of engine step n', positiveInt())
+    .action(async (id: string, o: { full?: boolean; step?: number }) => {
+      await withSource(async (s) => {
+        const d = await s.getTask(id);
+        if (o.step !== undefined) {
+          const last = Math.max(0, ...d.steps.map((r) => r.step));
+          d.steps = d.steps.filter((r) => r.step === o.step);
+          if (d.steps.length === 0) {
+            throw new CliError(
+              'not_found',
+              `task ${id} has no step ${o.step} (${last > 0 ? `steps 1..${last}` : 'no steps logged yet'})`,
+            );
+          }
+        }
+        if (globals().json) printJson(d);
+        else print(renderTaskShow(output(), d, { full: o.full === true }));
+      });
+    });
+
+  tasks
+    .command('follow')
+    .description('show a task, then print new steps and status changes as they happen until the task ends')
+    .argument('<id>', 'task id')
+    .option('--full', 'print model inputs and outputs untruncated')
+    .option(
+      '--interval <ms>',
+      'poll interval in ms (default 500 with --db, 1000 with --url)',
+      positiveInt(60_000),
+    )
+    .action(async (id: string, o: { full?: boolean; interval?: number }) => {
+      await withSource(async (s) => {
+        const pollMs = o.interval ?? (urlGiven() !== undefined ? 1000 : 500);
+        code = await follow(s, id, pollMs, o.full === true);
+      });
+    });
+
+  async function follow(s: TaskSource, id: string, pollMs: number, full: boolean): Promise<number> {
+    const json = globals().json === true;
+    const out = output();
+    let d: TaskDetail = await s.getTask(id);
+    let lastSeq = 0;
+    let lastStep: number | undefined;
+    let status = d.task.status;
+    if (json) printEvent({ event: 'task', task: d.task });
+    else print(renderTaskHeader(out, d) + '\n');
+    let unreachable = false;
+    for (;;) {
+      for (const r of d.steps) {
+        if (r.seq <= lastSeq) continue;
+        if (json) printEvent({ event: 'step', taskId: id, step: r });
+        else {
+          if (r.step !== lastStep) print(renderStepDivider(out, r.step));
+          print(renderRecord(out, r, { full }));
+        }
+        lastSeq = r.seq;
+        lastStep = r.step;
+      }
+      if (d.task.status !== status) {
+        if (json)
+          printEvent({ event: 'status', taskId: id, from: status, status: d.task.status, task: d.task });
+        else print(renderStatusChange(out, d, status));
+        status = d.task.status;
+      }
+      if (isTerminal(status)) break;
+      await new Promise((r) => setTimeout(r, pollMs));
+      try {
+        d = await s.getTask(id);
+        if (unreachable) err(`ccagent: ${s.label} is reachable again`);
+        unreachable = false;
+      } catch (e) {
+        // A restarting orchestrator is not the end of the task: keep polling until it answers again.
+        if (!(e instanceof CliError && e.code === 'unavailable')) throw e;
+        if (!unreachable) err(`ccagent: ${e.message}; still following, retrying every ${pollMs} ms`);
+        unreachable = true;
+      }
+    }
+    if (json) printEvent({ event: 'end', taskId: id, status, task: d.task });
+    return status === 'completed' ? 0 : 1;
+  }
+
+  tasks
+    .command('create')
+    .description('create a task on the running orchestrator')
+    .requiredOption('--kind <kind>', 'task kind (as configured on the server, e.g. general_agent)')
+    .requiredOption('--prompt <text>', 'what the task should achieve')
+    .option('--client <id>', 'the CC client whose commands the task uses')
+    .option('--allow <commands>', 'comma-separated commands the task may call', commaList)
+    .action(async (o: { kind: string; prompt: string; client?: string; allow?: string[] }) => {
+      const r = await actions('tasks create').createTask({
+        kind: o.kind,
+        prompt: o.prompt,
+        ...(o.client !== undefined ? { clientId: o.client } : {}),
+        ...(o.allow !== undefined ? { allowedCommands: o.allow } : {}),
+      });
+      if (globals().json) printJson(r);
+      else print(`${r.created ? 'created' : 'exists'} ${r.task.id} (${r.task.status})\n`);
+    });
+
+  tasks
+    .command('cancel')
+    .description('cancel a task on the running orchestrator')
+    .argument('<id>', 'task id')
+    .option('--reason <text>', 'why (stored with the task)')
+    .action(async (id: string, o: { reason?: string }) => {
+      const task = await actions('tasks cancel').cancelTask(id, o.reason);
+      if (globals().json) printJson({ task });
+      else print(`${task.id} ${task.status}\n`);
+    });
+
+  tasks
+    .command('answer')
+    .description("answer a task's open question (a task waiting_for_user)")
+    .argument('<id>', 'task id')
+    .argument('<text>', 'the answer')
+    .option('--question <id>', 'question id (default: the open one)')
+    .action(async (id: string, text: string, o: { question?: string }) => {
+      const task = await actions('tasks answer').answer(id, text, o.question);
+      if (globals().json) printJson({ task });
+      else print(`answered ${task.id} (${task.status})\n`);
+    });
+
+  program
+    .command('clients')
+    .description('CC clients')
+    .command('list')
+    .description('clients seen, whether connected, and their commands')
+    .action(async () => {
+      await withSource(async (s) => {
+        const clients = await s.listClients();
+        if (globals().json) printJson({ clients });
+        else print(renderClients(output(), clients));
+      });
+    });
+
+  program
+    .command('tools')
+    .description('model-written tools')
+    .command('list')
+    .description(
+      'model-written tools on each client and their lifecycle state (draft, test, active, retired)',
+    )
+    .option('--client <id>', 'only tools on this client')
+    .addOption(
+      new Option('--status <status>', 'only tools in this state').choices([
+        'draft',
+        'test',
+        'active',
+        'retired',
+      ]),
+    )
+    .action(async (o: { client?: string; status?: string }) => {
+      await withSource(async (s) => {
+        const tools = (await s.listTools()).filter(
+          (t) =>
+            (o.client === undefined || t.clientId === o.client) &&
+            (o.status === undefined || t.status === o.status),
+        );
+        if (globals().json) printJson({ tools });
+        else print(renderTools(output(), tools));
+      });
+    });
+
+  return { program, exitCode: () => code };
+}
+
+/**
+ * Runs `ccagent` with `argv` (without node and script) and returns the exit code: 0 ok, 1 error, 2 usage,
+ * 3 not found (`tasks follow`: 1 when the task failed or was cancelled). Never throws; errors are one line on
+ * `deps.err` (set `CCAGENT_DEBUG=1` for the stack).
+ */
+export async function runCli(argv: string[], deps: ProgramDeps = {}): Promise<number> {
+  const err = deps.err ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const { program, exitCode } = buildProgram({ ...deps, err });
+  if (argv.length === 0) {
+    program.outputHelp();
+    return 0;
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode();
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // Commander has already printed the message (or the help); `ccagent tasks` alone is a usage error.
+      return e.exitCode === 0 ? 0 : 2;
+    }
+    if ((deps.env ?? process.env).CCAGENT_DEBUG && e instanceof Error && e.stack) err(e.stack);
+    if (e instanceof CliError) {
+      err(`ccagent: ${e.message}`);
+      return e.exitCode;
+    }
+    err(`ccagent: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
 }

@@ -1,0 +1,148 @@
+/**
+ * What the CLI reads and does, independent of where it comes from: the SQLite file (read-only) or a running
+ * orchestrator's HTTP API. Both sources produce exactly these shapes, so the output (human and `--json`) is the same.
+ * Field names follow the engine's domain types (camelCase); times are epoch milliseconds.
+ */
+
+/** A structured error as stored on a failed task or step. */
+export interface ErrorView {
+  code: string;
+  message: string;
+  details?: unknown;
+}
+
+/** One task. */
+export interface TaskView {
+  id: string;
+  kind: string;
+  status: string;
+  clientId: string | null;
+  prompt: string;
+  /** Commands the task may call; empty means any command the client offers. */
+  allowedCommands: string[];
+  counters: { steps: number; toolCalls: number; questions: number };
+  budgets: { maxSteps?: number; maxToolCalls?: number; deadlineAt?: number };
+  result?: unknown;
+  error?: ErrorView;
+  /** Last progress the strategy reported (0..1) and its message. */
+  progress?: number;
+  progressMessage?: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Token usage and model-side timing of one model call. */
+export interface UsageView {
+  promptTokens?: number;
+  completionTokens?: number;
+  totalDurationMs?: number;
+}
+
+/**
+ * One step-log record: what a model saw and said (`planner`, `executor`, `native` …), what the strategy decided
+ * (`decision`), or what a tool was asked and answered (`tool_result`). `seq` is dense per task; `step` is the engine
+ * step the record belongs to (several records per step).
+ */
+export interface StepView {
+  seq: number;
+  step: number;
+  kind: string;
+  /** When the record was written. */
+  at: number;
+  model?: string;
+  /** Exact model input: messages, options, format, tools. */
+  input?: unknown;
+  /** Raw model output. */
+  output?: unknown;
+  /** Parsed directive or decision. */
+  directive?: unknown;
+  validationErrors?: string[];
+  toolCall?: unknown;
+  toolResult?: unknown;
+  error?: ErrorView;
+  startedAt?: number;
+  durationMs?: number;
+  usage?: UsageView;
+}
+
+/** A question a task asked a person (`ask_user`) and its answer, if any. */
+export interface QuestionView {
+  questionId: string;
+  question: string;
+  why?: string;
+  answer?: string;
+  askedAt: number;
+  answeredAt?: number;
+}
+
+/** A task with its whole step log and its questions (`tasks show`, `tasks follow`). */
+export interface TaskDetail {
+  task: TaskView;
+  steps: StepView[];
+  questions: QuestionView[];
+}
+
+/** A CC client the orchestrator has seen. `connected` is the server's last recorded state in `--db` mode. */
+export interface ClientView {
+  clientId: string;
+  connected: boolean;
+  clientVersion?: string;
+  firstSeenAt?: number;
+  lastSeenAt?: number;
+  /** Names of the commands the client offers. */
+  commands: string[];
+}
+
+/** A model-written tool on a client and its lifecycle state (draft, test, active, retired). */
+export interface ToolView {
+  clientId: string;
+  name: string;
+  status: string;
+  version: number;
+  description?: string;
+  file?: string;
+  updatedAt?: number;
+  recordedAt?: number;
+}
+
+/** Filters of `tasks list` (ANDed); newest first. */
+export interface TaskListQuery {
+  status?: string[];
+  kind?: string;
+  client?: string;
+  limit: number;
+  offset: number;
+}
+
+/** One page of `tasks list` and how many tasks match overall. */
+export interface TaskPageView {
+  tasks: TaskView[];
+  total: number;
+}
+
+/** Input of `tasks create`. */
+export interface CreateTaskInput {
+  kind: string;
+  prompt: string;
+  clientId?: string;
+  allowedCommands?: string[];
+}
+
+/** Where the CLI gets its data. Unknown ids reject with `CliError('not_found')`. */
+export interface TaskSource {
+  /** Where the data comes from, for messages: a file path or a URL. */
+  readonly label: string;
+  listTasks(query: TaskListQuery): Promise<TaskPageView>;
+  getTask(id: string): Promise<TaskDetail>;
+  listClients(): Promise<ClientView[]>;
+  listTools(): Promise<ToolView[]>;
+  close(): Promise<void>;
+}
+
+/** The actions only a running orchestrator can take (the CLI never writes the database). */
+export interface TaskActions {
+  readonly label: string;
+  createTask(input: CreateTaskInput): Promise<{ task: TaskView; created: boolean }>;
+  cancelTask(id: string, reason?: string): Promise<TaskView>;
+  answer(id: string, text: string, questionId?: string): Promise<TaskView>;
+}
