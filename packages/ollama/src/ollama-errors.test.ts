@@ -82,6 +82,20 @@ describe('OllamaChatModel — failures and retries', () => {
     expect(error.attempts).toBe(3);
   });
 
+  it('backs off exponentially between retries (guards against retry storms against a struggling server)', async () => {
+    const backoff = new OllamaChatModel({
+      host: fake.url,
+      retry: { retries: 3, minDelayMs: 20, factor: 2, maxDelayMs: 1000, jitter: false },
+    });
+    fake.script('m', ['never']);
+    fake.setFault({ status: 500 });
+    const started = performance.now();
+    const error = await failure(backoff.chat(ask()));
+    expect(error.attempts).toBe(4);
+    // 20 + 40 + 80 ms of backoff at least; a constant or missing delay would take well under 140 ms.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(135);
+  });
+
   it('does not retry when retries is 0 (guards against ignoring the configured policy)', async () => {
     const once = new OllamaChatModel({ host: fake.url, retry: { retries: 0 } });
     fake.script('m', ['never']);

@@ -105,13 +105,17 @@ describe('fake-ollama bin', () => {
   });
 
   it('refuses missing --script, unreadable files and bad ports with exit 2 (guards against confusing startup failures)', async () => {
-    expect((await run([]).exit).code).toBe(2);
-    const missing = await run(['--script', '/nonexistent/scenario.json']).exit;
+    const [none, missing, badJson, badPort] = await Promise.all([
+      run([]).exit,
+      run(['--script', '/nonexistent/scenario.json']).exit,
+      run(['--script', scenarioFile('{nope')]).exit,
+      run(['--port', 'abc', '--script', scenarioFile({ models: {} })]).exit,
+    ]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/--script is required/);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/cannot read scenario/);
-    const badJson = await run(['--script', scenarioFile('{nope')]).exit;
     expect(badJson.code).toBe(2);
-    const badPort = await run(['--port', 'abc', '--script', scenarioFile({ models: {} })]).exit;
     expect(badPort.code).toBe(2);
     expect(badPort.stderr).toMatch(/--port/);
   });
