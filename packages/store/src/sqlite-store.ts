@@ -19,7 +19,8 @@ import {
   type TaskStore,
 } from '@ccagent/engine';
 import Database from 'better-sqlite3';
-import { and, asc, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, inArray, sql, type SQL } from 'drizzle-orm';
+import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   callToRow,
@@ -139,6 +140,8 @@ export class SqliteStore implements TaskStore {
   private readonly orm: BetterSQLite3Database<typeof schema>;
   private readonly writes: WriteQueue;
   private closed = false;
+  private readQueries: ReturnType<typeof prepareReads> | undefined;
+  private writeQueries: ReturnType<typeof prepareWrites> | undefined;
 
   /** @internal Use {@link openSqliteStore}. */
   constructor(
@@ -165,14 +168,14 @@ export class SqliteStore implements TaskStore {
     return this.write(() => {
       this.requireTaskStatus(taskId);
       const row = stepToRow(taskId, this.nextSeq('steps', taskId), record);
-      this.orm.insert(schema.steps).values(row).run();
+      this.w.insertStep.run(row);
       return rowToStep(row);
     });
   }
 
   getTask(taskId: string): Promise<Task | undefined> {
     return this.read(() => {
-      const row = this.orm.select().from(schema.tasks).where(eq(schema.tasks.id, taskId)).get();
+      const row = this.r.getTask.get({ id: taskId });
       return row ? rowToTask(row) : undefined;
     });
   }
@@ -191,36 +194,16 @@ export class SqliteStore implements TaskStore {
   }
 
   getHistory(taskId: string): Promise<HistoryEntry[]> {
-    return this.read(() =>
-      this.orm
-        .select()
-        .from(schema.history)
-        .where(eq(schema.history.taskId, taskId))
-        .orderBy(asc(schema.history.seq))
-        .all()
-        .map(rowToHistory),
-    );
+    return this.read(() => this.r.getHistory.all({ taskId }).map(rowToHistory));
   }
 
   getSteps(taskId: string): Promise<StoredStep[]> {
-    return this.read(() =>
-      this.orm
-        .select()
-        .from(schema.steps)
-        .where(eq(schema.steps.taskId, taskId))
-        .orderBy(asc(schema.steps.seq))
-        .all()
-        .map(rowToStep),
-    );
+    return this.read(() => this.r.getSteps.all({ taskId }).map(rowToStep));
   }
 
   getCommandCall(callId: string): Promise<CommandCallRecord | undefined> {
     return this.read(() => {
-      const row = this.orm
-        .select()
-        .from(schema.commandCalls)
-        .where(eq(schema.commandCalls.callId, callId))
-        .get();
+      const row = this.r.getCall.get({ callId });
       return row ? rowToCall(row) : undefined;
     });
   }
@@ -463,7 +446,7 @@ export class SqliteStore implements TaskStore {
     const actual = this.taskStatus(id);
     if (change.create) {
       if (actual !== undefined) throw new EngineError('task_exists', `task ${id} already exists`);
-      this.orm.insert(schema.tasks).values(taskToRow(task)).run();
+      this.w.insertTask.run(taskToRow(task));
     } else {
       if (actual === undefined) throw new EngineError('task_not_found', `task ${id} not found`);
       if (change.expectedStatus !== undefined && actual !== change.expectedStatus) {
@@ -480,20 +463,19 @@ export class SqliteStore implements TaskStore {
           },
         );
       }
-      const { id: _id, ...rest } = taskToRow(task);
-      this.orm.update(schema.tasks).set(rest).where(eq(schema.tasks.id, id)).run();
+      this.w.updateTask.run(taskToRow(task));
     }
     const result: CommitResult = { history: [], steps: [] };
     if (change.history && change.history.length > 0) {
       let seq = this.nextSeq('history', id);
       const rows = change.history.map((h) => historyToRow(id, seq++, h));
-      this.orm.insert(schema.history).values(rows).run();
+      for (const row of rows) this.w.insertHistory.run(row);
       result.history = rows.map(rowToHistory);
     }
     if (change.steps && change.steps.length > 0) {
       let seq = this.nextSeq('steps', id);
       const rows = change.steps.map((s) => stepToRow(id, seq++, s));
-      this.orm.insert(schema.steps).values(rows).run();
+      for (const row of rows) this.w.insertStep.run(row);
       result.steps = rows.map(rowToStep);
     }
     if (change.commandCall) {
@@ -503,12 +485,7 @@ export class SqliteStore implements TaskStore {
           `command call ${change.commandCall.callId} belongs to another task`,
         );
       }
-      const { callId: _c, ...set } = callToRow(change.commandCall);
-      this.orm
-        .insert(schema.commandCalls)
-        .values(callToRow(change.commandCall))
-        .onConflictDoUpdate({ target: schema.commandCalls.callId, set })
-        .run();
+      this.w.upsertCall.run(callToRow(change.commandCall));
     }
     if (change.question) {
       if (change.question.taskId !== id) {
@@ -528,12 +505,7 @@ export class SqliteStore implements TaskStore {
   }
 
   private taskStatus(id: string): TaskStatus | undefined {
-    const row = this.orm
-      .select({ status: schema.tasks.status })
-      .from(schema.tasks)
-      .where(eq(schema.tasks.id, id))
-      .get();
-    return row?.status as TaskStatus | undefined;
+    return this.r.taskStatus.get({ id })?.status as TaskStatus | undefined;
   }
 
   private requireTaskStatus(id: string): TaskStatus {
@@ -543,13 +515,18 @@ export class SqliteStore implements TaskStore {
   }
 
   private nextSeq(table: 'history' | 'steps', taskId: string): number {
-    const t = table === 'history' ? schema.history : schema.steps;
-    const row = this.orm
-      .select({ m: sql<number>`coalesce(max(${t.seq}), 0)` })
-      .from(t)
-      .where(eq(t.taskId, taskId))
-      .get();
-    return (row?.m ?? 0) + 1;
+    const q = table === 'history' ? this.r.historySeq : this.r.stepSeq;
+    return (q.get({ taskId })?.m ?? 0) + 1;
+  }
+
+  /** Prepared reads (Drizzle `.prepare()`, built once: building the query on every call was the main per-write cost). */
+  private get r(): ReturnType<typeof prepareReads> {
+    return (this.readQueries ??= prepareReads(this.orm));
+  }
+
+  /** Prepared writes, built on the first write (never on a read-only connection). */
+  private get w(): ReturnType<typeof prepareWrites> {
+    return (this.writeQueries ??= prepareWrites(this.orm));
   }
 
   /** A port write: EngineError on failure (the engine branches on its codes). */
@@ -580,6 +557,78 @@ export class SqliteStore implements TaskStore {
       return Promise.reject(isStoreError(err) || isEngineError(err) ? err : toPortError(err));
     }
   }
+}
+
+/** `{ column: sql.placeholder(column) }` for every column of `table` (for prepared inserts and updates). */
+function placeholders<T extends SQLiteTable>(table: T): T['$inferInsert'] {
+  return Object.fromEntries(
+    Object.keys(getTableColumns(table)).map((k) => [k, sql.placeholder(k)]),
+  ) as unknown as T['$inferInsert'];
+}
+
+function prepareReads(orm: BetterSQLite3Database<typeof schema>) {
+  const p = sql.placeholder;
+  const { tasks, history, steps, commandCalls } = schema;
+  return {
+    taskStatus: orm
+      .select({ status: tasks.status })
+      .from(tasks)
+      .where(eq(tasks.id, p('id')))
+      .prepare(),
+    getTask: orm
+      .select()
+      .from(tasks)
+      .where(eq(tasks.id, p('id')))
+      .prepare(),
+    historySeq: orm
+      .select({ m: sql<number>`coalesce(max(${history.seq}), 0)` })
+      .from(history)
+      .where(eq(history.taskId, p('taskId')))
+      .prepare(),
+    stepSeq: orm
+      .select({ m: sql<number>`coalesce(max(${steps.seq}), 0)` })
+      .from(steps)
+      .where(eq(steps.taskId, p('taskId')))
+      .prepare(),
+    getHistory: orm
+      .select()
+      .from(history)
+      .where(eq(history.taskId, p('taskId')))
+      .orderBy(asc(history.seq))
+      .prepare(),
+    getSteps: orm
+      .select()
+      .from(steps)
+      .where(eq(steps.taskId, p('taskId')))
+      .orderBy(asc(steps.seq))
+      .prepare(),
+    getCall: orm
+      .select()
+      .from(commandCalls)
+      .where(eq(commandCalls.callId, p('callId')))
+      .prepare(),
+  };
+}
+
+function prepareWrites(orm: BetterSQLite3Database<typeof schema>) {
+  const { tasks, history, steps, commandCalls } = schema;
+  const { id: _id, ...taskSet } = placeholders(tasks);
+  const { callId: _callId, ...callSet } = placeholders(commandCalls);
+  return {
+    insertTask: orm.insert(tasks).values(placeholders(tasks)).prepare(),
+    updateTask: orm
+      .update(tasks)
+      .set(taskSet)
+      .where(eq(tasks.id, sql.placeholder('id')))
+      .prepare(),
+    insertHistory: orm.insert(history).values(placeholders(history)).prepare(),
+    insertStep: orm.insert(steps).values(placeholders(steps)).prepare(),
+    upsertCall: orm
+      .insert(commandCalls)
+      .values(placeholders(commandCalls))
+      .onConflictDoUpdate({ target: commandCalls.callId, set: callSet })
+      .prepare(),
+  };
 }
 
 function taskWhere(f: {

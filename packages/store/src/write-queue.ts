@@ -13,11 +13,14 @@ const MAX_BATCH = 256;
  * Group commit. Writes requested in the same turn of the event loop run in ONE SQLite transaction (one fsync), each
  * inside its own savepoint so a write that throws (a conflict, an unknown task) is rolled back alone. Every promise
  * settles only after the enclosing transaction has committed, so a resolved write is durable; if the commit itself
- * fails, every write of the batch rejects.
+ * fails, every write of the batch rejects and nothing of the batch is kept.
  */
 export class WriteQueue {
   private pending: QueuedWrite[] = [];
   private scheduled = false;
+  private statements:
+    | Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', Database.Statement>
+    | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -48,18 +51,7 @@ export class WriteQueue {
       const batch = this.pending.splice(0, MAX_BATCH);
       const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
       try {
-        this.db
-          .transaction(() => {
-            for (const write of batch) {
-              try {
-                // A nested better-sqlite3 transaction is a savepoint: a throwing write undoes only itself.
-                outcomes.push({ ok: true, value: this.db.transaction(write.run)() });
-              } catch (error) {
-                outcomes.push({ ok: false, error });
-              }
-            }
-          })
-          .immediate();
+        this.runBatch(batch, outcomes);
       } catch (error) {
         const mapped = this.mapError(error);
         for (const write of batch) write.reject(mapped);
@@ -70,6 +62,40 @@ export class WriteQueue {
         if (o?.ok) write.resolve(o.value);
         else write.reject(this.mapError(o?.error));
       });
+    }
+  }
+
+  private runBatch(
+    batch: QueuedWrite[],
+    outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>,
+  ) {
+    // Statements prepared once (db.transaction() would prepare its BEGIN/SAVEPOINT statements on every call).
+    const s = (this.statements ??= {
+      begin: this.db.prepare('BEGIN IMMEDIATE'),
+      commit: this.db.prepare('COMMIT'),
+      rollback: this.db.prepare('ROLLBACK'),
+      savepoint: this.db.prepare('SAVEPOINT ccagent_write'),
+      release: this.db.prepare('RELEASE ccagent_write'),
+      rollbackTo: this.db.prepare('ROLLBACK TO ccagent_write'),
+    });
+    s.begin.run();
+    try {
+      for (const write of batch) {
+        s.savepoint.run();
+        try {
+          const value = write.run();
+          s.release.run();
+          outcomes.push({ ok: true, value });
+        } catch (error) {
+          s.rollbackTo.run();
+          s.release.run();
+          outcomes.push({ ok: false, error });
+        }
+      }
+      s.commit.run();
+    } catch (error) {
+      if (this.db.inTransaction) s.rollback.run();
+      throw error;
     }
   }
 }
