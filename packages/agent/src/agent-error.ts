@@ -19,3 +19,8 @@ export class AgentError extends Error {
 
 /** An expected outcome callers branch on (STYLE.md): a value or a structured error, never thrown. */
 export type Result<T, E> = { ok: true; value: T } | { ok: false; error: E };
+
+/** True when `err` is an {@link AgentError}, optionally with the given code. */
+export function isAgentError(err: unknown, code?: AgentErrorCode): err is AgentError {
+  return err instanceof AgentError && (code === undefined || err.code === code);
+}

@@ -159,6 +159,20 @@ function parseRunLine(line: string): RunSpec | null {
   return { path: cleanPath(path), args };
 }
 
+const LIST_ITEM = /^\s*(?:[-*]|\d+[.)])\s+/;
+
+/**
+ * The run lines of a THEN field. When the planner wrote a list, only its items count (a sign-off such as "I hope
+ * this helps!" after the list is not a program); otherwise the lines up to the first blank line, `;`-separated runs
+ * allowed.
+ */
+function thenLines(value: string): string[] {
+  const lines = value.split('\n');
+  if (lines.some((l) => LIST_ITEM.test(l))) return lines.filter((l) => LIST_ITEM.test(l));
+  const blank = lines.findIndex((l) => l.trim() === '');
+  return (blank < 0 ? lines : lines.slice(0, blank)).flatMap((l) => l.split(';'));
+}
+
 interface RawFields {
   values: Map<string, string>;
   unclosedContent: boolean;
@@ -265,8 +279,7 @@ function build(kind: DirectiveKind, raw: RawFields): Result<Directive, Directive
           },
         };
       }
-      const then = get('THEN')
-        .split(/\n|;/)
+      const then = thenLines(get('THEN'))
         .map(parseRunLine)
         .filter((r): r is RunSpec => r !== null);
       return {

@@ -76,6 +76,12 @@ export function describeCall(command: string, args: JsonValue): string {
     const lines = a.content.split('\n').length;
     return `fs_write ${quoteArg(a.path)} (${lines} lines, sha ${contentHash(a.content)})`;
   }
+  if (
+    (command === 'fs_read' || command === 'fs_list' || command === 'fs_delete') &&
+    typeof a.path === 'string'
+  ) {
+    return `${command} ${quoteArg(a.path)}`;
+  }
   return `${command} ${JSON.stringify(args)}`;
 }
 

@@ -75,4 +75,4 @@ export {
   type SectionOrder,
 } from './memory.js';
 export { loadPrompt, type Prompt, type PromptName } from './prompts.js';
-export { AgentError, type AgentErrorCode, type Result } from './agent-error.js';
+export { AgentError, isAgentError, type AgentErrorCode, type Result } from './agent-error.js';

@@ -1,6 +1,13 @@
 import type { HistoryEntry, JsonValue, Task } from '@ccagent/engine';
 import { z } from 'zod';
-import { completedCalls, currentFiles, describeCall, lastFailure, viewOutcome } from './history-view.js';
+import {
+  completedCalls,
+  contentHash,
+  currentFiles,
+  describeCall,
+  lastFailure,
+  viewOutcome,
+} from './history-view.js';
 
 const runSpec = z.object({ path: z.string(), args: z.array(z.string()) });
 
@@ -138,7 +145,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 function okText(command: string, result: JsonValue, output: string): string {
   if (command === 'fs_write') return '';
   if (command === 'fs_read' && isRecord(result) && typeof result.content === 'string') {
-    return `(${result.content.split('\n').length} lines; current content under FILES)`;
+    return `(${result.content.split('\n').length} lines, sha ${contentHash(result.content)}; content under FILES)`;
   }
   return output;
 }

@@ -236,6 +236,8 @@ class Step {
     }
     this.mem.counters.bounces = 0;
     this.mem.counters.suppressions = 0;
+    // From here on the freshest problem is this call's outcome (the history), not an older bounce reason.
+    this.mem.lastError = null;
     return this.finish({
       type: 'tool_call',
       command: call.command,

@@ -7,125 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlannerExecutorStrategy, type ExecutorMode } from '../src/index.js';
 import { prefixFractions, removeRoot, runTask, startModels } from './support/harness.mjs';
 import { createLuaToolExecutor } from './support/lua-tool-executor.mjs';
-
-const fixture = (name: string) => readFileSync(new URL(`./fixtures/todo/${name}`, import.meta.url), 'utf8');
-const BROKEN = fixture('broken.lua');
-const ATTEMPT_1 = fixture('attempt-1.lua');
-const FIXED = fixture('fixed.lua');
-
-const PROMPT =
-  'TODO.lua is broken. Fix it so that all of its commands work: add <text>, list, done <n>, remove <n> and ' +
-  'stats. Test every command.';
-
-/** What a 7B coder model writes, turn by turn (prose around directives, a PLAN first, an incomplete first fix). */
-const PLANNER_REPLIES = [
-  [
-    'PLAN:',
-    '1. Run TODO.lua list to see what is broken.',
-    '2. Fix the bugs in TODO.lua.',
-    '3. Test add, list, done, remove and stats.',
-    '',
-    'RUN',
-    'PATH: TODO.lua',
-    'ARGS: list',
-    'EXPECT: an empty list',
-  ].join('\n'),
-  [
-    'The error is in load(): fs.open returns nil when todo.db does not exist yet, so f.readAll() fails.',
-    'I will return an empty list in that case, and also save after remove.',
-    '',
-    'WRITE_FILE',
-    'PATH: TODO.lua',
-    'LANGUAGE: lua',
-    'CONTENT:',
-    '```lua',
-    ATTEMPT_1.replace(/\n$/, ''),
-    '```',
-    'THEN:',
-    '- TODO.lua add Buy milk',
-    '- TODO.lua add "Water the plants"',
-    '- TODO.lua list',
-    '- TODO.lua done 1',
-    '- TODO.lua stats',
-  ].join('\n'),
-  [
-    '`done 1` fails because args[2] is the string "1", so todos["1"] is nil. I will convert it with tonumber and',
-    'check the index. stats is also wrong: it compares t.done with the string "true".',
-    '',
-    'WRITE_FILE',
-    'PATH: TODO.lua',
-    'LANGUAGE: lua',
-    'CONTENT:',
-    '```lua',
-    FIXED.replace(/\n$/, ''),
-    '```',
-    'THEN:',
-    '- TODO.lua done 1',
-    '- TODO.lua stats',
-    '- TODO.lua add Feed the cat',
-    '- TODO.lua remove 3',
-    '- TODO.lua list',
-  ].join('\n'),
-  [
-    'All commands work now.',
-    '',
-    'DONE',
-    'SUMMARY: TODO.lua is fixed. load() returns an empty list when todo.db is missing, done and remove convert the',
-    'item number with tonumber and check it, remove saves the list, and stats counts done items. Runs: "Done: Buy',
-    'milk", "2 items, 1 done, 1 open", "Added: Feed the cat", list shows "1. [x] Buy milk".',
-    'NOTES: The list is stored in todo.db next to the program.',
-  ].join('\n'),
-];
-
-const tool = (explanation: string, name: string, parameters: Record<string, unknown>) =>
-  JSON.stringify({ kind: 'tool', explanation, tool: name, parameters });
-
-/** What the executor model returns for each directive in `model` mode (one of them in a fence, as models do). */
-const EXECUTOR_REPLIES = [
-  tool('Run the program to see the error', 'cc_run_program', { path: 'TODO.lua', args: ['list'] }),
-  '```json\n' +
-    tool('Write the fixed TODO.lua and test it', 'cc_write_and_run', {
-      path: 'TODO.lua',
-      content: ATTEMPT_1,
-      runs: [
-        { path: 'TODO.lua', args: ['add', 'Buy', 'milk'] },
-        { path: 'TODO.lua', args: ['add', 'Water the plants'] },
-        { path: 'TODO.lua', args: ['list'] },
-        { path: 'TODO.lua', args: ['done', '1'] },
-        { path: 'TODO.lua', args: ['stats'] },
-      ],
-    }) +
-    '\n```',
-  tool('Write TODO.lua with tonumber and test it', 'cc_write_and_run', {
-    path: 'TODO.lua',
-    content: FIXED,
-    runs: [
-      { path: 'TODO.lua', args: ['done', '1'] },
-      { path: 'TODO.lua', args: ['stats'] },
-      { path: 'TODO.lua', args: ['add', 'Feed', 'the', 'cat'] },
-      { path: 'TODO.lua', args: ['remove', '3'] },
-      { path: 'TODO.lua', args: ['list'] },
-    ],
-  }),
-  JSON.stringify({
-    kind: 'final',
-    explanation: 'The task is finished',
-    result: {
-      success: true,
-      message: 'TODO.lua is fixed: add, list, done, remove and stats work.',
-      details: 'The list is stored in todo.db next to the program.',
-    },
-  }),
-];
-
-const COMPLETION = {
-  requiredRuns: [
-    { path: 'TODO.lua', args: ['add'] },
-    { path: 'TODO.lua', args: ['list'] },
-    { path: 'TODO.lua', args: ['done'] },
-    { path: 'TODO.lua', args: ['stats'] },
-  ],
-};
+import {
+  BROKEN,
+  COMPLETION,
+  EXECUTOR_REPLIES,
+  FIXED,
+  PLANNER_REPLIES,
+  PROMPT,
+} from './fixtures/todo/scenario.mjs';
 
 let models: Awaited<ReturnType<typeof startModels>>;
 const roots: string[] = [];

@@ -1,0 +1,184 @@
+// The native tool-calling strategy through the real stack: Ollama `tools` built from the commands' JSON Schemas,
+// tool results fed back as `tool` messages, unknown tools and tool errors answered to the model, iteration limit and
+// per-tool timeout.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createNativeToolStrategy, type NativeToolOptions } from '../src/index.js';
+import { removeRoot, runTask, startModels } from './support/harness.mjs';
+
+let models: Awaited<ReturnType<typeof startModels>>;
+beforeAll(async () => {
+  models = await startModels();
+});
+afterAll(async () => {
+  await models.close();
+});
+
+let n = 0;
+type Script = Parameters<typeof models.fake.script>[1];
+type WireMessage = { role: string; content: string; tool_name?: string; tool_calls?: unknown[] };
+
+async function runNative(
+  script: Script,
+  options: Partial<NativeToolOptions> = {},
+  files: Record<string, string> = { 'hello.lua': 'print("Hello world")\n' },
+) {
+  const name = `native-${++n}`;
+  models.fake.script(name, script);
+  const strategy = createNativeToolStrategy({ model: models.role(name), ...options });
+  const run = await runTask(
+    strategy,
+    { prompt: 'hello.lua must print "Hello, world!". Fix it.', kind: 'native' },
+    { files },
+  );
+  await removeRoot(run.root);
+  const requests = models.fake.chatRequests(name);
+  const body = (i: number) =>
+    requests[i]?.body as {
+      messages: WireMessage[];
+      tools?: Array<{ function: { name: string; parameters: unknown } }>;
+    };
+  return { ...run, requests, body };
+}
+
+const call = (name: string, args: Record<string, unknown>, content = '') => ({
+  content,
+  toolCalls: [{ name, arguments: args }],
+});
+
+describe('native tool loop', () => {
+  it('offers the commands as Ollama tools, feeds results back, and ends when the model answers without tools', async () => {
+    const run = await runNative([
+      call('fs_read', { path: 'hello.lua' }, 'Let me look at the file.'),
+      call('fs_write', { path: 'hello.lua', content: 'print("Hello, world!")\n' }),
+      call('run_program', { path: 'hello.lua', args: [] }),
+      'Fixed: hello.lua now prints "Hello, world!" (the run printed exactly that).',
+    ]);
+    expect(run.task.status).toBe('completed');
+    expect(run.task.result).toEqual({
+      message: 'Fixed: hello.lua now prints "Hello, world!" (the run printed exactly that).',
+      iterations: 4,
+    });
+    // Tools come from the executor's command descriptors, JSON Schemas included, limited to the task's
+    // allowed_commands (the executor also offers fs_delete, which this task may not use).
+    const tools = run.body(0).tools ?? [];
+    expect(tools.map((t) => t.function.name)).toEqual([
+      'shell_exec',
+      'fs_list',
+      'fs_read',
+      'fs_write',
+      'run_program',
+    ]);
+    expect(tools.find((t) => t.function.name === 'run_program')?.function.parameters).toMatchObject({
+      required: ['path'],
+    });
+    // The last request carries the whole exchange: assistant tool calls and their results as tool messages.
+    const last = run.body(3).messages;
+    expect(last.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+    ]);
+    expect(last[2]?.content).toBe('Let me look at the file.');
+    expect(last[3]).toMatchObject({ tool_name: 'fs_read' });
+    expect(JSON.parse(last[3]?.content ?? '{}')).toMatchObject({ content: 'print("Hello world")\n' });
+    expect(JSON.parse(last[7]?.content ?? '{}')).toEqual({ ok: true, output: 'Hello, world!' });
+    // Each iteration's prompt extends the previous one (prompt-cache friendly).
+    for (let i = 1; i < 4; i++) {
+      const prev = run.body(i - 1).messages;
+      expect(run.body(i).messages.slice(0, prev.length)).toEqual(prev);
+    }
+    expect(run.steps.filter((s) => s.kind === 'native')).toHaveLength(4);
+  });
+
+  it('answers an unknown tool with an error message and continues', async () => {
+    const run = await runNative([
+      call('cat', { file: 'hello.lua' }),
+      call('fs_read', { path: 'hello.lua' }),
+      'hello.lua prints "Hello world".',
+    ]);
+    expect(run.task.status).toBe('completed');
+    const msgs = run.body(1).messages;
+    expect(msgs[3]).toMatchObject({ role: 'tool', tool_name: 'cat' });
+    expect(msgs[3]?.content).toContain(
+      'unknown tool \\"cat\\"; the available tools are: shell_exec, fs_list',
+    );
+    expect(run.executor.calls.map((c) => c.command)).toEqual(['fs_read']);
+  });
+
+  it('gives a failing tool its error as the result', async () => {
+    const run = await runNative([call('fs_read', { path: 'missing.lua' }), 'There is no missing.lua.']);
+    expect(run.task.status).toBe('completed');
+    expect(JSON.parse(run.body(1).messages[3]?.content ?? '{}')).toEqual({
+      error: 'no such file: missing.lua',
+      code: 'not_found',
+    });
+  });
+
+  it('dispatches several tool calls of one reply one after the other, then asks the model once', async () => {
+    const run = await runNative([
+      {
+        content: '',
+        toolCalls: [
+          { name: 'run_program', arguments: { path: 'hello.lua' } },
+          { name: 'nope', arguments: {} },
+          { name: 'fs_list', arguments: {} },
+        ],
+      },
+      'Done looking.',
+    ]);
+    expect(run.task.status).toBe('completed');
+    expect(run.requests).toHaveLength(2);
+    expect(run.executor.calls.map((c) => c.command)).toEqual(['run_program', 'fs_list']);
+    expect(run.body(1).messages.map((m) => m.tool_name ?? m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'run_program',
+      'nope',
+      'fs_list',
+    ]);
+  });
+
+  it('fails after maxIterations model calls without a final answer', async () => {
+    const loop = Array.from({ length: 10 }, (_, i) =>
+      call('run_program', { path: 'hello.lua', args: [String(i)] }),
+    );
+    const run = await runNative(loop, { maxIterations: 3 });
+    expect(run.task.status).toBe('failed');
+    expect(run.task.error).toMatchObject({ code: 'max_iterations', details: { iterations: 3 } });
+    expect(run.requests).toHaveLength(3);
+  });
+
+  it('nudges the model after an empty reply instead of completing with nothing', async () => {
+    const run = await runNative(['', 'hello.lua prints "Hello world".']);
+    expect(run.task.status).toBe('completed');
+    expect(run.body(1).messages.at(-1)).toMatchObject({
+      role: 'user',
+      content: expect.stringContaining('empty'),
+    });
+  });
+
+  it('applies the per-tool timeout to every call and reports the timeout to the model', async () => {
+    const run = await runNative(
+      [call('run_program', { path: 'spin.lua' }), 'spin.lua never finishes.'],
+      { toolTimeoutMs: 300 },
+      { 'spin.lua': 'while true do end\n' },
+    );
+    expect(run.task.status).toBe('completed');
+    const decision = run.steps.find(
+      (s) => s.kind === 'decision' && (s.directive as { type?: string }).type === 'tool_call',
+    );
+    expect(decision?.directive).toMatchObject({ timeoutMs: 300 });
+    expect(run.body(1).messages[3]?.content).toMatch(/timed out after 300 ms|Too long without yielding/);
+  });
+
+  it('uses the configured system prompt', async () => {
+    const run = await runNative(['ok'], { systemPrompt: 'You are terse.' });
+    expect(run.body(0).messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
+  });
+});
