@@ -217,7 +217,9 @@ export function deepMerge(base: unknown, over: unknown): unknown {
 export function formatIssues(error: z.ZodError): string[] {
   return error.issues.map((i) => {
     const p = i.path.map(String).join('.') || '(root)';
-    const msg = i.message.replace(/^Invalid input: /, '');
+    // A bad record key ("Invalid key in record") carries the key schema's own message, which says what is wrong.
+    const inner = i.code === 'invalid_key' ? i.issues[0]?.message : undefined;
+    const msg = (inner ?? i.message).replace(/^Invalid input: /, '');
     return `${p}: ${msg}`;
   });
 }

@@ -64,12 +64,15 @@ program
       fail(err);
     }
     const r = running.report;
-    console.log(`cc-orchestrator ${ORCHESTRATOR_VERSION} listening on ${r.url}`);
+    // One write, so a reader that sees the first line sees the whole summary.
     console.log(
-      `  database:   ${r.dbPath}${r.resumed > 0 ? ` (${r.resumed} unfinished tasks resumed)` : ''}`,
+      [
+        `cc-orchestrator ${ORCHESTRATOR_VERSION} listening on ${r.url}`,
+        `  database:   ${r.dbPath}${r.resumed > 0 ? ` (${r.resumed} unfinished tasks resumed)` : ''}`,
+        `  websocket:  ${r.url.replace(/^http/, 'ws')}/ws${o.token !== undefined ? ' (token required)' : ''}`,
+        `  install:    wget run ${r.url}/lua/install.lua   (${r.luaFiles} Lua files)`,
+      ].join('\n'),
     );
-    console.log(`  websocket:  ${r.url.replace(/^http/, 'ws')}/ws${o.token ? ' (token required)' : ''}`);
-    console.log(`  install:    wget run ${r.url}/lua/install.lua   (${r.luaFiles} Lua files)`);
     r.models
       .then(({ report, warnings }) => {
         for (const s of report.servers) {

@@ -51,6 +51,17 @@ export interface WsToolExecutorOptions {
 
 const RECENT_LIMIT = 10_000;
 
+/** Outcome codes the orchestrator itself produces (never a client's result). */
+const SERVER_FAILURES = new Set([
+  'client_disconnected',
+  'no_client',
+  'unknown_command',
+  'invalid_args',
+  'timeout',
+  'executor_error',
+  'aborted',
+]);
+
 /**
  * The engine's {@link ToolExecutor} for CC clients: sends `command_call` over the client's WebSocket and lets the
  * client's `command_result` resolve the call through `Engine.resolveCommand` (so the orchestrator knows when the
@@ -216,10 +227,25 @@ export class WsToolExecutor implements ToolExecutor {
         message: `call ${callId} is not currently sent to "${sender}"`,
       };
     }
+    // Only a call closed by a client's own result may be acknowledged again (its ack was lost); one the server
+    // closed (cancelled, timed out, failed for a disconnect) is not open for results.
+    const serverClosed =
+      stored.status === 'cancelled' ||
+      stored.status === 'timed_out' ||
+      (stored.outcome !== undefined &&
+        !stored.outcome.ok &&
+        SERVER_FAILURES.has(stored.outcome.error.code ?? ''));
+    if (serverClosed) {
+      return {
+        ok: false,
+        code: 'unknown_call',
+        message: `call ${callId} is already closed (${stored.status})`,
+      };
+    }
     return { ok: true, taskId, callId };
   }
 
-  /** Fail every waiting call (engine stopping). */
+  /** Stop the startup-grace timer (shutdown). */
   dispose(): void {
     if (this.startupTimer !== undefined) this.opts.clock.clearTimeout(this.startupTimer);
   }

@@ -6,7 +6,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Decision, HistoryEntry, StrategyResolver, Task, TaskStrategy } from '@ccagent/engine';
+import type {
+  Decision,
+  HistoryEntry,
+  JsonValue,
+  StrategyResolver,
+  Task,
+  TaskStrategy,
+} from '@ccagent/engine';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import pino from 'pino';
 import { loadConfig, type OrchestratorConfig } from '../../src/config.js';
@@ -122,7 +129,7 @@ export const writeThenRun = strategyOf((_task, history): Decision => {
   }
   if (r.length === 1)
     return { type: 'tool_call', command: 'run_program', args: { path: '/hello.lua' }, progress: 0.5 };
-  return { type: 'complete', result: { outcomes: r.map((x) => x.outcome) } };
+  return { type: 'complete', result: { outcomes: r.map((x) => x.outcome) as unknown as JsonValue } };
 });
 
 /** Poll until `fn` returns a truthy value (bounded). */

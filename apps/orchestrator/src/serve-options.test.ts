@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { isLoopbackHost, resolveServeOptions } from './serve-options.js';
+
+describe('resolveServeOptions', () => {
+  it('uses the defaults: 127.0.0.1:7420, OLLAMA_HOST default, info', () => {
+    const r = resolveServeOptions({}, {});
+    expect(r).toEqual({
+      ok: true,
+      value: {
+        host: '127.0.0.1',
+        port: 7420,
+        dbPath: undefined,
+        configPath: undefined,
+        ollamaUrl: 'http://127.0.0.1:11434',
+        token: undefined,
+        logLevel: 'info',
+      },
+    });
+  });
+
+  it('takes env equivalents, and flags win over env', () => {
+    const env = {
+      CCAGENT_HOST: '::1',
+      CCAGENT_PORT: '9000',
+      CCAGENT_DB: '/tmp/a.db',
+      CCAGENT_CONFIG: '/tmp/c.json',
+      OLLAMA_HOST: 'gpu-box:11500',
+      CCAGENT_TOKEN: 'env-token-123',
+      CCAGENT_LOG_LEVEL: 'debug',
+    };
+    const r = resolveServeOptions({ port: '0', db: '/tmp/b.db' }, env);
+    expect(r.ok && r.value).toEqual({
+      host: '::1',
+      port: 0,
+      dbPath: '/tmp/b.db',
+      configPath: '/tmp/c.json',
+      ollamaUrl: 'http://gpu-box:11500',
+      token: 'env-token-123',
+      logLevel: 'debug',
+    });
+  });
+
+  it('refuses a non-loopback bind without a token and explains why (guards an open command runner)', () => {
+    const r = resolveServeOptions({ host: '0.0.0.0' }, {});
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.code).toBe('unsafe_bind');
+    expect(r.error.message).toMatch(/refusing to listen on 0\.0\.0\.0 without a token/);
+    expect(r.error.message).toMatch(/--token/);
+    expect(resolveServeOptions({ host: '0.0.0.0', token: 'long-enough' }, {}).ok).toBe(true);
+  });
+
+  it('rejects bad ports, log levels, short tokens and unusable Ollama addresses', () => {
+    for (const [flags, re] of [
+      [{ port: '70000' }, /--port/],
+      [{ port: 'abc' }, /--port/],
+      [{ logLevel: 'loud' }, /--log-level/],
+      [{ token: 'short' }, /--token/],
+      [{ ollamaUrl: 'ftp://x' }, /--ollama-url/],
+    ] as const) {
+      const r = resolveServeOptions(flags, {});
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.error.message).toMatch(re);
+    }
+  });
+
+  it('recognises loopback addresses', () => {
+    for (const h of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]', '::ffff:127.0.0.1']) {
+      expect(isLoopbackHost(h), h).toBe(true);
+    }
+    for (const h of ['0.0.0.0', '::', '192.168.1.2', 'example.com']) expect(isLoopbackHost(h), h).toBe(false);
+  });
+});

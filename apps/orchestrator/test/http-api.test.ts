@@ -1,0 +1,316 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Decision } from '@ccagent/engine';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  everyKind,
+  eventually,
+  startHarness,
+  strategyOf,
+  writeThenRun,
+  type Harness,
+} from './support/harness.js';
+import { TestClient } from './support/ws-test-client.js';
+
+let h: Harness | undefined;
+const clients: TestClient[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.terminate();
+  await h?.close();
+  h = undefined;
+});
+
+type Json = Record<string, unknown>;
+const json = async (r: Response): Promise<Json> => (await r.json()) as Json;
+
+describe('HTTP API', () => {
+  it('GET /health reports DB, model server, models, uptime and version without a token', async () => {
+    h = await startHarness({ token: 'secret-token-1' });
+    const res = await h.http('/health', { auth: false });
+    expect(res.status).toBe(200);
+    const body = await json(res);
+    expect(body).toMatchObject({
+      ok: true,
+      version: '0.1.0',
+      db: { ok: true, path: h.dbPath },
+      model_servers: [{ provider: 'ollama', reachable: true, present: ['qwen3:8b'], missing: [] }],
+      models: { missing: [] },
+    });
+    expect(typeof body.uptime_s).toBe('number');
+  });
+
+  it('reports missing models and an unreachable model server as degraded, not down', async () => {
+    h = await startHarness({ config: { models: { native: { name: 'not-pulled:1b' } } } });
+    const body = await json(await h.http('/health'));
+    expect(body).toMatchObject({ ok: true, degraded: true, models: { missing: ['not-pulled:1b'] } });
+  });
+
+  it('requires the bearer token on every API route when one is set (401 with a structured error)', async () => {
+    h = await startHarness({ token: 'secret-token-1' });
+    for (const [method, p] of [
+      ['GET', '/api/tasks'],
+      ['GET', '/api/tasks/x'],
+      ['POST', '/api/tasks'],
+      ['POST', '/api/tasks/x/cancel'],
+      ['POST', '/api/tasks/x/answer'],
+      ['GET', '/api/clients'],
+      ['GET', '/api/tools'],
+      ['GET', '/metrics'],
+    ] as const) {
+      const res = await h.http(p, { method, auth: false, headers: { authorization: 'Bearer nope-nope' } });
+      expect(res.status, `${method} ${p}`).toBe(401);
+      expect((await json(res)).error).toMatchObject({ code: 'unauthorized' });
+    }
+    expect((await h.http('/api/tasks')).status).toBe(200);
+  });
+
+  it('rejects bad bodies with 400 and a path, and creates nothing', async () => {
+    h = await startHarness();
+    const cases: Array<[unknown, string]> = [
+      [{ prompt: 'p' }, '$.task_kind'],
+      [{ task_kind: 'code_job', prompt: 5 }, '$.prompt'],
+      [{ task_kind: 'code_job', prompt: 'p', allowed_commands: [1] }, '$.allowed_commands[0]'],
+      [{ task_kind: 'code_job', prompt: 'p', surprise: 1 }, '$'],
+      [{ task_kind: 'nope', prompt: 'p' }, '$.task_kind'],
+    ];
+    for (const [body, p] of cases) {
+      const res = await h.http('/api/tasks', { method: 'POST', json: body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      const e = (await json(res)).error as Json;
+      expect(e.code).toBe('invalid_body');
+      expect(e.path).toBe(p);
+    }
+    const raw = await h.http('/api/tasks', {
+      method: 'POST',
+      body: '{"oops',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(raw.status).toBe(400);
+    expect(((await json(raw)).error as Json).code).toBe('invalid_json');
+    const list = await json(await h.http('/api/tasks'));
+    expect(list.total).toBe(0);
+    const q = await h.http('/api/tasks?status=bogus');
+    expect(q.status).toBe(400);
+    expect(((await json(q)).error as Json).code).toBe('invalid_query');
+  });
+
+  it('creates, lists (filters, paging), shows with steps, and cancels tasks', async () => {
+    const waiting = strategyOf((): Decision => ({ type: 'ask_user', question: 'ok?' }));
+    h = await startHarness({ strategies: everyKind(waiting) });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await h.http('/api/tasks', {
+        method: 'POST',
+        json: {
+          task_kind: i === 2 ? 'general' : 'code_job',
+          prompt: `p${i}`,
+          client_id: i === 0 ? 'a' : 'b',
+        },
+      });
+      expect(res.status).toBe(201);
+      ids.push(((await json(res)).task as Json).id as string);
+    }
+    const again = await h.http('/api/tasks', {
+      method: 'POST',
+      json: { task_kind: 'code_job', prompt: 'x', request_id: 'r1' },
+    });
+    const again2 = await h.http('/api/tasks', {
+      method: 'POST',
+      json: { task_kind: 'code_job', prompt: 'x', request_id: 'r1' },
+    });
+    expect(again.status).toBe(201);
+    expect(again2.status).toBe(200);
+    expect(((await json(again2)).task as Json).id).toBe(((await json(again)).task as Json).id);
+
+    const page = await json(await h.http('/api/tasks?limit=2&offset=0&order=oldest'));
+    expect(page.total).toBe(4);
+    expect((page.tasks as Json[]).map((t) => t.id)).toEqual(ids.slice(0, 2));
+    const byClient = await json(await h.http('/api/tasks?client=b'));
+    expect((byClient.tasks as Json[]).map((t) => t.id).sort()).toEqual(ids.slice(1).sort());
+    const byKind = await json(await h.http('/api/tasks?kind=general_agent'));
+    expect((byKind.tasks as Json[]).map((t) => t.id)).toEqual([ids[2]]);
+
+    await eventually(async () => {
+      const b = await json(await h!.http(`/api/tasks/${ids[0]}`));
+      return (b.task as Json).status === 'waiting_for_user';
+    });
+    const waitingList = await json(await h.http('/api/tasks?status=waiting_for_user,running'));
+    expect(waitingList.total).toBeGreaterThanOrEqual(1);
+    const detail = await json(await h.http(`/api/tasks/${ids[0]}`));
+    expect(detail.task).toMatchObject({
+      id: ids[0],
+      kind: 'code_job',
+      client_id: 'a',
+      counters: { steps: 1 },
+    });
+    expect((detail.steps as Json[]).some((s) => s.kind === 'decision')).toBe(true);
+    expect(detail.questions).toEqual([expect.objectContaining({ question: 'ok?' })]);
+
+    const cancel = await h.http(`/api/tasks/${ids[0]}/cancel`, { method: 'POST' });
+    expect(cancel.status).toBe(200);
+    expect(((await json(cancel)).task as Json).status).toBe('cancelled');
+    const cancel2 = await h.http(`/api/tasks/${ids[0]}/cancel`, { method: 'POST', json: {} });
+    expect(cancel2.status).toBe(200);
+    expect((await h.http('/api/tasks/nope/cancel', { method: 'POST' })).status).toBe(404);
+    expect((await h.http('/api/tasks/nope')).status).toBe(404);
+  });
+
+  it('answers a waiting task over HTTP; 409 when it is not waiting', async () => {
+    const asking = strategyOf((_t, history): Decision => {
+      const a = history.find((x) => x.type === 'answer');
+      return a && a.type === 'answer'
+        ? { type: 'complete', result: a.answer }
+        : { type: 'ask_user', question: 'name?' };
+    });
+    h = await startHarness({ strategies: everyKind(asking) });
+    const res = await h.http('/api/tasks', { method: 'POST', json: { task_kind: 'code_job', prompt: 'p' } });
+    const id = ((await json(res)).task as Json).id as string;
+    await eventually(
+      async () =>
+        ((await json(await h!.http(`/api/tasks/${id}`))).task as Json).status === 'waiting_for_user',
+    );
+    const bad = await h.http(`/api/tasks/${id}/answer`, { method: 'POST', json: { answer: 'x' } });
+    expect(bad.status).toBe(400);
+    const ok = await h.http(`/api/tasks/${id}/answer`, { method: 'POST', json: { text: 'Bob' } });
+    expect(ok.status).toBe(200);
+    await eventually(
+      async () => ((await json(await h!.http(`/api/tasks/${id}`))).task as Json).status === 'completed',
+    );
+    expect(((await json(await h.http(`/api/tasks/${id}`))).task as Json).result).toBe('Bob');
+    const late = await h.http(`/api/tasks/${id}/answer`, { method: 'POST', json: { text: 'Alice' } });
+    expect(late.status).toBe(409);
+  });
+
+  it('GET /api/clients lists connected clients with their commands', async () => {
+    h = await startHarness();
+    const c = await TestClient.connect(h.url, 'pc-9');
+    clients.push(c);
+    const body = await json(await h.http('/api/clients'));
+    const list = body.clients as Json[];
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ client_id: 'pc-9', connected: true });
+    expect((list[0]?.commands as Json[]).map((x) => x.name)).toEqual(['fs_write', 'run_program', 'fs_list']);
+    expect((list[0]?.commands as Json[])[0]).toHaveProperty('args_schema');
+  });
+
+  it('GET /metrics exposes tasks by status, command round trips, connected clients in Prometheus text', async () => {
+    h = await startHarness({ strategies: everyKind(writeThenRun) });
+    const c = await TestClient.connect(h.url, 'pc-1');
+    clients.push(c);
+    c.send({
+      type: 'create_task',
+      request_id: 'r',
+      task_kind: 'code_job',
+      client_id: 'pc-1',
+      prompt: 'p',
+      allowed_commands: [],
+    });
+    for (const cmd of ['fs_write', 'run_program']) {
+      const call = await c.waitFor('command_call', { command: cmd });
+      c.send({ type: 'command_result', task_id: call.task_id, call_id: call.call_id, ok: true, result: {} });
+    }
+    await c.waitFor('task_completed');
+    const res = await h.http('/metrics');
+    expect(res.headers.get('content-type')).toMatch(/text\/plain/);
+    const text = await res.text();
+    expect(text).toMatch(/^ccagent_tasks\{status="completed"\} 1$/m);
+    expect(text).toMatch(/^ccagent_tasks\{status="running"\} 0$/m);
+    expect(text).toMatch(/^ccagent_connected_clients 1$/m);
+    expect(text).toMatch(/^ccagent_command_round_trip_seconds_count\{command="fs_write"\} 1$/m);
+    expect(text).toMatch(/ccagent_model_call_duration_seconds/);
+    expect(text).toMatch(/ccagent_model_tokens_total/);
+  });
+
+  it('answers unknown routes with 404 and wrong methods with 405, as JSON', async () => {
+    h = await startHarness();
+    const a = await h.http('/nope');
+    expect(a.status).toBe(404);
+    expect(((await json(a)).error as Json).code).toBe('not_found');
+    const b = await h.http('/health', { method: 'POST' });
+    expect(b.status).toBe(405);
+  });
+});
+
+/** GET with a chosen Host header (fetch does not allow setting it). */
+function getWithHost(base: string, p: string, host: string): Promise<{ status: number; body: string }> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path: p, headers: { host } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('Lua client bundle', () => {
+  function luaDir(): string {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cco-lua-'));
+    mkdirSync(path.join(dir, 'ccagent'));
+    writeFileSync(
+      path.join(dir, 'install.lua'),
+      'local SERVER = "__CCAGENT_SERVER_URL__"\nprint(SERVER .. "/lua/manifest.json")\n',
+    );
+    writeFileSync(path.join(dir, 'ccagent', 'json.lua'), 'return {}\n');
+    return dir;
+  }
+
+  it('serves install.lua with the server URL as the requester addressed it', async () => {
+    h = await startHarness({ luaDir: luaDir() });
+    const port = new URL(h.url).port;
+    const res = await getWithHost(h.url, '/lua/install.lua', `localhost:${port}`);
+    expect(res.status).toBe(200);
+    const text = res.body;
+    expect(text).toContain(`local SERVER = "http://localhost:${port}"`);
+    expect(text).not.toContain('__CCAGENT_SERVER_URL__');
+  });
+
+  it('refuses a Host header that could inject Lua', async () => {
+    h = await startHarness({ luaDir: luaDir() });
+    const res = await getWithHost(h.url, '/lua/install.lua', 'x"..os.shutdown()..".y');
+    expect(res.status).toBe(400);
+    expect(res.body).not.toContain('os.shutdown');
+  });
+
+  it('lists files with size and sha256 and serves each; no path traversal', async () => {
+    const dir = luaDir();
+    h = await startHarness({ luaDir: dir });
+    const manifest = await json(await h.http('/lua/manifest.json'));
+    const files = manifest.files as Array<{ path: string; size: number; sha256: string }>;
+    expect(files.map((f) => f.path)).toEqual(['ccagent/json.lua', 'install.lua']);
+    const body = Buffer.from('return {}\n');
+    expect(files[0]).toEqual({
+      path: 'ccagent/json.lua',
+      size: body.length,
+      sha256: createHash('sha256').update(body).digest('hex'),
+    });
+    const f = await h.http('/lua/files/ccagent/json.lua');
+    expect(await f.text()).toBe('return {}\n');
+    writeFileSync(path.join(path.dirname(dir), 'secret.txt'), 'secret');
+    for (const p of [
+      '/lua/files/../secret.txt',
+      '/lua/files/%2e%2e/secret.txt',
+      '/lua/files/..%2fsecret.txt',
+      '/lua/files//etc/passwd',
+    ]) {
+      const r = await h.http(p);
+      expect(r.status, p).toBe(404);
+      expect(await r.text()).not.toContain('secret"');
+    }
+  });
+
+  it('serves the bundled Lua client from dist/lua by default (the build copies lua-client/src)', async () => {
+    h = await startHarness({ luaDir: path.join(import.meta.dirname, '..', 'dist', 'lua') });
+    const manifest = await json(await h.http('/lua/manifest.json'));
+    const paths = (manifest.files as Array<{ path: string }>).map((f) => f.path);
+    expect(paths).toContain('ccagent.lua');
+    expect(paths).toContain('ccagent/json.lua');
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * Spawns the BUILT `cc-orchestrator serve` (dist/main.js) as a child process and reads the URL it prints.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The built command line entry. */
+export const BIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+/** A running server process. */
+export interface Served {
+  url: string;
+  proc: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** SIGKILL and wait for the exit. */
+  kill9(): Promise<void>;
+  /** SIGTERM and wait; resolves with the exit code. */
+  term(): Promise<number | null>;
+}
+
+/** Run `cc-orchestrator <args>` to completion (for refusals); resolves with the exit code and output. */
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 15_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [BIN, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...baseEnv(), ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout?.on('data', (b: Buffer) => (stdout += b.toString()));
+    proc.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`cc-orchestrator ${args.join(' ')} did not exit: ${stdout}\n${stderr}`));
+    }, timeoutMs);
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Environment without the variables that would change the server's defaults. */
+function baseEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('CCAGENT_') || k === 'OLLAMA_HOST') delete env[k];
+  return env;
+}
+
+/** Start `cc-orchestrator serve <args>`; resolves once it printed its URL. */
+export function serve(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<Served> {
+  const proc = spawn(process.execPath, [BIN, 'serve', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...baseEnv(), ...env },
+  });
+  let out = '';
+  let err = '';
+  proc.stderr?.on('data', (b: Buffer) => (err += b.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`server did not start in time.\nstdout:\n${out}\nstderr:\n${err}`));
+    }, timeoutMs);
+    proc.stdout?.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve({
+          url: m[1],
+          proc,
+          stdout: () => out,
+          stderr: () => err,
+          kill9: async () => {
+            proc.kill('SIGKILL');
+            await exited;
+          },
+          term: async () => {
+            proc.kill('SIGTERM');
+            return exited;
+          },
+        });
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening.\nstdout:\n${out}\nstderr:\n${err}`));
+    });
+  });
+}

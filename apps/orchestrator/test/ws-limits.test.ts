@@ -1,0 +1,236 @@
+import type { Decision } from '@ccagent/engine';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { CLOSE_CODES } from '../src/ws/close-codes.js';
+import {
+  everyKind,
+  eventually,
+  results,
+  startHarness,
+  strategyOf,
+  writeThenRun,
+  type Harness,
+} from './support/harness.js';
+import { TestClient } from './support/ws-test-client.js';
+
+let h: Harness | undefined;
+const clients: TestClient[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.terminate();
+  await h?.close();
+  h = undefined;
+});
+
+async function connect(clientId: string): Promise<TestClient> {
+  const c = await TestClient.connect((h as Harness).url, clientId);
+  clients.push(c);
+  return c;
+}
+
+async function createTask(c: TestClient, clientId: string, requestId = 'req-1'): Promise<string> {
+  c.send({
+    type: 'create_task',
+    request_id: requestId,
+    task_kind: 'code_job',
+    client_id: clientId,
+    prompt: 'p',
+    allowed_commands: [],
+  });
+  return String((await c.waitFor('task_created', { request_id: requestId })).task_id);
+}
+
+describe('frame size limits and chunking', () => {
+  it('answers an oversize frame with message_too_large and keeps the connection usable', async () => {
+    h = await startHarness();
+    const c = await connect('pc-1');
+    c.send({ type: 'ping', id: 'x'.repeat(140_000) });
+    expect(await c.waitFor('error')).toMatchObject({ code: 'message_too_large' });
+    c.send({ type: 'ping', id: 'after' });
+    expect(await c.waitFor('pong', { id: 'after' })).toBeTruthy();
+    expect(c.closed).toBeUndefined();
+  });
+
+  it('closes with 1009 on a frame above the hard cap (8x the limit) without crashing', async () => {
+    h = await startHarness();
+    const c = await connect('pc-1');
+    c.send('x'.repeat(1024 * 1024 + 10));
+    expect((await c.whenClosed()).code).toBe(CLOSE_CODES.tooBig);
+    const other = await connect('pc-2');
+    other.send({ type: 'ping', id: 'alive' });
+    expect(await other.waitFor('pong', { id: 'alive' })).toBeTruthy();
+  });
+
+  it('chunks an outbound command_call larger than 128 KiB and accepts a chunked command_result', async () => {
+    const big = 'A'.repeat(300_000);
+    const s = strategyOf((_t, history): Decision => {
+      const r = results(history);
+      if (r.length === 0)
+        return { type: 'tool_call', command: 'fs_write', args: { path: '/big.txt', content: big } };
+      return {
+        type: 'complete',
+        result: { got: r[0]?.outcome.ok ? (r[0].outcome.result as { len: number }).len : -1 },
+      };
+    });
+    h = await startHarness({ strategies: everyKind(s) });
+    const raw: string[] = [];
+    const c = await connect('pc-1');
+    c.ws.on('message', (d: Buffer) => raw.push(d.toString('utf8')));
+    const taskId = await createTask(c, 'pc-1');
+    const call = await c.waitFor('command_call');
+    expect((call.args as { content: string }).content).toHaveLength(300_000);
+    expect(raw.some((f) => f.includes('"type":"chunk"'))).toBe(true);
+    expect(raw.every((f) => Buffer.byteLength(f) <= 131_072)).toBe(true);
+    // Send a 200 KB result back as chunks.
+    const text = JSON.stringify({
+      type: 'command_result',
+      task_id: taskId,
+      call_id: call.call_id,
+      ok: true,
+      result: { len: 200_000, data: 'b'.repeat(200_000) },
+    });
+    const pieces = [text.slice(0, 100_000), text.slice(100_000)];
+    pieces.forEach((data, index) => c.send({ type: 'chunk', chunk_id: 'up-1', index, count: 2, data }));
+    await c.waitFor('command_ack', { call_id: call.call_id });
+    expect(await c.waitFor('task_completed')).toMatchObject({ result: { got: 200_000 } });
+  });
+
+  it('rejects an inconsistent chunk with chunk_error', async () => {
+    h = await startHarness();
+    const c = await connect('pc-1');
+    c.send({ type: 'chunk', chunk_id: 'z', index: 0, count: 2, data: '{"type":' });
+    c.send({ type: 'chunk', chunk_id: 'z', index: 0, count: 2, data: '{"type":' });
+    expect(await c.waitFor('error')).toMatchObject({ code: 'chunk_error' });
+  });
+});
+
+describe('rate limit and backpressure', () => {
+  it('drops messages over the per-client rate with a rate_limited error', async () => {
+    h = await startHarness({ config: { server: { rateLimit: { messagesPerSecond: 1, burst: 5 } } } });
+    const c = await connect('pc-1');
+    for (let i = 0; i < 15; i++) c.send({ type: 'ping', id: `p${i}` });
+    expect(await c.waitFor('error')).toMatchObject({ code: 'rate_limited' });
+    await new Promise((r) => setTimeout(r, 200));
+    const pongs = c.messages.filter((m) => m.type === 'pong').length;
+    // hello took one token; at most the rest of the burst (plus refill) got through.
+    expect(pongs).toBeGreaterThanOrEqual(3);
+    expect(pongs).toBeLessThanOrEqual(6);
+    expect(c.closed).toBeUndefined();
+  });
+
+  it('closes a client that keeps flooding far beyond its limit (close 4008)', async () => {
+    h = await startHarness({ config: { server: { rateLimit: { messagesPerSecond: 1, burst: 5 } } } });
+    const c = await connect('pc-1');
+    for (let i = 0; i < 60; i++) c.send({ type: 'ping' });
+    expect((await c.whenClosed()).code).toBe(CLOSE_CODES.rateLimited);
+  });
+
+  it('cuts off a client that does not read its messages (bounded send buffer)', async () => {
+    h = await startHarness({
+      config: {
+        server: { maxBufferedBytes: 64 * 1024, rateLimit: { messagesPerSecond: 10_000, burst: 10_000 } },
+      },
+    });
+    const c = await connect('slow');
+    // Stop reading: the kernel buffers fill, then the server's own buffer grows.
+    (c.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const id = 'y'.repeat(100_000);
+    for (let i = 0; i < 200; i++) c.send({ type: 'ping', id });
+    await eventually(async () => {
+      const body = (await (await h!.http('/api/clients')).json()) as {
+        clients: Array<{ connected: boolean }>;
+      };
+      return body.clients[0]?.connected === false;
+    }, 10_000);
+  });
+});
+
+describe('reconnect grace period', () => {
+  it('re-sends a pending call with the same call_id to a client that reconnects within the grace period', async () => {
+    h = await startHarness({
+      strategies: everyKind(writeThenRun),
+      config: { server: { reconnectGraceMs: 5000 } },
+    });
+    const c1 = await connect('turtle');
+    const taskId = await createTask(c1, 'turtle');
+    const call = await c1.waitFor('command_call');
+    c1.terminate();
+    await c1.whenClosed();
+    const c2 = await connect('turtle');
+    const again = await c2.waitFor('command_call');
+    expect(again.call_id).toBe(call.call_id);
+    expect(again.args).toEqual(call.args);
+    c2.send({ type: 'command_result', task_id: taskId, call_id: again.call_id, ok: true, result: {} });
+    await c2.waitFor('command_ack');
+    const next = await c2.waitFor('command_call', { command: 'run_program' });
+    c2.send({ type: 'command_result', task_id: taskId, call_id: next.call_id, ok: true, result: {} });
+    expect(await c2.waitFor('task_completed', { task_id: taskId })).toBeTruthy();
+  });
+
+  it('fails the pending call with client_disconnected after the grace period (fail policy)', async () => {
+    const s = strategyOf((_t, history): Decision => {
+      const r = results(history);
+      if (r.length === 0) return { type: 'tool_call', command: 'fs_list', args: { path: '/' } };
+      return { type: 'fail', error: { code: 'gave_up', message: JSON.stringify(r[0]?.outcome) } };
+    });
+    h = await startHarness({ strategies: everyKind(s), config: { server: { reconnectGraceMs: 300 } } });
+    const c1 = await connect('turtle');
+    const taskId = await createTask(c1, 'turtle');
+    await c1.waitFor('command_call');
+    c1.terminate();
+    const detail = await eventually(async () => {
+      const d = (await (await h!.http(`/api/tasks/${taskId}`)).json()) as {
+        task: { status: string; error?: { message: string } };
+      };
+      return d.task.status === 'failed' ? d : undefined;
+    }, 5000);
+    expect(detail.task.error?.message).toMatch(/client_disconnected/);
+    expect(detail.task.error?.message).toMatch(/did not reconnect within 300 ms/);
+  });
+
+  it('keeps the call pending past the grace period under the wait policy', async () => {
+    h = await startHarness({
+      strategies: everyKind(writeThenRun),
+      config: { server: { reconnectGraceMs: 200, disconnectPolicy: 'wait' } },
+    });
+    const c1 = await connect('turtle');
+    const taskId = await createTask(c1, 'turtle');
+    const call = await c1.waitFor('command_call');
+    c1.terminate();
+    await new Promise((r) => setTimeout(r, 600));
+    const d = (await (await h.http(`/api/tasks/${taskId}`)).json()) as { task: { status: string } };
+    expect(d.task.status).toBe('waiting_for_command');
+    const c2 = await connect('turtle');
+    expect((await c2.waitFor('command_call')).call_id).toBe(call.call_id);
+  });
+
+  it('fails a call at once for a client that is not connected and not in grace', async () => {
+    const s = strategyOf((_t, history): Decision => {
+      const r = results(history);
+      if (r.length === 0) return { type: 'tool_call', command: 'fs_list', args: {} };
+      return { type: 'complete', result: r[0]?.outcome as never };
+    });
+    h = await startHarness({ strategies: everyKind(s), config: { server: { reconnectGraceMs: 0 } } });
+    const res = await h.http('/api/tasks', {
+      method: 'POST',
+      json: { task_kind: 'code_job', prompt: 'p', client_id: 'ghost' },
+    });
+    const { task } = (await res.json()) as { task: { id: string } };
+    const d = await eventually(async () => {
+      const x = (await (await h!.http(`/api/tasks/${task.id}`)).json()) as {
+        task: { status: string; result?: unknown };
+      };
+      return x.task.status === 'completed' ? x : undefined;
+    });
+    expect(d.task.result).toMatchObject({ ok: false, error: { code: 'client_disconnected' } });
+  });
+});
+
+describe('connection limit', () => {
+  it('refuses upgrades beyond maxConnections with HTTP 503', async () => {
+    h = await startHarness({ config: { server: { maxConnections: 1 } } });
+    await connect('one');
+    const raw = new WebSocket(`${h.url.replace('http', 'ws')}/ws`);
+    const err = await new Promise<Error>((resolve) => raw.once('error', resolve));
+    expect(err.message).toMatch(/503/);
+  });
+});
