@@ -341,7 +341,11 @@ export class Engine {
   private async runLoop(taskId: string): Promise<void> {
     while (this.state === 'started') {
       const task = await this.store.getTask(taskId);
-      if (!task) return;
+      if (!task || isTerminalStatus(task.status)) {
+        // e.g. a trigger for a finished task: do not keep a runtime for it
+        if (!this.runtimes.get(taskId)?.callController) this.runtimes.delete(taskId);
+        return;
+      }
       if (task.status === 'queued') {
         await this.withLock(taskId, async () => {
           const current = await this.requireTask(taskId);
