@@ -1,3 +1,3 @@
 import { projectConfig } from '../../vitest.shared.js';
 
-export default projectConfig('cli');
+export default projectConfig('cli', { globalSetup: ['test/support/global-setup.ts'] });

@@ -54,6 +54,10 @@ function openError(err: unknown, path: string): CliError {
       );
     case 'not_a_ccagent_db':
       return new CliError('error', `${file} is not a ccagent database`, { cause: err });
+    case 'open_failed': {
+      const why = err.cause instanceof Error ? err.cause.message : err.message;
+      return new CliError('error', `cannot open ${file}: ${why}`, { cause: err });
+    }
     default:
       return new CliError('error', err.message, { cause: err });
   }

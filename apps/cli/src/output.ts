@@ -182,9 +182,38 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h${two(m % 60)}m`;
 }
 
-/** Text of any value: strings as they are, small values as one-line JSON, bigger ones as indented JSON. */
-export function asText(value: unknown): string {
+function hasMultilineString(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\n');
+  if (value === null || typeof value !== 'object') return false;
+  return Object.values(value).some(hasMultilineString);
+}
+
+/**
+ * Text of any value for people: strings as they are; small values as one-line JSON; bigger objects and arrays one
+ * field a line (YAML-like), with multi-line strings (file contents, program output, tracebacks) as raw text blocks
+ * instead of `\n`-escaped JSON. `--json` prints the exact values.
+ */
+export function asText(value: unknown, width = 100): string {
   if (typeof value === 'string') return value;
-  const compact = JSON.stringify(value) ?? String(value);
-  return compact.length <= 100 ? compact : (JSON.stringify(value, null, 2) ?? compact);
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? String(value);
+  const compact = JSON.stringify(value);
+  if (compact.length <= width && !hasMultilineString(value)) return compact;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    return value.map((v) => `- ${indent(asText(v, width - 2), 2).trimStart()}`).join('\n');
+  }
+  const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+  if (entries.length === 0) return '{}';
+  return entries
+    .map(([k, v]) => {
+      if (typeof v === 'string') {
+        if (v.includes('\n')) return `${k}:\n${indent(v.replace(/\n+$/, ''), 2)}`;
+        return `${k}: ${v === '' ? '""' : v}`;
+      }
+      const text = asText(v, width - 2);
+      return !text.includes('\n') && text.length + k.length + 2 <= width
+        ? `${k}: ${text}`
+        : `${k}:\n${indent(text, 2)}`;
+    })
+    .join('\n');
 }

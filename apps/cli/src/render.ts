@@ -10,6 +10,7 @@ import {
   paint,
   statusStyle,
   table,
+  visibleLength,
   type Output,
   type Style,
 } from './output.js';
@@ -49,9 +50,7 @@ export function renderTaskList(out: Output, page: TaskPageView, offset = 0): str
     formatTime(t.updatedAt),
     t.prompt,
   ]);
-  const fixed = Math.max(...rows.map((r) => r.slice(0, 6).reduce((n, c) => n + c.length + 2, 0)));
-  const promptWidth = Math.max(20, out.width - fixed + 10);
-  for (const r of rows) r[6] = oneLine(r[6] ?? '', promptWidth);
+  for (const r of rows) r[6] = oneLine(r[6] ?? '', lastColumnWidth(out, rows));
   let text = table(out, ['ID', 'STATUS', 'KIND', 'CLIENT', 'STEPS', 'UPDATED', 'PROMPT'], rows);
   if (page.total > offset + page.tasks.length || offset > 0) {
     text += paint(
@@ -62,6 +61,17 @@ export function renderTaskList(out: Output, page: TaskPageView, offset = 0): str
     text += '\n';
   }
   return text;
+}
+
+/**
+ * Room left for a table's last (free-text) column: the terminal's width minus the other columns on a TTY; when
+ * piped, at least 60 characters so `grep` still finds words in it.
+ */
+function lastColumnWidth(out: Output, rows: string[][]): number {
+  const n = (rows[0]?.length ?? 1) - 1;
+  let used = 0;
+  for (let i = 0; i < n; i++) used += Math.max(...rows.map((r) => visibleLength(r[i] ?? ''))) + 2;
+  return Math.max(out.wrap ? 20 : 60, out.width - used);
 }
 
 function errorText(e: ErrorView): string {
@@ -174,9 +184,15 @@ export function renderRecord(out: Output, s: StepView, opts: ShowOptions): strin
   }
   if (s.toolResult !== undefined) {
     const r = s.toolResult;
-    if (isRec(r) && r.ok === true)
-      section('tool result: ok', r.result === undefined ? undefined : asText(r.result), 'green');
-    else if (isRec(r) && r.ok === false && isRec(r.error)) {
+    if (isRec(r) && r.ok === true) {
+      // The command ran; a program it ran may still have failed (run_program / shell_exec report `ok: false`).
+      const failed = isRec(r.result) && r.result.ok === false;
+      section(
+        failed ? 'tool result: ok, but the program failed' : 'tool result: ok',
+        r.result === undefined ? undefined : asText(r.result),
+        failed ? 'yellow' : 'green',
+      );
+    } else if (isRec(r) && r.ok === false && isRec(r.error)) {
       const e = r.error;
       const head = `${typeof e.code === 'string' ? `${e.code}: ` : ''}${String(e.message ?? '')}`;
       section(
@@ -276,7 +292,7 @@ export function renderRecords(out: Output, steps: StepView[], opts: ShowOptions)
 export function renderTaskShow(out: Output, d: TaskDetail, opts: ShowOptions): string {
   const body = d.steps.length
     ? renderRecords(out, d.steps, opts)
-    : paint(out, 'dim', '  (no steps logged yet)') + '\n';
+    : paint(out, 'dim', isTerminal(d.task.status) ? '  (no steps logged)' : '  (no steps logged yet)') + '\n';
   return `${renderTaskHeader(out, d)}\n${body}`;
 }
 
@@ -299,17 +315,15 @@ export function renderStatusChange(out: Output, d: TaskDetail, from: string): st
 /** `clients list` table. */
 export function renderClients(out: Output, clients: ClientView[]): string {
   if (clients.length === 0) return 'no clients seen yet\n';
-  return table(
-    out,
-    ['CLIENT', 'STATE', 'VERSION', 'LAST SEEN', 'COMMANDS'],
-    clients.map((c) => [
-      c.clientId,
-      c.connected ? paint(out, 'green', 'connected') : paint(out, 'dim', 'offline'),
-      c.clientVersion ?? '-',
-      c.lastSeenAt !== undefined ? formatTime(c.lastSeenAt) : '-',
-      oneLine(c.commands.join(', ') || '-', Math.max(20, out.width - 60)),
-    ]),
-  );
+  const rows = clients.map((c) => [
+    c.clientId,
+    c.connected ? paint(out, 'green', 'connected') : paint(out, 'dim', 'offline'),
+    c.clientVersion ?? '-',
+    c.lastSeenAt !== undefined ? formatTime(c.lastSeenAt) : '-',
+    c.commands.join(', ') || '-',
+  ]);
+  for (const r of rows) r[4] = oneLine(r[4] ?? '', lastColumnWidth(out, rows));
+  return table(out, ['CLIENT', 'STATE', 'VERSION', 'LAST SEEN', 'COMMANDS'], rows);
 }
 
 const TOOL_STYLE: Record<string, Style> = { active: 'green', test: 'yellow', draft: 'blue', retired: 'dim' };
@@ -317,16 +331,14 @@ const TOOL_STYLE: Record<string, Style> = { active: 'green', test: 'yellow', dra
 /** `tools list` table. */
 export function renderTools(out: Output, tools: ToolView[]): string {
   if (tools.length === 0) return 'no model-written tools\n';
-  return table(
-    out,
-    ['CLIENT', 'TOOL', 'VERSION', 'STATUS', 'UPDATED', 'DESCRIPTION'],
-    tools.map((t) => [
-      t.clientId,
-      t.name,
-      String(t.version),
-      paint(out, TOOL_STYLE[t.status] ?? 'cyan', t.status),
-      formatTime(t.updatedAt ?? t.recordedAt ?? 0),
-      oneLine(t.description ?? '', Math.max(20, out.width - 70)),
-    ]),
-  );
+  const rows = tools.map((t) => [
+    t.clientId,
+    t.name,
+    String(t.version),
+    paint(out, TOOL_STYLE[t.status] ?? 'cyan', t.status),
+    formatTime(t.updatedAt ?? t.recordedAt ?? 0),
+    t.description ?? '',
+  ]);
+  for (const r of rows) r[5] = oneLine(r[5] ?? '', lastColumnWidth(out, rows));
+  return table(out, ['CLIENT', 'TOOL', 'VERSION', 'STATUS', 'UPDATED', 'DESCRIPTION'], rows);
 }
