@@ -130,7 +130,16 @@ export class Engine {
     this.state = 'started';
     const tasks = await this.store.listTasks({ status: NON_TERMINAL });
     // Concurrently, so the store can group the recovery writes (resuming 1,000 tasks is not 1,000 fsyncs in a row).
-    await Promise.all(tasks.map((task) => this.recover(task)));
+    const outcomes = await Promise.allSettled(tasks.map((task) => this.recover(task)));
+    outcomes.forEach((o, i) => {
+      // One task failing to recover (a store hiccup) must not keep the others from running; the tick retries steps.
+      if (o.status === 'rejected') {
+        this.logger.error(
+          { err: o.reason as unknown, task_id: tasks[i]?.id },
+          'engine: recovery of a task failed',
+        );
+      }
+    });
     this.scheduleTick();
   }
 
