@@ -7,7 +7,9 @@ import { HttpTaskSource, type HttpSourceOptions } from './http-source.js';
 import { stdoutOutput, type Output } from './output.js';
 import {
   isTerminal,
+  openQuestion,
   renderClients,
+  renderQuestion,
   renderRecord,
   renderStatusChange,
   renderStepDivider,
@@ -247,6 +249,8 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     let lastSeq = 0;
     let lastStep: number | undefined;
     let status = d.task.status;
+    // The human header already shows a question that is open now; JSON gets it as an event.
+    let lastQuestion = !json && status === 'waiting_for_user' ? openQuestion(d)?.questionId : undefined;
     if (json) printEvent({ event: 'task', task: d.task });
     else print(renderTaskHeader(out, d) + '\n');
     let unreachable = false;
@@ -255,7 +259,8 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
         if (r.seq <= lastSeq) continue;
         if (json) printEvent({ event: 'step', taskId: id, step: r });
         else {
-          if (r.step !== lastStep) print(renderStepDivider(out, r.step));
+          if (r.step !== lastStep)
+            print((lastStep !== undefined ? '\n' : '') + renderStepDivider(out, r.step));
           print(renderRecord(out, r, { full }));
         }
         lastSeq = r.seq;
@@ -266,6 +271,12 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
           printEvent({ event: 'status', taskId: id, from: status, status: d.task.status, task: d.task });
         else print(renderStatusChange(out, d, status));
         status = d.task.status;
+      }
+      const q = status === 'waiting_for_user' ? openQuestion(d) : undefined;
+      if (q && q.questionId !== lastQuestion) {
+        if (json) printEvent({ event: 'question', taskId: id, question: q });
+        else print(renderQuestion(out, id, q));
+        lastQuestion = q.questionId;
       }
       if (isTerminal(status)) break;
       await new Promise((r) => setTimeout(r, pollMs));

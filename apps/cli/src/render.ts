@@ -300,16 +300,17 @@ export function renderTaskShow(out: Output, d: TaskDetail, opts: ShowOptions): s
 export function renderStatusChange(out: Output, d: TaskDetail, from: string): string {
   const t = d.task;
   let line = `${paint(out, 'dim', formatClock(t.updatedAt))}  status ${from} → ${paint(out, statusStyle(t.status), t.status)}`;
-  if (t.status === 'waiting_for_user') {
-    const q = openQuestion(d);
-    if (q)
-      line += `\n  ${paint(out, 'yellow', 'question:')} ${q.question}\n  ${paint(out, 'dim', `answer with: ccagent tasks answer ${t.id} "<text>"`)}`;
-  }
   if (t.status === 'completed' && t.result !== undefined)
     line += `\n  ${paint(out, 'green', 'result:')} ${indent(asText(t.result), 10).trimStart()}`;
   if (t.error !== undefined && isTerminal(t.status))
     line += `\n  ${paint(out, 'red', 'error:')} ${indent(errorText(t.error), 9).trimStart()}`;
   return line + '\n';
+}
+
+/** `tasks follow`: a new open question and how to answer it. */
+export function renderQuestion(out: Output, taskId: string, q: QuestionView): string {
+  const why = q.why ? `\n  ${paint(out, 'dim', `why: ${q.why}`)}` : '';
+  return `  ${paint(out, 'yellow', 'question:')} ${q.question}${why}\n  ${paint(out, 'dim', `answer with: ccagent tasks answer ${taskId} "<text>"`)}\n`;
 }
 
 /** `clients list` table. */
