@@ -39,7 +39,10 @@ export interface ProgramDeps {
   err?: (line: string) => void;
   openDb?: DbOpener;
   openUrl?: UrlOpener;
-  /** Environment for defaults (`CCAGENT_URL`, `CCAGENT_TOKEN`, `CCAGENT_DB` …); default `process.env`. */
+  /**
+   * Environment of the default database path (`CCAGENT_DB`, `CCAGENT_DATA_DIR`) and `CCAGENT_DEBUG`; default
+   * `process.env`. (`CCAGENT_URL` / `CCAGENT_TOKEN` are read from `process.env` by the option parser.)
+   */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -143,7 +146,8 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
       throw new CliError('usage', 'give either --db or --url, not both');
     // --db on the command line beats CCAGENT_URL from the environment.
     if (g.db !== undefined) return undefined;
-    return g.url;
+    // An empty CCAGENT_URL counts as unset.
+    return g.url === '' ? undefined : g.url;
   };
 
   /** Reads come from --url when given, else the SQLite file (--db, else the server's default DB path). */
@@ -164,7 +168,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
         `${what} needs the running orchestrator (--url, default ${DEFAULT_URL}); --db is read-only`,
       );
     }
-    return openUrl({ url: globals().url ?? DEFAULT_URL, ...tokenOpt() });
+    return openUrl({ url: globals().url || DEFAULT_URL, ...tokenOpt() });
   };
   const withSource = async (fn: (s: TaskSource) => Promise<void>): Promise<void> => {
     const source = await readSource();
