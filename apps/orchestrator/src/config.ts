@@ -99,7 +99,7 @@ const kindName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'task kind names are lowe
 const serverSchema = z.strictObject({
   /** Largest WebSocket frame in bytes; bigger messages travel as protocol `chunk`s (CC:Tweaked's default). */
   maxMessageBytes: z.number().int().min(1024).default(131_072),
-  /** Interval of server pings; a socket that misses one pong is terminated (ms). */
+  /** Interval of server pings (ms); a welcomed socket silent for more than two intervals is terminated. */
   heartbeatMs: z.number().int().min(100).default(15_000),
   /** How long a disconnected client's tasks keep waiting for it to come back (ms). */
   reconnectGraceMs: z.number().int().min(0).default(30_000),

@@ -11,7 +11,13 @@ import {
   type ModelRole,
 } from '@ccagent/agent';
 import type { Clock, StrategyResolver, TaskStrategy } from '@ccagent/engine';
-import { OllamaChatModel, type ChatModel, type ModelInventory, type ModelLogger } from '@ccagent/ollama';
+import {
+  OllamaChatModel,
+  OpenAICompatibleChatModel,
+  type ChatModel,
+  type ModelInventory,
+  type ModelLogger,
+} from '@ccagent/ollama';
 import { rolesFor, type ModelConfig, type ModelRoleName, type OrchestratorConfig } from './config.js';
 import { gateOnModels, ModelAvailability, type ModelServer } from './model-availability.js';
 import { OrchestratorError } from './orchestrator-error.js';
@@ -43,14 +49,28 @@ export function setupModels(
     const key = `${m.provider} ${url} ${m.apiKeyEnv ?? ''}`;
     let entry = adapters.get(key);
     if (!entry) {
-      if (m.provider !== 'ollama') {
-        throw new OrchestratorError(
-          'config_invalid',
-          `provider "${m.provider}" is not available in this build of cc-orchestrator (model ${m.name})`,
-        );
+      if (m.provider === 'openai-compatible') {
+        let apiKey: string | undefined;
+        if (m.apiKeyEnv !== undefined) {
+          apiKey = opts.env[m.apiKeyEnv];
+          if (!apiKey) {
+            throw new OrchestratorError(
+              'config_invalid',
+              `model ${m.name}: apiKeyEnv names ${m.apiKeyEnv}, but that environment variable is not set`,
+            );
+          }
+        }
+        const adapter = new OpenAICompatibleChatModel({
+          baseUrl: url,
+          timeoutMs: m.timeoutMs,
+          logger: opts.logger,
+          ...(apiKey !== undefined ? { apiKey } : {}),
+        });
+        entry = { adapter, provider: m.provider, url: adapter.baseUrl, names: new Set() };
+      } else {
+        const adapter = new OllamaChatModel({ host: url, timeoutMs: m.timeoutMs, logger: opts.logger });
+        entry = { adapter, provider: m.provider, url: adapter.host, names: new Set() };
       }
-      const adapter = new OllamaChatModel({ host: url, timeoutMs: m.timeoutMs, logger: opts.logger });
-      entry = { adapter, provider: m.provider, url: adapter.host, names: new Set() };
       adapters.set(key, entry);
     }
     return entry;

@@ -3,7 +3,7 @@
  * @ccagent/testkit behind the real agent strategies and Ollama adapter, and real `ws` clients — through whole tasks,
  * a cancel, a kill -9 and a graceful restart.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startFakeOllama, type FakeChatRequest, type FakeOllama } from '@ccagent/testkit';
@@ -27,8 +27,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function start(extra: string[] = []): Promise<Served> {
-  const s = await serve([
+async function start(extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Served> {
+  const args = [
     '--port',
     '0',
     '--db',
@@ -37,8 +37,8 @@ async function start(extra: string[] = []): Promise<Served> {
     fake.url,
     '--log-level',
     'warn',
-    ...extra,
-  ]);
+  ];
+  const s = await serve([...args, ...extra], env);
   servers.push(s);
   return s;
 }
@@ -118,6 +118,54 @@ describe('cc-orchestrator serve: whole tasks', () => {
     const metrics = await (await fetch(`${s.url}/metrics`)).text();
     expect(metrics).toMatch(
       /^ccagent_model_call_duration_seconds_count\{model="qwen3:8b",kind="native"\} 3$/m,
+    );
+  });
+
+  it('runs a native task through an openai-compatible provider from the config file (API key from env)', async () => {
+    fake.script('qwen3:8b', [
+      { toolCalls: [{ name: 'fs_write', arguments: { path: '/o.lua', content: 'x' } }] },
+      'written via the OpenAI-compatible API',
+    ]);
+    const cfg = path.join(dir, 'ccagent.json');
+    writeFileSync(
+      cfg,
+      JSON.stringify({
+        models: {
+          native: {
+            name: 'qwen3:8b',
+            provider: 'openai-compatible',
+            baseUrl: `${fake.url}/v1`,
+            apiKeyEnv: 'MY_LLM_KEY',
+          },
+        },
+        taskKinds: { code_job: { strategy: 'native' } },
+      }),
+    );
+    const s = await start(['--config', cfg], { MY_LLM_KEY: 'sk-test-123' });
+    const c = await connect(s.url);
+    autoAnswer(c);
+    c.send({
+      type: 'create_task',
+      request_id: 'r1',
+      task_kind: 'general_agent',
+      client_id: 'turtle-1',
+      prompt: 'write o',
+      allowed_commands: [],
+    });
+    const taskId = String((await c.waitFor('task_created')).task_id);
+    expect(await c.waitFor('task_completed', { task_id: taskId }, 20_000)).toMatchObject({
+      result: { message: 'written via the OpenAI-compatible API' },
+    });
+    const chats = fake.chatRequests('qwen3:8b');
+    expect(chats.every((r) => r.path === '/v1/chat/completions')).toBe(true);
+    expect(chats[0]?.headers.authorization).toBe('Bearer sk-test-123');
+    const health = (await (await fetch(`${s.url}/health`)).json()) as {
+      model_servers: Array<{ provider: string; present: string[] }>;
+    };
+    expect(health.model_servers).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ provider: 'openai-compatible', present: ['qwen3:8b'] }),
+      ]),
     );
   });
 

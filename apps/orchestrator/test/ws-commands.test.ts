@@ -313,6 +313,11 @@ describe('task access and events', () => {
     const d = await taskDetail(taskId);
     expect(d.task.status).toBe('cancelled');
     expect(d.command_calls[0]).toMatchObject({ status: 'cancelled' });
+    // Cancelling again repeats the status to the canceller instead of failing or staying silent.
+    const before = c.messages.length;
+    c.send({ type: 'cancel_task', task_id: taskId });
+    const again = await c.next((m) => m.type === 'task_update' || m.type === 'error', 5000, before);
+    expect(again).toMatchObject({ type: 'task_update', status: 'cancelled' });
   });
 
   it('ask_user reaches the task’s client; user_answer resumes it; a second answer is a duplicate', async () => {

@@ -3,14 +3,10 @@
  * leaves to applications). Every close also carries a human-readable reason (≤ 123 bytes).
  */
 export const CLOSE_CODES = {
-  /** Normal closure (the client asked, or an orderly close). */
-  normal: 1000,
   /** The server is shutting down (SIGINT/SIGTERM); reconnect later. */
   goingAway: 1001,
   /** A frame above the hard size cap (the `ws` library closes the socket itself). */
   tooBig: 1009,
-  /** The server failed unexpectedly while handling the connection. */
-  internal: 1011,
   /** `hello` had a missing or wrong token, or another message came before `hello`. */
   unauthorized: 4001,
   /** `hello` asked for a protocol version the server does not speak. */
@@ -25,8 +21,6 @@ export const CLOSE_CODES = {
   rateLimited: 4008,
   /** The client did not read its messages fast enough; its send buffer overflowed. */
   slowConsumer: 4009,
-  /** The server is at `server.maxConnections`. */
-  tooManyConnections: 4013,
 } as const;
 
 /** Name of one close code. */

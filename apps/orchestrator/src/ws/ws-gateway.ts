@@ -516,8 +516,9 @@ export class WsGateway {
       });
       return;
     }
-    // The canceller always hears the outcome, even when it is not a recipient of the task's events.
-    if (!this.recipients(r.value).has(sender)) conn.send(toTaskUpdate(r.value));
+    // The canceller always hears the outcome: a repeated cancel emits no event, and it may not be a recipient.
+    if (task.status === 'cancelled' || !this.recipients(r.value).has(sender))
+      conn.send(toTaskUpdate(r.value));
   }
 
   private async subscribe(
