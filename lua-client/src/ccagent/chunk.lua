@@ -39,11 +39,12 @@ function M.split(text, max_bytes, chunk_id)
         local piece, encoded
         while true do
             piece = text:sub(pos, pos + size - 1)
-            encoded = #json.encode(piece)
-            if encoded <= budget + 2 then break end
-            -- Escapes grow the piece: shrink by the excess and try again.
-            size = size - (encoded - budget - 2)
-            if size < 1 then size = 1 end
+            encoded = #json.encode(piece) - 2 -- without the quotes
+            if encoded <= budget then break end
+            -- Escapes grow the piece: shrink in proportion (one escaped byte costs two) and try again.
+            local smaller = math.floor(#piece * budget / encoded)
+            if smaller >= #piece then smaller = #piece - 1 end
+            size = math.max(smaller, 1)
         end
         pieces[#pieces + 1] = piece
         pos = pos + #piece

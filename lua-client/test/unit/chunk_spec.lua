@@ -30,6 +30,8 @@ end)
 t.test("escape-heavy text (quotes/backslashes double when quoted) still fits", function()
     local text = ('"\\'):rep(100000)
     local frames = assert(chunk.split(text, 4096, "q"))
+    -- every source byte costs 2 once quoted, so ~2000 per frame: not thousands of 1-byte frames
+    t.truthy(#frames <= math.ceil(#text * 2 / 3900), "frames " .. #frames)
     local pieces = {}
     for i, f in ipairs(frames) do
         t.truthy(#f <= 4096, "frame " .. i .. " is " .. #f)
