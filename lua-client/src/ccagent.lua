@@ -68,7 +68,9 @@ Client.__index = Client
 -- @tparam[opt] table opts `client_id` (default: the computer label, else `computer-<id>`),
 --   `token`, `headers`, `reconnect_min` / `reconnect_max` (seconds, default 1 / 30),
 --   `connect_timeout` (seconds, default 20), `result_cache` (count, default 128),
---   `log` (function(level, message))
+--   `state_dir` (a directory where unacknowledged results and the calls in progress are kept, so a
+--   reboot — a chunk unload, a server restart — neither loses a result nor runs a call twice;
+--   default none: memory only), `log` (function(level, message))
 -- @treturn Client
 function M.connect(ws_url, opts)
     expect(1, ws_url, "string")
@@ -81,6 +83,7 @@ function M.connect(ws_url, opts)
     field(opts, "reconnect_max", "number", "nil")
     field(opts, "connect_timeout", "number", "nil")
     field(opts, "result_cache", "number", "nil")
+    field(opts, "state_dir", "string", "nil")
     field(opts, "log", "function", "nil")
     local self = setmetatable({
         url = ws_url,
@@ -111,7 +114,13 @@ function M.connect(ws_url, opts)
         running = {},
         counter = 0,
         reassembler = chunk.reassembler(),
+        state_dir = opts.state_dir,
+        -- Model-written tool registry snapshot (@{Client:set_tools}); nil when the client has none.
+        tool_snapshot = nil,
+        -- What changed since the last flush: `hello` (commands), `tools` (tool snapshot).
+        dirty = {},
     }, Client)
+    if self.state_dir then self:_load_state() end
     return self
 end
 
@@ -166,7 +175,73 @@ function Client:_hello()
         protocol_version = version.protocol,
         client_version = version.client,
         commands = cmds,
+        tools = self.tool_snapshot,
     }
+end
+
+-- Durable call state ------------------------------------------------------------
+-- With `state_dir`, every call leaves `<id>.run` while it runs and `<id>.result` (the command_result frame)
+-- until the server acknowledges it. Ids are percent-encoded, so file names cannot collide or escape the dir.
+
+function Client:_state_file(call_id, ext)
+    local safe = call_id:gsub("[^%w_%-]", function(c) return ("%%%02X"):format(c:byte()) end)
+    return fs.combine(self.state_dir, safe .. ext)
+end
+
+local function write_file(path, text)
+    local ok, h = pcall(fs.open, path, "w")
+    if not ok or not h then return false end
+    h.write(text)
+    h.close()
+    return true
+end
+
+local function read_file(path)
+    local h = fs.open(path, "r")
+    if not h then return nil end
+    local text = h.readAll()
+    h.close()
+    return text
+end
+
+function Client:_persist(call_id, ext, text)
+    if not self.state_dir then return end
+    if not write_file(self:_state_file(call_id, ext), text) then
+        self.log("warn", "cannot write call state for " .. call_id)
+    end
+end
+
+function Client:_unpersist(call_id, ext)
+    if not self.state_dir then return end
+    local path = self:_state_file(call_id, ext)
+    if fs.exists(path) then pcall(fs.delete, path) end
+end
+
+-- Restore unacknowledged results; a call that was running when the computer stopped is reported as
+-- interrupted instead of being run again.
+function Client:_load_state()
+    if not fs.exists(self.state_dir) then fs.makeDir(self.state_dir) end
+    local names = fs.list(self.state_dir)
+    table.sort(names)
+    for _, name in ipairs(names) do
+        local path = fs.combine(self.state_dir, name)
+        local text = read_file(path)
+        local msg = text and json.decode(text)
+        if type(msg) ~= "table" or type(msg.call_id) ~= "string" then
+            self.log("warn", "ignored unreadable call state " .. path)
+            pcall(fs.delete, path)
+        elseif name:find("%.result$") then
+            self:_store_result(msg.call_id, text, true)
+        elseif name:find("%.run$") and not self.results[msg.call_id] then
+            local result = assert(json.encode({
+                type = "command_result", task_id = msg.task_id, call_id = msg.call_id, ok = false,
+                error = { code = "interrupted",
+                    message = "the computer stopped while this command was running; it may have run partly" },
+            }))
+            self:_store_result(msg.call_id, result)
+            pcall(fs.delete, path)
+        end
+    end
 end
 
 -- Connection ------------------------------------------------------------------
@@ -218,6 +293,8 @@ function Client:_on_welcome(msg)
         self:stop()
         return
     end
+    if self.state == "ready" then return end -- the answer to a re-sent hello: nothing to catch up
+    if self.state ~= "open" then return end
     self.state = "ready"
     self.attempt = 0
     self.server_version = msg.server_version
@@ -230,6 +307,12 @@ function Client:_on_welcome(msg)
     for _, call_id in ipairs(self.result_order) do
         local r = self.results[call_id]
         if r and not r.acked and not self:_send_text(r.text) then return end
+    end
+    if self.tool_snapshot then
+        self.dirty.tools = nil
+        if not self:_send_text(assert(json.encode({ type = "tools_update", tools = self.tool_snapshot }))) then
+            return
+        end
     end
     for task_id in pairs(self.subscriptions) do
         if not self:_send_text(assert(json.encode({ type = "subscribe", task_id = task_id }))) then return end
@@ -258,6 +341,42 @@ end
 
 -- Commands ------------------------------------------------------------------
 
+-- Mark something to re-announce; one `ccagent_flush` event makes @{Client:handle_event} send it once, so
+-- registering many commands in a row costs one `hello`.
+function Client:_changed(what)
+    if self.dirty[what] then return end
+    local pending = next(self.dirty) ~= nil
+    self.dirty[what] = true
+    if not pending then queue("ccagent_flush") end
+end
+
+function Client:_flush()
+    if not next(self.dirty) then return end
+    local dirty = self.dirty
+    self.dirty = {}
+    -- Offline: the next connection's hello carries everything.
+    if self.state ~= "open" and self.state ~= "ready" then return end
+    if dirty.hello then self:_send_text(assert(json.encode(self:_hello()))) end
+    if dirty.tools then
+        if self.state == "ready" then
+            self:_send_text(assert(json.encode({ type = "tools_update", tools = self.tool_snapshot })))
+        else
+            self.dirty.tools = true -- welcome pending: @{_on_welcome} sends it
+        end
+    end
+end
+
+--- Announce the model-written tool registry (a full snapshot, see the protocol's `tools_update`).
+-- Sent in every `hello`, after every welcome, and (once per batch of changes) whenever it changes.
+-- @tparam {table...} tools entries `{name, status, version, description, file, updated_at}`
+function Client:set_tools(tools)
+    expect(1, tools, "table")
+    local list = json.array()
+    for i, t in ipairs(tools) do list[i] = t end
+    self.tool_snapshot = list
+    self:_changed("tools")
+end
+
 --- Offer a command to the orchestrator. Re-sends `hello` when already connected.
 -- @tparam string name the command name models call
 -- @tparam function handler `handler(args, task_id, call_id)` returning a JSON-able result;
@@ -278,7 +397,7 @@ function Client:register(name, handler, opts)
         args_schema = opts.args_schema,
         timeout_ms = opts.timeout_ms,
     }
-    if self.state == "open" or self.state == "ready" then self:_send_text(assert(json.encode(self:_hello()))) end
+    self:_changed("hello")
 end
 
 --- Withdraw a command. Re-sends `hello` when connected.
@@ -290,7 +409,7 @@ function Client:unregister(name)
     for i = #self.command_order, 1, -1 do
         if self.command_order[i] == name then table.remove(self.command_order, i) end
     end
-    if self.state == "open" or self.state == "ready" then self:_send_text(assert(json.encode(self:_hello()))) end
+    self:_changed("hello")
 end
 
 --- Names of the registered commands, in registration order.
@@ -313,9 +432,13 @@ local function traceback(err)
     return { code = "runtime_error", message = tostring(err), traceback = tb }
 end
 
-function Client:_store_result(call_id, text)
+function Client:_store_result(call_id, text, loaded)
     if not self.results[call_id] then self.result_order[#self.result_order + 1] = call_id end
     self.results[call_id] = { text = text, acked = false }
+    if not loaded then
+        self:_persist(call_id, ".result", text)
+        self:_unpersist(call_id, ".run")
+    end
     -- Bound the cache: drop acknowledged results first, oldest first.
     local i = 1
     while #self.result_order > self.result_cache and i <= #self.result_order do
@@ -323,6 +446,7 @@ function Client:_store_result(call_id, text)
         if self.results[id].acked then
             self.results[id] = nil
             table.remove(self.result_order, i)
+            self:_unpersist(id, ".result")
         else
             i = i + 1
         end
@@ -330,6 +454,7 @@ function Client:_store_result(call_id, text)
     while #self.result_order > self.result_cache do
         local id = table.remove(self.result_order, 1)
         self.results[id] = nil
+        self:_unpersist(id, ".result")
         self.log("warn", "result cache full: dropped unacknowledged result " .. id)
     end
 end
@@ -395,6 +520,7 @@ function Client:_on_command_call(msg)
         return xpcall(handler, traceback, args, task_id, call_id)
     end)
     local entry = { co = co, task_id = task_id }
+    self:_persist(call_id, ".run", assert(json.encode({ call_id = call_id, task_id = task_id, command = name })))
     local timeout = msg.timeout_ms or cmd.timeout_ms
     if type(timeout) == "number" and timeout > 0 then entry.timer = os.startTimer(timeout / 1000) end
     self.running[call_id] = entry
@@ -426,7 +552,10 @@ function handlers.command_call(self, msg) self:_on_command_call(msg) end
 
 function handlers.command_ack(self, msg)
     local r = type(msg.call_id) == "string" and self.results[msg.call_id]
-    if r then r.acked = true end
+    if r then
+        r.acked = true
+        self:_unpersist(msg.call_id, ".result")
+    end
 end
 
 function handlers.task_created(self, msg)
@@ -447,10 +576,13 @@ function handlers.task_created(self, msg)
     queue("ccagent_task", msg.task_id, t.status, t)
 end
 
+local TERMINAL = { completed = true, failed = true, cancelled = true }
+
 function handlers.task_update(self, msg)
     if type(msg.task_id) ~= "string" then return end
     local t = self:_task(msg.task_id)
     t.status = msg.status or t.status
+    if TERMINAL[t.status] then self.subscriptions[msg.task_id] = nil end
     if msg.progress ~= nil then t.progress = msg.progress end
     if msg.message ~= nil then t.message = msg.message end
     queue("ccagent_task", msg.task_id, t.status, t)
@@ -460,6 +592,7 @@ function handlers.task_completed(self, msg)
     if type(msg.task_id) ~= "string" then return end
     local t = self:_task(msg.task_id)
     t.status, t.result, t.progress = "completed", msg.result, 1
+    self.subscriptions[msg.task_id] = nil
     queue("ccagent_task", msg.task_id, "completed", t)
 end
 
@@ -467,6 +600,7 @@ function handlers.task_failed(self, msg)
     if type(msg.task_id) ~= "string" then return end
     local t = self:_task(msg.task_id)
     t.status, t.error = "failed", msg.error
+    self.subscriptions[msg.task_id] = nil
     queue("ccagent_task", msg.task_id, "failed", t)
 end
 
@@ -489,6 +623,10 @@ function handlers.error(self, msg)
             if not ok then queue("ccagent_error", "callback", tostring(err)) end
         end
     end
+    if self.state == "open" and (msg.code == "unauthorized" or msg.code == "protocol_version") then
+        -- Retrying soon will not fix a wrong token: keep trying, but at the slowest pace.
+        self.attempt = math.max(self.attempt, 64)
+    end
     self.log("warn", ("server error %s: %s"):format(tostring(msg.code), tostring(msg.message)))
     queue("ccagent_error", msg.code, msg.message, msg)
 end
@@ -496,8 +634,9 @@ end
 function handlers.chunk(self, msg)
     local text, err = self.reassembler:add(msg)
     if err then
+        -- Clients have no `error` message in the protocol: the server's call times out and is re-sent.
         self.log("warn", err)
-        self:_send_text(assert(json.encode({ type = "error", code = "chunk_error", message = err })))
+        queue("ccagent_error", "chunk_error", err)
     elseif text then
         self:_on_text(text, true)
     end
@@ -555,6 +694,7 @@ function Client:handle_event(...)
             self:_resume(id, entry, ...)
         end
     end
+    self:_flush()
 end
 
 --- Run the client until @{Client:stop} (or terminate). Safe inside `parallel.waitForAny`.
@@ -589,7 +729,7 @@ end
 -- Tasks -----------------------------------------------------------------------
 
 --- Ask the orchestrator to start a task.
--- @tparam table opts `prompt` (string), `kind` (string, default "general"), `context` (any JSON),
+-- @tparam table opts `prompt` (string), `kind` (string, default "general_agent"), `context` (any JSON),
 --   `allowed_commands` (list of names; default every registered command), `client_id`
 --   (where the commands run; default this client), `on_created` (function(task_id, status), or
 --   (nil, code, message) when refused)
@@ -604,11 +744,13 @@ function Client:create_task(opts)
     local request_id = self:_id("req")
     local allowed = json.array()
     for i, n in ipairs(opts.allowed_commands or self.command_order) do allowed[i] = n end
-    self.requests[request_id] = { kind = opts.kind or "general", prompt = opts.prompt, on_created = opts.on_created }
+    self.requests[request_id] = {
+        kind = opts.kind or "general_agent", prompt = opts.prompt, on_created = opts.on_created,
+    }
     self:_send({
         type = "create_task",
         request_id = request_id,
-        task_kind = opts.kind or "general",
+        task_kind = opts.kind or "general_agent",
         client_id = opts.client_id or self.client_id,
         prompt = opts.prompt,
         context = opts.context,
