@@ -1,0 +1,99 @@
+// The interactive `ccagent` program, typed at by a driver coroutine that queues the same paste/key events a
+// player's keyboard produces: create a task, watch it, answer its question, list tasks, quit.
+import type { ClientMessage } from '@ccagent/protocol';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { screenText } from './craftos.js';
+import { Scenario, craftos } from './scenario.js';
+
+type CreateTask = Extract<ClientMessage, { type: 'create_task' }>;
+
+// `type(text)`: what a player does by pasting a line and pressing Enter.
+const DRIVER = `
+local function type_line(text)
+    os.queueEvent("paste", text)
+    os.queueEvent("key", keys.enter)
+end
+local function driver(connected)
+    if not connected then os.pullEvent("ccagent_connection") end
+    sleep(0.1)
+    type_line("build a tiny house")
+    os.pullEvent("ccagent_question")
+    sleep(0.1)
+    type_line("oak wood")
+    repeat local _, _, status = os.pullEvent("ccagent_task") until status == "completed"
+    sleep(0.1)
+    type_line("/tasks")
+    sleep(0.1)
+    type_line("/quit")
+end
+`;
+
+const STANDALONE = `${DRIVER}
+local url = ...
+parallel.waitForAll(function()
+    assert(shell.run("/ccagent/programs/ccagent.lua", url, "--id", "ui-test", "--kind", "code_job"))
+end, driver)
+`;
+
+// ccagent-host already runs (as the startup file arranges); the UI must share its connection.
+const ATTACHED = `${DRIVER}
+local url = ...
+parallel.waitForAny(function() shell.run("/ccagent/programs/ccagent-host.lua", url, "--id", "host-1", "--quiet") end,
+    function()
+        os.pullEvent("ccagent_connection")
+        parallel.waitForAll(function() assert(shell.run("/ccagent/programs/ccagent.lua")) end,
+            function() driver(true) end)
+    end)
+`;
+
+describe.skipIf(!craftos)('the ccagent terminal program in CraftOS', () => {
+  let s: Scenario;
+  beforeEach(async () => {
+    s = await Scenario.start();
+  });
+  afterEach(async () => {
+    expect(await s.end()).toEqual([]);
+  });
+
+  /** Plays the orchestrator's side of one task with a question; returns the task id. */
+  const playTask = async (): Promise<{ ct: CreateTask; taskId: string }> => {
+    const ct = await s.server.waitFor<CreateTask>((m) => m.type === 'create_task');
+    const taskId = s.server.tasks.get(ct.request_id)!;
+    s.server.send({ type: 'task_update', task_id: taskId, status: 'running', message: 'planning the walls' });
+    s.server.send({ type: 'ask_user', task_id: taskId, question_id: 'q-7', question: 'Which wood?' });
+    const answer = await s.server.waitFor((m) => m.type === 'user_answer');
+    expect(answer).toEqual({ type: 'user_answer', task_id: taskId, question_id: 'q-7', text: 'oak wood' });
+    s.server.send({
+      type: 'task_completed',
+      task_id: taskId,
+      result: { message: 'house built at 10,64,-3' },
+    });
+    return { ct, taskId };
+  };
+
+  it('typing a task creates it; the question is answered by the next line; status shows live', async () => {
+    const c = s.boot(STANDALONE, { args: [s.server.url] });
+    const hello = await s.server.hello();
+    expect(hello.client_id).toBe('ui-test');
+    expect(hello.commands.map((x) => x.name)).toContain('fs_write'); // it serves the tools while it runs
+    const { ct } = await playTask();
+    expect(ct).toMatchObject({ prompt: 'build a tiny house', task_kind: 'code_job', client_id: 'ui-test' });
+    expect(ct.allowed_commands).toContain('run_program');
+    expect((await c.exited).code).toBe(0); // /quit leaves cleanly
+    const screen = screenText(c);
+    expect(screen).toContain('planning the walls');
+    expect(screen).toContain('Which wood?');
+    expect(screen).toContain('house built at 10,64,-3');
+    expect(screen).toContain('completed');
+  });
+
+  it('uses the running ccagent-host connection instead of opening a rival one', async () => {
+    const c = s.boot(ATTACHED, { args: [s.server.url] });
+    await s.server.hello();
+    const { ct } = await playTask();
+    expect(ct.client_id).toBe('host-1');
+    expect((await c.exited).code).toBe(0);
+    expect(s.server.connections).toBe(1);
+    expect(s.server.received.filter((m) => m.type === 'hello')).toHaveLength(1);
+  });
+});
