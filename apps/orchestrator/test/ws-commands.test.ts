@@ -376,5 +376,16 @@ describe('task access and events', () => {
     ]);
     const active = (await (await h.http('/api/tools?status=active')).json()) as { tools: unknown[] };
     expect(active.tools).toHaveLength(1);
+    // A snapshot naming a tool twice is refused and the stored list stays as it was.
+    c.send({
+      type: 'tools_update',
+      tools: [
+        { name: 'a', status: 'draft', version: 1 },
+        { name: 'a', status: 'test', version: 1 },
+      ],
+    });
+    expect(await c.waitFor('error')).toMatchObject({ code: 'invalid_field', path: '$.tools[1].name' });
+    const after = (await (await h.http('/api/tools?client=pc-1')).json()) as { tools: unknown[] };
+    expect(after.tools).toHaveLength(2);
   });
 });

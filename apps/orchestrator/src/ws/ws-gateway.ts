@@ -307,7 +307,7 @@ export class WsGateway {
       case 'user_answer':
         return this.userAnswer(conn, sender, msg.task_id, msg.question_id, msg.text);
       case 'tools_update':
-        return this.toolsUpdate(sender, msg.tools);
+        return this.toolsUpdate(conn, sender, msg.tools);
       case 'ping':
         conn.send(msg.id !== undefined ? { type: 'pong', id: msg.id } : { type: 'pong' });
         return;
@@ -350,6 +350,16 @@ export class WsGateway {
         `this connection is client "${conn.clientId}"; reconnect to change it`,
         0,
         '$.client_id',
+      );
+      return;
+    }
+    const dupTool = duplicateName(msg.tools ?? []);
+    if (dupTool !== undefined) {
+      refuse(
+        'invalid_field',
+        `tool "${dupTool.name}" is listed twice`,
+        CLOSE_CODES.invalidHello,
+        `$.tools[${dupTool.index}].name`,
       );
       return;
     }
@@ -553,7 +563,18 @@ export class WsGateway {
     if (!r.ok) this.sendServiceError(conn, r.error, { task_id: taskId });
   }
 
-  private async toolsUpdate(sender: string, tools: Array<Parameters<typeof toToolInfo>[0]>): Promise<void> {
+  private async toolsUpdate(
+    conn: Connection,
+    sender: string,
+    tools: Array<Parameters<typeof toToolInfo>[0]>,
+  ): Promise<void> {
+    const dup = duplicateName(tools);
+    if (dup !== undefined) {
+      this.sendError(conn, 'invalid_field', `tool "${dup.name}" is listed twice`, {
+        path: `$.tools[${dup.index}].name`,
+      });
+      return;
+    }
     await this.o.clients.replaceTools(sender, tools.map(toToolInfo), this.o.clock.now());
     this.o.logger.info({ client_id: sender, tools: tools.length }, 'tools updated');
   }
@@ -634,6 +655,16 @@ export class WsGateway {
       ...(error.path !== undefined ? { path: error.path } : {}),
     });
   }
+}
+
+/** The first name that repeats in a tool list (the registry is keyed by name). */
+function duplicateName(tools: ReadonlyArray<{ name: string }>): { name: string; index: number } | undefined {
+  const seen = new Set<string>();
+  for (const [index, t] of tools.entries()) {
+    if (seen.has(t.name)) return { name: t.name, index };
+    seen.add(t.name);
+  }
+  return undefined;
 }
 
 function rawToString(data: RawData): string {
