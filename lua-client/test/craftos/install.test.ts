@@ -10,8 +10,9 @@ import { Scenario, craftos } from './scenario.js';
 const INSTALL_THEN_HOST = `
 local base = ...
 local ok = shell.run("wget", "run", base .. "/lua/install.lua", "--token", "s3cret", "--id", "installed-1")
-print("installer ok: " .. tostring(ok))
-if ok then shell.run("ccagent-host") end -- on the path the installer set
+print("resolves to " .. tostring(shell.resolveProgram("ccagent-host"))) -- on the path the installer set
+-- what the next boot does (basic computer: the host runs quietly beside a new shell)
+shell.run("/startup/ccagent.lua")
 `;
 
 const INSTALL_ONLY = `
@@ -25,7 +26,7 @@ describe.skipIf(!craftos)('installer in CraftOS', () => {
     expect(await s.end()).toEqual([]);
   });
 
-  it('downloads and verifies every file, writes config and startup, and the installed host connects', async () => {
+  it('downloads and verifies every file, writes config and startup; the startup file starts the host', async () => {
     s = await Scenario.start({ token: 's3cret' });
     const c = s.boot(INSTALL_THEN_HOST, { args: [s.server.httpUrl], mountLibrary: false });
     const hello = await s.server.hello();
@@ -53,6 +54,7 @@ describe.skipIf(!craftos)('installer in CraftOS', () => {
     expect(startup).toContain('shell.setPath(shell.path() .. ":/ccagent/programs")');
     expect(startup).toContain('ccagent-host.lua');
     expect(screenText(c)).toContain(`ccagent: ${files.length} files in /ccagent`);
+    expect(screenText(c)).toContain('resolves to ccagent/programs/ccagent-host.lua');
   });
 
   it('a corrupt download aborts the install and leaves the previous one untouched', async () => {
