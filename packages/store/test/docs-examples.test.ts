@@ -34,7 +34,11 @@ function run(name: string): string {
   const cwd = path.join(dir, name.replace(/\.mjs$/, '')); // each example in its own folder (own ./tasks.db)
   mkdirSync(cwd, { recursive: true });
   writeFileSync(path.join(cwd, name), code);
-  return execFileSync(process.execPath, [name], { cwd, encoding: 'utf8', timeout: 20_000 });
+  // A reader copying the example sees plain output in a pipe; Nx exports FORCE_COLOR to tasks, which would make
+  // console.log colour numbers, so the example runs with the environment a user's shell would give it.
+  const env = { ...process.env, NO_COLOR: '1' };
+  delete env.FORCE_COLOR;
+  return execFileSync(process.execPath, [name], { cwd, encoding: 'utf8', timeout: 20_000, env });
 }
 
 describe('documented examples run as printed', () => {
