@@ -577,10 +577,19 @@ function handlers.task_created(self, msg)
 end
 
 local TERMINAL = { completed = true, failed = true, cancelled = true }
+-- Ends announced by their own message (task_completed / task_failed carry the result or error).
+local WITH_OUTCOME = { completed = true, failed = true }
 
 function handlers.task_update(self, msg)
     if type(msg.task_id) ~= "string" then return end
     local t = self:_task(msg.task_id)
+    if WITH_OUTCOME[msg.status] and t.status ~= msg.status then
+        -- The server follows this with task_completed/task_failed. Announcing the end now would let a program
+        -- read `tasks[id].result` (or `.error`) before it has arrived.
+        if msg.progress ~= nil then t.progress = msg.progress end
+        if msg.message ~= nil then t.message = msg.message end
+        return
+    end
     t.status = msg.status or t.status
     if TERMINAL[t.status] then self.subscriptions[msg.task_id] = nil end
     if msg.progress ~= nil then t.progress = msg.progress end

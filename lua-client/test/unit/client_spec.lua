@@ -384,6 +384,33 @@ t.test("task_update / task_completed / task_failed keep the tasks table current"
     t.eq(evs[#evs][3], "failed")
 end)
 
+t.test("a terminal task_update waits for task_completed: the end is announced with its result", function()
+    -- guards: a program woken by `ccagent_task … completed` found tasks[id].result still nil (the orchestrator
+    -- sends task_update{status=completed} just before task_completed{result})
+    local c = ready_client()
+    local function rx(m) c:handle_event("websocket_message", URL, frame(m)) end
+    rx({ type = "task_update", task_id = "T5", status = "running" })
+    rx({ type = "task_update", task_id = "T5", status = "completed", progress = 1, message = "done" })
+    t.eq(c.tasks.T5.status, "running", "not completed before the result is known")
+    t.eq(c.tasks.T5.message, "done")
+    local evs = stubs.events_named("ccagent_task")
+    t.eq(evs[#evs][3], "running", "no completed event yet")
+    rx({ type = "task_completed", task_id = "T5", result = { n = 1 } })
+    evs = stubs.events_named("ccagent_task")
+    t.eq(evs[#evs][3], "completed")
+    t.eq(evs[#evs][4].result.n, 1, "the event's task table has the result")
+    rx({ type = "task_update", task_id = "T6", status = "failed" })
+    t.eq(c.tasks.T6.status, nil)
+    rx({ type = "task_failed", task_id = "T6", error = { code = "x", message = "y" } })
+    t.eq(c.tasks.T6.status, "failed")
+    t.eq(c.tasks.T6.error.code, "x")
+    -- a repeat of the status the task already has (subscribe's current-state reply) is harmless
+    rx({ type = "task_update", task_id = "T6", status = "failed" })
+    t.eq(c.tasks.T6.status, "failed")
+    rx({ type = "task_update", task_id = "T7", status = "cancelled" })
+    t.eq(c.tasks.T7.status, "cancelled", "cancelled has no outcome message: announced by task_update")
+end)
+
 t.test("ask_user queues ccagent_question; answer sends user_answer (both signatures)", function()
     local c, ws = ready_client()
     c:handle_event("websocket_message", URL, frame({ type = "ask_user", task_id = "T4", question_id = "q1",
