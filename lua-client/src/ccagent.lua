@@ -632,6 +632,14 @@ function handlers.error(self, msg)
             if not ok then queue("ccagent_error", "callback", tostring(err)) end
         end
     end
+    local stored = msg.code == "unknown_call" and type(msg.call_id) == "string" and self.results[msg.call_id]
+    if stored and not stored.acked then
+        -- The server has closed this call (cancelled, timed out, or it never knew it): it will not take the
+        -- result, so stop re-sending it after every reconnect and drop it from disk. It stays in the bounded
+        -- cache, first to be evicted, so a repeated command_call still gets it instead of a second run.
+        stored.acked = true
+        self:_unpersist(msg.call_id, ".result")
+    end
     if self.state == "open" and (msg.code == "unauthorized" or msg.code == "protocol_version") then
         -- Retrying soon will not fix a wrong token: keep trying, but at the slowest pace.
         self.attempt = math.max(self.attempt, 64)

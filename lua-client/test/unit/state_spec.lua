@@ -119,4 +119,55 @@ t.test("an unreadable state file is dropped with a warning, not a crash", functi
     t.eq(disk.files[".ccagent/state/bad.result"], nil)
 end)
 
+t.test("unknown_call for a stored result stops its re-sending (memory and disk) but never re-runs the call", function()
+    -- guards: a result the server has closed (cancelled task, timed-out call) was re-sent after every reconnect
+    -- and every reboot, forever, each time refused with unknown_call
+    stubs.reset()
+    local disk = memfs.new()
+    local runs = 0
+    local c1, ws1 = boot(disk)
+    c1:register("append", function() runs = runs + 1 return { runs = runs } end)
+    call(c1, "gone", "append")
+    call(c1, "open", "append")
+    t.eq(state_files(disk), "gone.result,open.result")
+    c1:handle_event("websocket_message", URL, frame({ type = "error", code = "unknown_call",
+        message = "call gone is already closed (cancelled)", call_id = "gone", task_id = "T" }))
+    t.eq(state_files(disk), "open.result", "dropped from disk")
+    t.eq(#stubs.events_named("ccagent_error"), 1, "still reported to programs")
+    -- reconnect: only the other unacknowledged result is re-sent
+    c1:handle_event("websocket_closed", URL, "restart")
+    c1:handle_event("timer", c1.retry_timer)
+    local ws2 = stubs.socket()
+    c1:handle_event("websocket_success", URL, ws2)
+    c1:handle_event("websocket_message", URL, frame({ type = "welcome", protocol_version = 1 }))
+    local resent = of_type(ws2, "command_result")
+    t.eq(#resent, 1)
+    t.eq(resent[1].call_id, "open")
+    -- a repeated command_call for it still gets the stored result instead of a second run
+    call(c1, "gone", "append")
+    t.eq(runs, 2)
+    t.eq(of_type(ws2, "command_result")[2].call_id, "gone")
+    t.eq(#ws1.sent > 0, true)
+    -- reboot: nothing about it comes back from disk
+    local c3, ws3 = boot(disk)
+    c3:register("append", function() runs = runs + 1 return { runs = runs } end)
+    local after_reboot = of_type(ws3, "command_result")
+    t.eq(#after_reboot, 1)
+    t.eq(after_reboot[1].call_id, "open")
+end)
+
+t.test("unknown_call for a call id the client does not hold changes nothing", function()
+    stubs.reset()
+    local disk = memfs.new()
+    local c = boot(disk)
+    c:register("id", function(a) return a end)
+    call(c, "kept", "id")
+    c:handle_event("websocket_message", URL, frame({ type = "error", code = "unknown_call", message = "x",
+        call_id = "other", task_id = "T" }))
+    c:handle_event("websocket_message", URL, frame({ type = "error", code = "forbidden", message = "x",
+        call_id = "kept", task_id = "T" }))
+    t.eq(state_files(disk), "kept.result")
+    t.eq(c.results.kept.acked, false)
+end)
+
 t.done()
