@@ -478,7 +478,12 @@ function Client:_finish(call_id, task_id, ok, value)
         }))
     end
     self:_store_result(call_id, text)
-    if self.state == "ready" then self:_send_text(text) end
+    if self.state == "ready" then
+        -- What the command changed (commands registered, the tool registry) goes out before its result: the
+        -- server's next step may call a tool this command just activated.
+        self:_flush()
+        self:_send_text(text)
+    end
     queue("ccagent_command", call_id, ok)
 end
 

@@ -532,6 +532,27 @@ t.test("a tool change while offline is carried by the next hello, not queued", f
     t.eq(json.decode(ws.sent[1]).tools[1].name, "a")
 end)
 
+t.test("a command that registers a command or changes the tool registry announces it before its result", function()
+    -- guards: the orchestrator took the result, asked the model for the next step, and the model's call of the
+    -- just-activated tool was refused as unknown_command because the hello/tools_update came after the result
+    local c, ws = ready_client()
+    c:register("activate", function()
+        c:register("greet", function() return { hi = true } end)
+        c:set_tools({ { name = "greet", status = "active", version = 1 } })
+        return { ok = true }
+    end)
+    c:handle_event("ccagent_flush")
+    local from = #ws.sent + 1
+    call(c, "a1", "activate")
+    local types = {}
+    for _, m in ipairs(decoded(ws, from)) do types[#types + 1] = m.type end
+    t.same(types, { "hello", "tools_update", "command_result" })
+    local hello = decoded(ws, from)[1]
+    t.eq(hello.commands[#hello.commands].name, "greet")
+    c:handle_event("ccagent_flush")
+    t.eq(#ws.sent, from + 2, "the queued flush finds nothing left to send")
+end)
+
 t.test("run() returns after stop() and only waits through os.pullEventRaw", function()
     stubs.reset()
     local c = ccagent.connect(URL, { client_id = "r" })
