@@ -1,6 +1,9 @@
-// `npm test` for lua-client: both tiers, always both (a failing unit tier must not hide the CraftOS results).
-//   1. the Lua unit tier under lua5.2       → .test-results/lua-client.json
-//   2. the CraftOS tier (vitest, real CC)   → .test-results/lua-client.craftos.json (skipped without CraftOS-PC)
+// `npm test` for lua-client: every tier, always all of them (a failing tier must not hide the others' results).
+//   1. the Lua unit tier under lua5.2                 → .test-results/lua-client.json
+//   2. the CraftOS tier (vitest, real CC, fake server) → .test-results/lua-client.craftos.json
+//   3. the end-to-end tier (vitest, real CC, the built orchestrator, fake models)
+//                                                      → .test-results/lua-client.e2e.json
+// Tiers 2 and 3 are skipped with a printed notice without CraftOS-PC.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -8,8 +11,11 @@ import { fileURLToPath } from 'node:url';
 
 const pkgRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const run = (cmd, args) => spawnSync(cmd, args, { cwd: pkgRoot, stdio: 'inherit' }).status ?? 1;
-const unit = run(process.execPath, ['test/run-lua-tests.mjs']);
 const vitestPkg = createRequire(import.meta.url).resolve('vitest/package.json');
 const vitest = path.join(path.dirname(vitestPkg), 'vitest.mjs');
-const craftos = run(process.execPath, [vitest, 'run']);
-process.exit(unit === 0 && craftos === 0 ? 0 : 1);
+const codes = [
+  run(process.execPath, ['test/run-lua-tests.mjs']),
+  run(process.execPath, [vitest, 'run']),
+  run(process.execPath, [vitest, 'run', '-c', 'vitest.e2e.config.ts']),
+];
+process.exit(codes.every((c) => c === 0) ? 0 : 1);

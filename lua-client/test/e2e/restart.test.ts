@@ -1,0 +1,172 @@
+// End to end: the orchestrator is SIGKILLed while a command runs on the CC computer and started again on the same
+// database and port, twice: once the command finishes while the server is down (the host keeps the result, sends it
+// after reconnecting and answers the re-sent call_id from it), once it is still running when the server is back
+// (the re-sent call_id must not start it again). The host reconnects by itself each time and the task completes.
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootDriver, driverResult } from './driver.js';
+import { MODELS, Stack, craftos } from './stack.js';
+
+// `slow.lua <tag>`: logs its start and end to /runs.log and waits in between for the file /go-<tag>, which the
+// test writes when it wants the command to finish.
+const SLOW = `local tag = ...
+local function log(s) local h = fs.open("/runs.log", "a") h.writeLine(s .. " " .. tag) h.close() end
+log("start")
+while not fs.exists("/go-" .. tag) do sleep(0.1) end
+log("end")
+print("slow work " .. tag .. " done")
+`;
+
+const read = (file: string): string => (existsSync(file) ? readFileSync(file, 'utf8') : '');
+
+async function waitFor(what: string, check: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe.skipIf(!craftos)('end to end: orchestrator killed mid-task', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await Stack.start();
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('the host reconnects after kill -9 + restart on the same DB and port; the task finishes; nothing runs twice', async () => {
+    stack.fake.script(MODELS.native, [
+      { toolCalls: [{ name: 'run_program', arguments: { path: 'slow.lua', args: ['a'] } }] },
+      { toolCalls: [{ name: 'run_program', arguments: { path: 'slow.lua', args: ['b'] } }] },
+      'slow.lua finished twice.',
+    ]);
+    const port = new URL(stack.url).port;
+    const c = bootDriver(
+      {
+        url: stack.wsUrl,
+        client_id: 'e2e-restart',
+        reconnect_min: 0.2,
+        reconnect_max: 1,
+        tasks: [{ kind: 'general_agent', prompt: 'Run slow.lua a, then slow.lua b, and report.' }],
+      },
+      { files: { 'slow.lua': SLOW } },
+    );
+    const runs = path.join(c.disk, 'runs.log');
+    const go = (tag: string) => writeFileSync(path.join(c.disk, `go-${tag}`), '');
+
+    // 1. Killed while "a" runs; "a" finishes while the server is down.
+    await waitFor('slow.lua a to start', () => read(runs) === 'start a\n');
+    const [before] = (await stack.get<{ tasks: Array<{ id: string; status: string }> }>('/api/tasks')).tasks;
+    expect(before?.status).toBe('waiting_for_command');
+    await stack.kill9();
+    go('a');
+    await waitFor('slow.lua a to end', () => read(runs) === 'start a\nend a\n');
+    expect(await stack.restart(port)).toMatch(/1 unfinished tasks resumed/);
+
+    // 2. Killed while "b" runs; the server is back before "b" ends, and re-sends its call meanwhile.
+    await waitFor('slow.lua b to start', () => read(runs).endsWith('start b\n'));
+    await stack.kill9();
+    expect(await stack.restart(port)).toMatch(/1 unfinished tasks resumed/);
+    await stack.until(
+      'the call of b to be re-sent after the restart',
+      () => stack.task(before!.id),
+      (d) => d.command_calls[1]?.dispatch_count === 2,
+    );
+    go('b');
+
+    const out = await driverResult(c);
+    const [seen] = out.tasks;
+    expect(seen?.status, JSON.stringify(out)).toBe('completed');
+    expect(seen?.id).toBe(before?.id);
+    expect(seen?.result).toMatchObject({ message: 'slow.lua finished twice.' });
+    // The client noticed both drops and reconnected by itself; the server refused nothing it sent.
+    expect(out.connections.filter((x) => x === 'disconnected').length).toBeGreaterThanOrEqual(2);
+    expect(out.connections.filter((x) => x === 'connected').length).toBeGreaterThanOrEqual(3);
+    expect(out.connections.at(-1)).toBe('connected');
+    expect(out.errors).toEqual([]);
+
+    // Host side: each program ran exactly once.
+    expect(read(runs)).toBe('start a\nend a\nstart b\nend b\n');
+    // Server side: each call re-sent once after a restart, closed by its one run's result.
+    const detail = await stack.task(seen!.id!);
+    expect(detail.task.status).toBe('completed');
+    expect(detail.command_calls.map((x) => [x.args, x.status, x.dispatch_count, x.outcome])).toEqual([
+      [
+        { path: 'slow.lua', args: ['a'] },
+        'succeeded',
+        2,
+        { ok: true, result: { ok: true, output: 'slow work a done' } },
+      ],
+      [
+        { path: 'slow.lua', args: ['b'] },
+        'succeeded',
+        2,
+        { ok: true, result: { ok: true, output: 'slow work b done' } },
+      ],
+    ]);
+    const last = stack.fake.chatRequests(MODELS.native)[2]?.body as {
+      messages: Array<{ role: string; content: string }>;
+    };
+    expect(last.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
+      expect.stringContaining('slow work a done'),
+      expect.stringContaining('slow work b done'),
+    ]);
+  });
+
+  it('a result for a call the server has closed is refused once (unknown_call), then dropped: not re-sent after a restart', async () => {
+    stack.fake.script(MODELS.native, [
+      { toolCalls: [{ name: 'run_program', arguments: { path: 'slow.lua', args: ['c'] } }] },
+      'nothing to do',
+    ]);
+    const refused = 'ccagent_ws_errors_sent_total{code="unknown_call"}';
+    const port = new URL(stack.url).port;
+    const c = bootDriver(
+      {
+        url: stack.wsUrl,
+        client_id: 'e2e-closed',
+        reconnect_min: 0.2,
+        reconnect_max: 1,
+        tasks: [
+          { kind: 'general_agent', prompt: 'Run slow.lua c.' },
+          // Created after the restart: the server handles it only after whatever the client re-sent at welcome.
+          { kind: 'general_agent', prompt: 'Say something.', after_file: '/next' },
+        ],
+      },
+      { files: { 'slow.lua': SLOW } },
+    );
+    const runs = path.join(c.disk, 'runs.log');
+    await waitFor('slow.lua c to start', () => read(runs) === 'start c\n');
+    const [task] = (await stack.get<{ tasks: Array<{ id: string }> }>('/api/tasks?client=e2e-closed')).tasks;
+    const cancel = await stack.post(`/api/tasks/${task!.id}/cancel`, { reason: 'changed my mind' });
+    expect(cancel.status).toBe(200);
+    writeFileSync(path.join(c.disk, 'go-c'), '');
+    await stack.until(
+      'the late result to be refused',
+      () => stack.metric(refused),
+      (n) => n === 1,
+    );
+    const state = path.join(c.disk, '.ccagent', 'state');
+    await waitFor('the refused result to leave the state dir', () =>
+      (existsSync(state) ? readdirSync(state) : []).every((f) => !f.endsWith('.result')),
+    );
+
+    await stack.kill9();
+    await stack.restart(port);
+    writeFileSync(path.join(c.disk, 'next'), '');
+    const out = await driverResult(c);
+    expect(out.tasks.map((t) => t.status)).toEqual(['cancelled', 'completed']);
+    // The refused result was not sent again to the restarted server (it would have been refused again).
+    expect(await stack.metric(refused)).toBe(0);
+    expect(out.errors.map((e) => e.code)).toEqual(['unknown_call']);
+    expect(out.connections.filter((x) => x === 'connected')).toHaveLength(2);
+    expect(read(runs)).toBe('start c\nend c\n');
+    const detail = await stack.task(task!.id);
+    expect(detail.task.status).toBe('cancelled');
+    expect(detail.command_calls).toEqual([
+      expect.objectContaining({ status: 'cancelled', dispatch_count: 1 }),
+    ]);
+  });
+});
