@@ -620,6 +620,10 @@ end
 
 function handlers.ask_user(self, msg)
     if type(msg.task_id) ~= "string" or type(msg.question_id) ~= "string" then return end
+    -- After a reconnect the server repeats open questions (and the subscribe reply repeats them again): a
+    -- question still open here was already announced, so programs hear of it once.
+    local open = self.questions[msg.question_id]
+    if open and open.task_id == msg.task_id then return end
     self.questions[msg.question_id] = {
         task_id = msg.task_id, question_id = msg.question_id, question = msg.question, why = msg.why,
     }

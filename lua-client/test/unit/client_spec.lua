@@ -425,6 +425,20 @@ t.test("ask_user queues ccagent_question; answer sends user_answer (both signatu
     t.eq(of_type(ws, "user_answer")[2].question_id, "q9")
 end)
 
+t.test("a repeated ask_user for an open question is not announced again; after answer() it is", function()
+    -- guards: after a reconnect the server re-sends open questions and its subscribe reply repeats them, so a
+    -- program (the terminal UI) showed the same question two or three times
+    local c = ready_client()
+    local function ask() c:handle_event("websocket_message", URL, frame({ type = "ask_user", task_id = "T8",
+        question_id = "q8", question = "Which chest?" })) end
+    ask()
+    ask()
+    t.eq(#stubs.events_named("ccagent_question"), 1)
+    c:answer("q8", "left")
+    ask() -- the answer may not have arrived (server restarted before storing it): ask again
+    t.eq(#stubs.events_named("ccagent_question"), 2)
+end)
+
 t.test("messages sent while offline are queued and flushed after welcome; subscriptions renewed", function()
     stubs.reset()
     local c = ccagent.connect(URL, { client_id = "o" })
