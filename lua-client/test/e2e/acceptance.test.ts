@@ -13,6 +13,7 @@ import {
   PROMPT,
 } from '../../../packages/agent/test/fixtures/todo/scenario.mjs';
 import { bootDriver, driverResult } from './driver.js';
+import { ASK_KIND, lampPlanner } from './programs.js';
 import { MODELS, Stack, craftos } from './stack.js';
 
 interface Evidence {
@@ -28,11 +29,7 @@ describe.skipIf(!craftos)('end to end: CC computer ↔ orchestrator ↔ models',
         taskKinds: {
           // The built-in code_job (planner/executor, parser-then-model), told which runs prove the fix.
           code_job: { completion: COMPLETION },
-          e2e_ask: {
-            strategy: 'planner_executor',
-            executorMode: 'parser',
-            allowedCommands: ['fs_write', 'run_program'],
-          },
+          e2e_ask: ASK_KIND,
         },
       },
     });
@@ -110,35 +107,7 @@ describe.skipIf(!craftos)('end to end: CC computer ↔ orchestrator ↔ models',
   });
 
   it('ask_user round trip: the question reaches Lua, answer() is sent, the task uses the answer and completes', async () => {
-    let plannerCalls = 0;
-    stack.fake.script(MODELS.planner, (req) => {
-      plannerCalls++;
-      const messages = req.body.messages as Array<{ role: string; content: string }>;
-      const prompt = messages.map((m) => m.content).join('\n');
-      const answer = /# USER ANSWERS\nQ: [^\n]*\nA: ([^\n]*)/.exec(prompt)?.[1] ?? '(no answer seen)';
-      if (plannerCalls === 1) {
-        return [
-          'ASK_USER',
-          'QUESTION: Which colour should the lamp be?',
-          'WHY: the task does not say, and repainting costs dye',
-          'NEXT: write lamp.lua with that colour and run it',
-        ].join('\n');
-      }
-      if (plannerCalls === 2) {
-        return [
-          'WRITE_FILE',
-          'PATH: lamp.lua',
-          'LANGUAGE: lua',
-          'CONTENT:',
-          '```lua',
-          `print("lamp colour: ${answer}")`,
-          '```',
-          'THEN:',
-          '- lamp.lua',
-        ].join('\n');
-      }
-      return `DONE\nSUMMARY: the lamp is ${answer}; lamp.lua printed it.\nNOTES: none`;
-    });
+    stack.fake.script(MODELS.planner, lampPlanner());
     const c = bootDriver({
       url: stack.wsUrl,
       client_id: 'e2e-ask',

@@ -6,10 +6,11 @@
 -- `answer()` when the plan gives an answer. Afterwards it runs the plan's `after` steps on this
 -- computer (shell commands, with their terminal output captured) and writes everything it saw to
 -- /e2e-out.json before stopping the client. A task with `after_file` is created only once that file exists (the
--- test writes it into the computer's disk when it is ready).
+-- test writes it into the computer's disk when it is ready). A task given by `task_id` is not created but
+-- followed (`subscribe`), e.g. one created before this computer rebooted.
 --
 -- Plan: { url, client_id, reconnect_min?, reconnect_max?, task_timeout? (s),
---         tasks = [{ kind?, prompt, context?, answer?, after_file? }],
+--         tasks = [{ kind?, prompt, context?, answer?, answer_after_file?, after_file? } | { task_id, ... }],
 --         after = [{ delete = path } | { run = { program, arg... } }] }
 package.path = "/ccagent/?.lua;/ccagent/?/init.lua;" .. package.path
 
@@ -68,33 +69,53 @@ local function run_task(spec)
     if spec.after_file then wait_for_file(spec.after_file) end
     local rec = { prompt = spec.prompt, statuses = json.array(), questions = json.array() }
     out.tasks[#out.tasks + 1] = rec
-    local id
-    client:create_task({
-        kind = spec.kind,
-        prompt = spec.prompt,
-        context = spec.context,
-        on_created = function(task_id, status, message)
-            if task_id then
-                id = task_id
-            else
-                rec.refused = { code = status, message = message }
-            end
-        end,
-    })
+    local id = spec.task_id
+    if id then
+        client:subscribe(id)
+    else
+        client:create_task({
+            kind = spec.kind,
+            prompt = spec.prompt,
+            context = spec.context,
+            on_created = function(task_id, status, message)
+                if task_id then
+                    id = task_id
+                else
+                    rec.refused = { code = status, message = message }
+                end
+            end,
+        })
+    end
+    -- Questions are answered once each (a question re-sent after a reconnect is recorded again, not re-answered),
+    -- and with `answer_after_file` only once that file exists.
+    local unanswered, answered = {}, {}
+    local function answer_due()
+        if not spec.answer or (spec.answer_after_file and not fs.exists(spec.answer_after_file)) then return end
+        for qid in pairs(unanswered) do
+            client:answer(qid, spec.answer)
+            answered[qid], unanswered[qid] = true, nil
+        end
+    end
     local deadline = os.startTimer(plan.task_timeout or 60)
+    local poll = os.startTimer(0.1)
     while not rec.refused do
         local ev, a, b, c, d = os.pullEvent()
         if ev == "timer" and a == deadline then
             rec.timed_out = true
             break
+        elseif ev == "timer" and a == poll then
+            answer_due()
+            poll = os.startTimer(0.1)
         elseif ev == "ccagent_task" and a == id then
             if rec.statuses[#rec.statuses] ~= b then rec.statuses[#rec.statuses + 1] = b end
             if b == "completed" or b == "failed" or b == "cancelled" then break end
         elseif ev == "ccagent_question" and a == id then
             rec.questions[#rec.questions + 1] = { question_id = b, question = c, why = d }
-            if spec.answer then client:answer(b, spec.answer) end
+            if not answered[b] then unanswered[b] = true end
+            answer_due()
         end
     end
+    os.cancelTimer(poll)
     os.cancelTimer(deadline)
     rec.id = id
     local t = id and client.tasks[id]

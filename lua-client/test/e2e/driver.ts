@@ -8,13 +8,16 @@ import { craftos } from './stack.js';
 
 const DRIVER = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'driver.lua'), 'utf8');
 
-/** One task of a plan, created through the client API. */
+/** One task of a plan, created through the client API (or, with `task_id`, followed with `subscribe`). */
 export interface PlanTask {
-  prompt: string;
+  prompt?: string;
+  task_id?: string;
   kind?: string;
   context?: unknown;
   /** Answer every question of this task with this text (through `answer()`). */
   answer?: string;
+  /** Answer only once this file exists on the computer. */
+  answer_after_file?: string;
   /** Create the task only once this file exists on the computer (the test writes it). */
   after_file?: string;
 }
@@ -34,7 +37,7 @@ export interface Plan {
 /** One task as the driver saw it. */
 export interface TaskSeen {
   id?: string;
-  prompt: string;
+  prompt?: string;
   status?: string;
   /** Distinct consecutive statuses from `ccagent_task` events. */
   statuses: string[];

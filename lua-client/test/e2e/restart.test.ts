@@ -2,36 +2,17 @@
 // database and port, twice: once the command finishes while the server is down (the host keeps the result, sends it
 // after reconnecting and answers the re-sent call_id from it), once it is still running when the server is back
 // (the re-sent call_id must not start it again). The host reconnects by itself each time and the task completes.
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootDriver, driverResult } from './driver.js';
+import { ASK_KIND, SLOW, lampPlanner, read, waitFor } from './programs.js';
 import { MODELS, Stack, craftos } from './stack.js';
-
-// `slow.lua <tag>`: logs its start and end to /runs.log and waits in between for the file /go-<tag>, which the
-// test writes when it wants the command to finish.
-const SLOW = `local tag = ...
-local function log(s) local h = fs.open("/runs.log", "a") h.writeLine(s .. " " .. tag) h.close() end
-log("start")
-while not fs.exists("/go-" .. tag) do sleep(0.1) end
-log("end")
-print("slow work " .. tag .. " done")
-`;
-
-const read = (file: string): string => (existsSync(file) ? readFileSync(file, 'utf8') : '');
-
-async function waitFor(what: string, check: () => boolean, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe.skipIf(!craftos)('end to end: orchestrator killed mid-task', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await Stack.start();
+    stack = await Stack.start({ config: { taskKinds: { e2e_ask: ASK_KIND } } });
   });
   afterAll(async () => {
     await stack?.close();
@@ -168,5 +149,50 @@ describe.skipIf(!craftos)('end to end: orchestrator killed mid-task', () => {
     expect(detail.command_calls).toEqual([
       expect.objectContaining({ status: 'cancelled', dispatch_count: 1 }),
     ]);
+  });
+
+  it('a task waiting for an answer survives the restart: the question is announced once, answered after the restart, and the task completes', async () => {
+    stack.fake.script(MODELS.planner, lampPlanner());
+    const port = new URL(stack.url).port;
+    const c = bootDriver({
+      url: stack.wsUrl,
+      client_id: 'e2e-ask-restart',
+      reconnect_min: 0.2,
+      reconnect_max: 1,
+      tasks: [
+        {
+          kind: 'e2e_ask',
+          prompt: 'Set up the lamp program.',
+          answer: 'amber',
+          answer_after_file: '/answer',
+        },
+      ],
+    });
+    const waiting = await stack.until(
+      'the task to wait for an answer',
+      () => stack.get<{ tasks: Array<{ id: string; status: string }> }>('/api/tasks?client=e2e-ask-restart'),
+      (r) => r.tasks[0]?.status === 'waiting_for_user',
+    );
+    const id = waiting.tasks[0]!.id;
+    await stack.kill9();
+    expect(await stack.restart(port)).toMatch(/1 unfinished tasks resumed/);
+    await stack.until(
+      'the client to reconnect',
+      () => stack.get<{ clients: Array<{ client_id: string; connected: boolean }> }>('/api/clients'),
+      (r) => r.clients.some((x) => x.client_id === 'e2e-ask-restart' && x.connected),
+    );
+    writeFileSync(path.join(c.disk, 'answer'), '');
+
+    const out = await driverResult(c);
+    const [seen] = out.tasks;
+    expect(seen?.status, JSON.stringify(out)).toBe('completed');
+    // The server repeats the open question after the reconnect (twice: re-sent, and in the subscribe reply); the
+    // program hears of it once and answers it once, to the restarted server.
+    expect(seen?.questions.map((q) => q.question)).toEqual(['Which colour should the lamp be?']);
+    expect(out.errors).toEqual([]);
+    const detail = await stack.task(id);
+    expect(detail.questions).toEqual([expect.objectContaining({ answer: 'amber' })]);
+    expect(seen?.result).toMatchObject({ summary: 'the lamp is amber; lamp.lua printed it.' });
+    expect(read(path.join(c.disk, 'lamp.lua'))).toBe('print("lamp colour: amber")\n');
   });
 });
