@@ -1,6 +1,7 @@
-// End to end: the one-command install from the real orchestrator. An empty CC computer runs
-// `wget run http://127.0.0.1:PORT/lua/install.lua`, then boots the host the way the written startup file does; the
-// installed host connects to that orchestrator and runs the commands of a task created over HTTP.
+// End to end: the one-command install from the real orchestrator (started with a token). An empty CC computer runs
+// `wget run http://127.0.0.1:PORT/lua/install.lua --token …`, then boots the host the way the written startup file
+// does; the installed host connects to that orchestrator with the token and runs the commands of a task created
+// over HTTP.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,7 @@ const HELLO = 'print("installed host ran me")';
 
 const INSTALL_THEN_BOOT = `
 local base = ...
-shell.run("wget", "run", base .. "/lua/install.lua", "--no-token", "--id", "e2e-installed")
+shell.run("wget", "run", base .. "/lua/install.lua", "--token", "e2e-s3cret-token", "--id", "e2e-installed")
 -- what the next boot runs: the host beside a new shell
 shell.run("/startup/ccagent.lua")
 `;
@@ -28,7 +29,7 @@ describe.skipIf(!craftos)('end to end: installer served by the orchestrator', ()
   let stack: Stack;
   let c: Computer | undefined;
   beforeAll(async () => {
-    stack = await Stack.start();
+    stack = await Stack.start({ token: 'e2e-s3cret-token' });
   });
   afterAll(async () => {
     await c?.stop();
@@ -73,7 +74,14 @@ describe.skipIf(!craftos)('end to end: installer served by the orchestrator', ()
     const config = JSON.parse(
       readFileSync(path.join(computer.disk, '.ccagent', 'config.json'), 'utf8'),
     ) as unknown;
-    expect(config).toEqual({ server_url: stack.url, ws_url: stack.wsUrl, client_id: 'e2e-installed' });
+    expect(config).toEqual({
+      server_url: stack.url,
+      ws_url: stack.wsUrl,
+      token: 'e2e-s3cret-token',
+      client_id: 'e2e-installed',
+    });
+    // The API really wants the token the installed host presented in its hello.
+    expect((await fetch(`${stack.url}/api/clients`)).status).toBe(401);
 
     const created = await stack.post<{ task: { id: string } }>('/api/tasks', {
       task_kind: 'general_agent',

@@ -44,6 +44,8 @@ export interface TaskDetail {
 export interface StackOptions {
   /** Merged into the config file (taskKinds, server …); models are always the three {@link MODELS}. */
   config?: Json;
+  /** Start with `--token`; HTTP calls of this class then send it as a bearer token. */
+  token?: string;
 }
 
 /** One orchestrator process (restartable on the same DB and port) and its fake model server. */
@@ -54,6 +56,7 @@ export class Stack {
     readonly dir: string,
     readonly fake: FakeOllama,
     private readonly args: string[],
+    private readonly token: string | undefined,
   ) {}
 
   /** Start the fake model server and the built orchestrator on an ephemeral port. */
@@ -82,8 +85,9 @@ export class Stack {
       config,
       '--log-level',
       'warn',
+      ...(opts.token !== undefined ? ['--token', opts.token] : []),
     ];
-    const stack = new Stack(dir, fake, args);
+    const stack = new Stack(dir, fake, args, opts.token);
     await stack.launch('0');
     return stack;
   }
@@ -124,16 +128,20 @@ export class Stack {
     return this.s.stdout();
   }
 
+  private headers(): Record<string, string> {
+    return this.token !== undefined ? { authorization: `Bearer ${this.token}` } : {};
+  }
+
   /** GET a JSON route. */
   async get<T>(route: string): Promise<T> {
-    const res = await fetch(`${this.url}${route}`);
+    const res = await fetch(`${this.url}${route}`, { headers: this.headers() });
     if (!res.ok) throw new Error(`GET ${route}: ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
   }
 
   /** The value of one Prometheus sample of `GET /metrics` (0 when absent). */
   async metric(sample: string): Promise<number> {
-    const text = await (await fetch(`${this.url}/metrics`)).text();
+    const text = await (await fetch(`${this.url}/metrics`, { headers: this.headers() })).text();
     const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
     return line ? Number(line.slice(sample.length + 1)) : 0;
   }
@@ -142,7 +150,7 @@ export class Stack {
   async post<T>(route: string, body: unknown): Promise<{ status: number; body: T }> {
     const res = await fetch(`${this.url}${route}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...this.headers() },
       body: JSON.stringify(body),
     });
     return { status: res.status, body: (await res.json()) as T };
