@@ -171,6 +171,20 @@ describe('disk full', () => {
   );
 
   it.fails(
+    'KNOWN DEFECT: a refused create_task gets an error carrying its request_id (so the client knows which)',
+    async (ctx) => {
+      mountDisk(ctx);
+      const s = await startOnDisk();
+      const c = new SimClient('turtle-9');
+      await c.connect(s.url);
+      fill();
+      c.createTask('req-which', jobPrompt('which', 1));
+      const err = await c.waitFor('error', {}, 10_000);
+      expect(err.request_id).toBe('req-which');
+    },
+  );
+
+  it.fails(
     'KNOWN DEFECT: refusals name the cause (disk full) instead of a bare "internal server error"',
     async (ctx) => {
       mountDisk(ctx);
