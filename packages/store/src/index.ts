@@ -9,7 +9,14 @@ export const VERSION = '0.1.0';
 export { openSqliteStore, SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
 export { defaultDbPath, DB_FILE_NAME } from './paths.js';
 export { SCHEMA_VERSION, APPLICATION_ID, migrationsFolder } from './migrate.js';
-export { StoreError, isStoreError, STORE_ERROR_CODES, type StoreErrorCode } from './store-error.js';
+export {
+  StoreError,
+  isStoreError,
+  findStorageFailure,
+  STORE_ERROR_CODES,
+  type StorageFailureCode,
+  type StoreErrorCode,
+} from './store-error.js';
 export {
   MODEL_TOOL_STATUSES,
   type ClientRecord,

@@ -195,7 +195,7 @@ describe('durability and failure reporting', () => {
 
   it('fails health and rejects calls after close (guards against silently writing to a closed store)', async () => {
     await store.close();
-    expect(store.checkHealth()).toEqual({ ok: false, error: 'store is closed' });
+    expect(store.checkHealth()).toEqual({ ok: false, error: 'store is closed', code: 'closed' });
     const err = await store.getTask('x').catch((e: unknown) => e);
     expect((err as { code?: string }).code).toBe('store_failure');
     const err2 = await store

@@ -36,9 +36,16 @@ import {
   stepToRow,
   taskToRow,
 } from './codec.js';
-import { checkSchema, migrate, readSchemaInfo, SCHEMA_VERSION } from './migrate.js';
+import { APPLICATION_ID, checkSchema, migrate, readSchemaInfo, SCHEMA_VERSION } from './migrate.js';
 import * as schema from './schema.js';
-import { StoreError, isStoreError } from './store-error.js';
+import {
+  StoreError,
+  findStorageFailure,
+  isStoreError,
+  storageFailureCode,
+  storageFailureMessage,
+  type StorageFailureCode,
+} from './store-error.js';
 import {
   MODEL_TOOL_STATUSES,
   type ClientRecord,
@@ -50,7 +57,7 @@ import {
   type TaskPageQuery,
   type ToolFilter,
 } from './types.js';
-import { WriteQueue } from './write-queue.js';
+import { WriteQueue, type BatchOutcome } from './write-queue.js';
 
 /** Options of {@link openSqliteStore}. */
 export interface SqliteStoreOptions {
@@ -61,7 +68,12 @@ export interface SqliteStoreOptions {
    * so it works while the orchestrator runs. A missing file is `StoreError('not_found')`.
    */
   readonly?: boolean;
-  /** How long a statement waits for another connection's lock before failing (default 5000 ms). */
+  /**
+   * How long a write waits for another process's lock before it is refused with `locked` (default 5000 ms). The wait
+   * never blocks the event loop for more than a few milliseconds at a time: SQLite's own `busy_timeout` is kept
+   * short and the write is retried asynchronously with backoff. On a read-only connection (the CLI, which may
+   * block) this is SQLite's `busy_timeout` itself.
+   */
   busyTimeoutMs?: number;
   /**
    * `full` (default): every acknowledged commit survives power loss. `normal`: survives a process crash (kill -9) but
@@ -72,6 +84,10 @@ export interface SqliteStoreOptions {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+/** SQLite `busy_timeout` of a writer: the longest a single attempt may block the event loop waiting for a lock. */
+const WRITER_SYNC_BUSY_MS = 5;
+/** Deadline of the write probe `/health` runs while writes are failing (ms). */
+const PROBE_LOCK_TIMEOUT_MS = 250;
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 1000;
 
@@ -100,7 +116,8 @@ export function openSqliteStore(opts: SqliteStoreOptions): SqliteStore {
     });
   }
   try {
-    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS))}`);
+    const busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS));
+    db.pragma(`busy_timeout = ${readonly ? busyTimeoutMs : Math.min(busyTimeoutMs, WRITER_SYNC_BUSY_MS)}`);
     // Refuse a newer or foreign file before writing anything to it (even the journal mode).
     checkSchema(readSchemaInfo(db), file, readonly);
     if (!readonly) {
@@ -112,7 +129,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): SqliteStore {
     } else {
       db.pragma('foreign_keys = ON');
     }
-    return new SqliteStore(db, file, readonly, logger);
+    return new SqliteStore(db, file, readonly, logger, busyTimeoutMs);
   } catch (err) {
     db.close();
     if (isStoreError(err)) throw err;
@@ -142,6 +159,11 @@ export class SqliteStore implements TaskStore {
   private closed = false;
   private readQueries: ReturnType<typeof prepareReads> | undefined;
   private writeQueries: ReturnType<typeof prepareWrites> | undefined;
+  /** Outcome of the last write batch that reached a verdict: storage failures make `/health` say so. */
+  private writeState: { ok: true } | { ok: false; code: StorageFailureCode; error: string; since: number } = {
+    ok: true,
+  };
+  private probing: Promise<void> | undefined;
 
   /** @internal Use {@link openSqliteStore}. */
   constructor(
@@ -149,11 +171,22 @@ export class SqliteStore implements TaskStore {
     file: string,
     readonly: boolean,
     private readonly logger: Logger,
+    lockTimeoutMs: number = DEFAULT_BUSY_TIMEOUT_MS,
   ) {
     this.path = file;
     this.readonly = readonly;
     this.orm = drizzle(db, { schema });
-    this.writes = new WriteQueue(db, toPortError);
+    this.writes = new WriteQueue(db, {
+      mapError: toPortError,
+      lockedError: (waitedMs) =>
+        toPortError(
+          new StoreError('locked', storageFailureMessage('locked', undefined, waitedMs), {
+            details: { path: file, waitedMs: Math.round(waitedMs) },
+          }),
+        ),
+      lockTimeoutMs,
+      onOutcome: (o) => this.noteOutcome(o),
+    });
   }
 
   // ------------------------------------------------------------------ TaskStore port
@@ -253,7 +286,7 @@ export class SqliteStore implements TaskStore {
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
     try {
-      this.writes.flush();
+      this.writes.flush(true);
     } finally {
       this.closed = true;
       this.db.close();
@@ -427,14 +460,76 @@ export class SqliteStore implements TaskStore {
     });
   }
 
-  /** Cheap liveness check for `/health`: the connection is open and the schema answers a query. */
+  /**
+   * Cheap health check for `/health`, no write: the connection is open, the schema answers a query, writes are not
+   * waiting for another process's lock, and the last write batch did not fail for a storage reason (disk full,
+   * locked, I/O). It turns healthy again as soon as a write succeeds ({@link probeHealth} tries one).
+   */
   checkHealth(): StoreHealth {
-    if (this.closed) return { ok: false, error: 'store is closed' };
+    if (this.closed) return { ok: false, error: 'store is closed', code: 'closed' };
     try {
       this.db.prepare('SELECT count(*) FROM (SELECT 1 FROM tasks LIMIT 1)').get();
-      return { ok: true };
     } catch (err) {
-      return { ok: false, error: err instanceof Error ? err.message : String(err) };
+      const code = storageFailureCode(err);
+      return {
+        ok: false,
+        error: code ? storageFailureMessage(code, err) : errorMessage(err),
+        code: code ?? 'sqlite_error',
+      };
+    }
+    const waitSince = this.writes.lockWaitSince;
+    if (waitSince !== undefined) {
+      return {
+        ok: false,
+        code: 'locked',
+        error: storageFailureMessage('locked', undefined, performance.now() - waitSince),
+      };
+    }
+    const w = this.writeState;
+    if (!w.ok) return { ok: false, error: w.error, code: w.code };
+    return { ok: true };
+  }
+
+  /**
+   * {@link checkHealth}, but while writes are failing and none is queued, first try one small real write (bounded
+   * to a fraction of a second, never blocking the event loop) so that a cleared condition is noticed even when
+   * nothing else writes.
+   */
+  async probeHealth(): Promise<StoreHealth> {
+    if (!this.closed && !this.readonly && !this.writeState.ok && this.writes.size === 0) {
+      this.probing ??= this.writes
+        .enqueue(() => {
+          // Re-stamps the same application id: a real page write (WAL frame + commit), changing nothing.
+          this.db.pragma(`application_id = ${APPLICATION_ID}`);
+        }, PROBE_LOCK_TIMEOUT_MS)
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => (this.probing = undefined));
+      await this.probing;
+    }
+    return this.checkHealth();
+  }
+
+  private noteOutcome(o: BatchOutcome): void {
+    if (o.ok === false && o.busy) return; // live in checkHealth while the wait lasts; the verdict comes later
+    const errors = o.ok ? o.writeErrors : [o.error];
+    for (const err of errors) {
+      const failure = findStorageFailure(err);
+      if (failure === undefined) continue; // a logic error (conflict, unknown task…), not the storage's fault
+      if (this.writeState.ok || this.writeState.code !== failure.code) {
+        this.logger.error(
+          { path: this.path, code: failure.code, err },
+          `store: writes fail: ${failure.message}`,
+        );
+      }
+      this.writeState = { ok: false, code: failure.code, error: failure.message, since: Date.now() };
+      return;
+    }
+    if (o.ok) {
+      if (!this.writeState.ok) this.logger.info({ path: this.path }, 'store: writes succeed again');
+      this.writeState = { ok: true };
     }
   }
 
@@ -544,7 +639,9 @@ export class SqliteStore implements TaskStore {
     if (this.readonly) return Promise.reject(new StoreError('readonly', `${this.path} is open read-only`));
     return this.writes.enqueue(run).catch((err: unknown) => {
       if (isStoreError(err)) throw err;
-      throw new StoreError('sqlite_error', errorMessage(err), { cause: err });
+      // A storage condition the queue reported in the port's terms: the StoreError it wraps.
+      if (isEngineError(err) && isStoreError(err.cause)) throw err.cause;
+      throw toStoreError(err);
     });
   }
 
@@ -643,9 +740,29 @@ function taskWhere(f: {
   return and(...conds);
 }
 
+/**
+ * What a `TaskStore` method rejects with: the engine's own errors as they are; a storage condition (locked, disk
+ * full, I/O) as `EngineError('store_failure')` whose message says what is wrong and whose `cause` is the
+ * `StoreError` with the precise code (callers find it with `findStorageFailure`); anything else as `store_failure`.
+ */
 function toPortError(err: unknown): unknown {
-  if (isEngineError(err) || isStoreError(err)) return err;
+  if (isEngineError(err)) return err;
+  const failure = isStoreError(err) ? err : storageFailureCode(err) ? toStoreError(err) : undefined;
+  if (failure && (failure.code === 'locked' || failure.code === 'disk_full' || failure.code === 'io_error')) {
+    return new EngineError('store_failure', failure.message, {
+      cause: failure,
+      details: { storeCode: failure.code },
+    });
+  }
+  if (isStoreError(err)) return err;
   return new EngineError('store_failure', `SQLite store failed: ${errorMessage(err)}`, { cause: err });
+}
+
+/** A SQLite error as a `StoreError`: `locked` / `disk_full` / `io_error` when it is one of those, else `sqlite_error`. */
+function toStoreError(err: unknown): StoreError {
+  const code = storageFailureCode(err);
+  if (code) return new StoreError(code, storageFailureMessage(code, err), { cause: err });
+  return new StoreError('sqlite_error', errorMessage(err), { cause: err });
 }
 
 function errorMessage(err: unknown): string {

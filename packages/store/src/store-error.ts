@@ -20,6 +20,12 @@ export type StoreErrorCode =
   | 'invalid_input'
   /** A client method named a client that was never upserted. */
   | 'client_not_found'
+  /** Another process holds the database's write lock (or an exclusive lock) and did not let go in time. */
+  | 'locked'
+  /** The disk (or the file system holding the database) is full: nothing more can be written. */
+  | 'disk_full'
+  /** The operating system refused a read or write (I/O error, read-only file system, permissions, corruption). */
+  | 'io_error'
   /** SQLite failed during an operation; see `cause`. */
   | 'sqlite_error';
 
@@ -35,8 +41,70 @@ export const STORE_ERROR_CODES: readonly StoreErrorCode[] = [
   'closed',
   'invalid_input',
   'client_not_found',
+  'locked',
+  'disk_full',
+  'io_error',
   'sqlite_error',
 ];
+
+/** Codes that say the storage itself cannot be used right now (as opposed to a bad request or a logic error). */
+export type StorageFailureCode = 'locked' | 'disk_full' | 'io_error';
+
+/**
+ * The storage condition behind an error from SQLite (`SqliteError` codes), or undefined when it is not one:
+ * `SQLITE_BUSY*`/`SQLITE_LOCKED*` → `locked`, `SQLITE_FULL` → `disk_full`, I/O, read-only, permission, corruption
+ * and can't-open errors → `io_error`.
+ */
+export function storageFailureCode(err: unknown): StorageFailureCode | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return undefined;
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'locked';
+  if (code === 'SQLITE_FULL') return 'disk_full';
+  if (
+    code.startsWith('SQLITE_IOERR') ||
+    code.startsWith('SQLITE_READONLY') ||
+    code.startsWith('SQLITE_CANTOPEN') ||
+    code.startsWith('SQLITE_CORRUPT') ||
+    code === 'SQLITE_NOTADB' ||
+    code === 'SQLITE_PERM'
+  ) {
+    return 'io_error';
+  }
+  return undefined;
+}
+
+/**
+ * The storage failure an error stands for, looking through `cause` chains (an `EngineError('store_failure')` wraps
+ * the `StoreError`, which wraps SQLite's error): its code and a message meant for people. Undefined for other
+ * errors.
+ */
+export function findStorageFailure(err: unknown): { code: StorageFailureCode; message: string } | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
+    if (isStoreError(current)) {
+      const c = current.code;
+      if (c === 'locked' || c === 'disk_full' || c === 'io_error')
+        return { code: c, message: current.message };
+    }
+    const raw = storageFailureCode(current);
+    if (raw !== undefined) return { code: raw, message: storageFailureMessage(raw, current) };
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** A message for people about a storage failure (what is wrong and what to do). */
+export function storageFailureMessage(code: StorageFailureCode, cause: unknown, waitedMs?: number): string {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  switch (code) {
+    case 'locked':
+      return `database is locked by another process${waitedMs !== undefined ? ` (waited ${Math.round(waitedMs)} ms for it)` : ''}; close the other program using the file (a second server, a sqlite3 shell, a backup) — work resumes once it lets go`;
+    case 'disk_full':
+      return `disk is full: the database cannot be written (${detail}); free space on the disk holding it — work resumes by itself`;
+    case 'io_error':
+      return `storage error: the database cannot be written or read (${detail})`;
+  }
+}
 
 /**
  * The one error class of `@ccagent/store`. (Methods of the engine's `TaskStore` port report the port's own failures

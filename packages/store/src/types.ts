@@ -1,4 +1,5 @@
 import type { CommandDescriptor, Task, TaskStatus } from '@ccagent/engine';
+import type { StoreErrorCode } from './store-error.js';
 
 /** Query of {@link SqliteStore.listTasksPage}; all fields optional and ANDed. */
 export interface TaskPageQuery {
@@ -71,5 +72,8 @@ export interface ToolFilter {
   status?: string;
 }
 
-/** Result of {@link SqliteStore.checkHealth}. */
-export type StoreHealth = { ok: true } | { ok: false; error: string };
+/**
+ * Result of {@link SqliteStore.checkHealth}: `error` is meant for people (what is wrong, what to do); `code` says
+ * which condition it is (`locked`, `disk_full`, `io_error`, `closed`, `sqlite_error`).
+ */
+export type StoreHealth = { ok: true } | { ok: false; error: string; code: StoreErrorCode };

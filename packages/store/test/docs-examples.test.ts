@@ -36,7 +36,7 @@ function run(name: string): string {
   writeFileSync(path.join(cwd, name), code);
   // A reader copying the example sees plain output in a pipe; Nx exports FORCE_COLOR to tasks, which would make
   // console.log colour numbers, so the example runs with the environment a user's shell would give it.
-  const env = { ...process.env, NO_COLOR: '1' };
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
   delete env.FORCE_COLOR;
   return execFileSync(process.execPath, [name], { cwd, encoding: 'utf8', timeout: 20_000, env });
 }

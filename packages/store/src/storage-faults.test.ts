@@ -1,0 +1,140 @@
+import path from 'node:path';
+import { isEngineError } from '@ccagent/engine';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
+import { findStorageFailure, isStoreError } from './store-error.js';
+import { newTask, tempDir } from './test-helpers.js';
+
+let dir: string;
+let cleanup: () => void;
+let file: string;
+let store: SqliteStore;
+let other: Database.Database | undefined;
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir());
+  file = path.join(dir, 'ccagent.db');
+});
+afterEach(async () => {
+  if (other?.inTransaction) other.exec('ROLLBACK');
+  other?.close();
+  other = undefined;
+  await store.close();
+  cleanup();
+});
+
+/** Another connection takes the write lock, as a second process (a sqlite3 shell, a backup) would. */
+function holdWriteLock(): Database.Database {
+  other = new Database(file);
+  other.exec('BEGIN IMMEDIATE');
+  other.exec('CREATE TABLE IF NOT EXISTS probe (x INTEGER); INSERT INTO probe VALUES (1)');
+  return other;
+}
+
+/** Largest gap between 2 ms timer ticks while `p` runs: how long the event loop was blocked at a stretch. */
+async function maxLoopStall(p: Promise<unknown>): Promise<number> {
+  let last = performance.now();
+  let worst = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }, 2);
+  try {
+    await p.catch(() => undefined);
+  } finally {
+    clearInterval(timer);
+  }
+  return worst;
+}
+
+describe('another process holds the write lock', () => {
+  it('waits without blocking the event loop, reports the lock in health, and commits in order once it is released (guards against the server freezing for the whole busy timeout)', async () => {
+    store = openSqliteStore({ path: file, busyTimeoutMs: 5000 });
+    await store.commit({ task: newTask('before', { createdAt: 1 }), create: true });
+    const lock = holdWriteLock();
+    const writes = Promise.all([
+      store.commit({ task: newTask('a', { createdAt: 2 }), create: true }),
+      store.appendStep('before', { kind: 'note', step: 1, at: 1 }),
+      store.commit({ task: newTask('b', { createdAt: 3 }), create: true }),
+    ]);
+    await new Promise((r) => setTimeout(r, 60));
+    const health = store.checkHealth();
+    expect(health).toMatchObject({ ok: false, code: 'locked' });
+    expect(!health.ok && health.error).toMatch(/locked by another process/);
+    expect(await store.getTask('a')).toBeUndefined(); // not acknowledged, not visible
+    setTimeout(() => lock.exec('ROLLBACK'), 100);
+    const stall = await maxLoopStall(writes);
+    const [a, step, b] = await writes;
+    expect(a).toEqual({ history: [], steps: [] });
+    expect(step.seq).toBe(1);
+    expect(b).toEqual({ history: [], steps: [] });
+    expect((await store.listTasks()).map((t) => t.id)).toEqual(['before', 'a', 'b']);
+    expect(store.checkHealth()).toEqual({ ok: true });
+    // The old synchronous busy wait held the loop for the whole wait (here ~160 ms); now a few ms per attempt.
+    expect(stall).toBeLessThan(60);
+  });
+
+  it('refuses a write with locked after the deadline, says so in health, writes nothing, and recovers through the health probe (guards against an endless wait and a stale "ok")', async () => {
+    store = openSqliteStore({ path: file, busyTimeoutMs: 150 });
+    const lock = holdWriteLock();
+    const t0 = performance.now();
+    const err = await store.commit({ task: newTask('x'), create: true }).catch((e: unknown) => e);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(140);
+    expect(isEngineError(err, 'store_failure')).toBe(true);
+    expect(isStoreError((err as Error).cause, 'locked')).toBe(true);
+    expect(findStorageFailure(err)).toMatchObject({
+      code: 'locked',
+      message: expect.stringMatching(/database is locked by another process/),
+    });
+    const clientErr = await store
+      .upsertClient({ clientId: 'c', commands: [], connected: true, seenAt: 1 })
+      .catch((e: unknown) => e);
+    expect(isStoreError(clientErr, 'locked')).toBe(true);
+    expect(store.checkHealth()).toMatchObject({ ok: false, code: 'locked' });
+    expect(await store.probeHealth()).toMatchObject({ ok: false, code: 'locked' }); // still held
+    lock.exec('ROLLBACK');
+    expect(await store.probeHealth()).toEqual({ ok: true });
+    expect(await store.getTask('x')).toBeUndefined();
+    await store.commit({ task: newTask('x'), create: true });
+    expect((await store.getTask('x'))?.id).toBe('x');
+  });
+
+  it('close() refuses queued writes it cannot commit instead of hanging (guards against a shutdown stuck on a foreign lock)', async () => {
+    store = openSqliteStore({ path: file, busyTimeoutMs: 10_000 });
+    holdWriteLock();
+    const p = store.commit({ task: newTask('late'), create: true }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 20));
+    await store.close();
+    expect(findStorageFailure(await p)?.code).toBe('locked');
+  });
+});
+
+describe('the disk is full', () => {
+  it('refuses the write with disk_full, keeps other writes of the batch, reports it in health and recovers (guards against a generic error and a health check blind to failing writes)', async () => {
+    store = openSqliteStore({ path: file });
+    await store.commit({ task: newTask('t'), create: true });
+    const db = (store as unknown as { db: Database.Database }).db;
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages + 2}`); // the file may hardly grow: what a full disk does to SQLite
+    const big = 'x'.repeat(200_000);
+    const [small, full] = await Promise.allSettled([
+      store.appendStep('t', { kind: 'note', step: 1, at: 1 }),
+      store.appendStep('t', { kind: 'note', step: 1, at: 2, output: big }),
+    ]);
+    expect(full.status).toBe('rejected');
+    const err = (full as PromiseRejectedResult).reason as unknown;
+    expect(isEngineError(err, 'store_failure')).toBe(true);
+    expect(findStorageFailure(err)).toMatchObject({
+      code: 'disk_full',
+      message: expect.stringMatching(/disk is full/),
+    });
+    expect(small.status).toBe('fulfilled');
+    expect(store.checkHealth()).toMatchObject({ ok: false, code: 'disk_full' });
+    expect((await store.getSteps('t')).map((s) => s.at)).toEqual([1]);
+    db.pragma('max_page_count = 1073741823');
+    expect(await store.probeHealth()).toEqual({ ok: true });
+    await store.appendStep('t', { kind: 'note', step: 1, at: 3, output: big });
+    expect((await store.getSteps('t')).map((s) => s.at)).toEqual([1, 3]);
+  });
+});
