@@ -5,6 +5,7 @@ import type { EngineEventName, EngineEvents, EngineListener } from './events.js'
 import { ModelLimiter } from './model-limiter.js';
 import type {
   Clock,
+  CommitResult,
   Logger,
   StepContext,
   StrategyResolver,
@@ -52,6 +53,21 @@ export interface EngineOptions {
   defaultCallTimeoutMs?: number;
   /** Scheduler tick period in ms (deadline checks, re-stepping runnable tasks); 0 disables (default 1 s). */
   tickIntervalMs?: number;
+  /**
+   * Tasks whose current row and history the engine keeps in memory between steps, least recently used evicted
+   * (default 1024). Each step then reads nothing from the store: re-reading the whole history every step made a
+   * step O(history) and a night-long task O(n²). The engine is the store's only writer for its tasks.
+   */
+  taskCacheSize?: number;
+}
+
+/** Default of {@link EngineOptions.taskCacheSize}. */
+export const DEFAULT_TASK_CACHE_SIZE = 1024;
+
+/** A task's committed row, and its history once loaded (kept equal to the store's after every commit). */
+interface CachedTask {
+  task: Task;
+  history: HistoryEntry[] | undefined;
 }
 
 interface TaskRuntime {
@@ -86,6 +102,14 @@ export class Engine {
   private readonly listeners = new Map<EngineEventName, Set<(payload: never) => void>>();
   private readonly runtimes = new Map<string, TaskRuntime>();
   private readonly locks = new Map<string, Promise<void>>();
+  private readonly cache = new Map<string, CachedTask>();
+  private readonly cacheSize: number;
+  /**
+   * Tasks whose latest commit (a command result) is queued but not yet durable, while their next step is already
+   * being decided from the state it will produce (so the step's commit joins the same transaction: one fsync per
+   * command round trip instead of two). Everything else that touches the task waits for it.
+   */
+  private readonly speculating = new Map<string, Promise<unknown>>();
   private readonly inflight = new Set<Promise<unknown>>();
   private state: 'idle' | 'started' | 'stopping' | 'stopped' = 'idle';
   private tickTimer: TimerHandle | undefined;
@@ -105,6 +129,7 @@ export class Engine {
     this.limiter = new ModelLimiter((model) => (typeof mc === 'number' ? mc : (mc[model] ?? 1)));
     this.defaultCallTimeoutMs = options.defaultCallTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
     this.tickIntervalMs = options.tickIntervalMs ?? DEFAULT_TICK_INTERVAL_MS;
+    this.cacheSize = Math.max(0, Math.floor(options.taskCacheSize ?? DEFAULT_TASK_CACHE_SIZE));
   }
 
   // ---------------------------------------------------------------- public API
@@ -200,7 +225,9 @@ export class Engine {
       updatedAt: now,
     };
     if (input.context !== undefined) task.context = input.context;
-    await this.store.commit({ task, create: true });
+    await this.withLock(task.id, async () => {
+      await this.commitTask({ task, create: true });
+    });
     this.emit('taskCreated', { task });
     this.schedule(task.id);
     return task;
@@ -222,7 +249,7 @@ export class Engine {
       };
       const call = pending[0];
       if (call) change.commandCall = { ...call, status: 'cancelled', completedAt: now };
-      await this.store.commit(change);
+      await this.commitTask(change);
       this.emitStatus(next, current.status);
       return next;
     });
@@ -252,7 +279,7 @@ export class Engine {
         status: assertTransition(current.status, 'running', taskId),
         updatedAt: now,
       };
-      await this.store.commit({
+      await this.commitTask({
         task: next,
         expectedStatus: current.status,
         question,
@@ -269,11 +296,35 @@ export class Engine {
   /**
    * Report a command call's outcome out of band (e.g. a WebSocket `command_result`). Rejects with `unknown_call` for
    * a call the task never issued and `call_closed` for one already resolved, timed out or cancelled; a repeated
-   * report therefore changes nothing.
+   * report therefore changes nothing. `onDurable` runs as soon as the outcome is on disk, after the engine's events
+   * for it and before anything the next step sends (the place for an acknowledgement).
    */
-  async resolveCommand(taskId: string, callId: string, outcome: CommandOutcome): Promise<Task> {
+  async resolveCommand(
+    taskId: string,
+    callId: string,
+    outcome: CommandOutcome,
+    options: { onDurable?: (task: Task) => void } = {},
+  ): Promise<Task> {
     this.assertNotStopped();
-    return this.completeCall(taskId, callId, outcome, false);
+    return this.completeCall(taskId, callId, outcome, false, options.onDurable);
+  }
+
+  /**
+   * Count one more delivery of a pending call (the host sent its `command_call` again, e.g. to a client that
+   * reconnected): `dispatchCount` + 1, durable when this resolves. Resolves with the updated call, or undefined when
+   * the call is no longer pending.
+   */
+  async recordRedelivery(taskId: string, callId: string): Promise<CommandCallRecord | undefined> {
+    this.assertNotStopped();
+    return this.withLock(taskId, async () => {
+      const call = await this.store.getCommandCall(callId);
+      if (!call || call.taskId !== taskId || call.status !== 'pending') return undefined;
+      const task = await this.requireTask(taskId);
+      if (task.status !== 'waiting_for_command') return undefined;
+      const next: CommandCallRecord = { ...call, dispatchCount: call.dispatchCount + 1 };
+      await this.commitTask({ task, expectedStatus: task.status, commandCall: next });
+      return next;
+    });
   }
 
   /**
@@ -349,7 +400,7 @@ export class Engine {
 
   private async runLoop(taskId: string): Promise<void> {
     while (this.state === 'started') {
-      const task = await this.store.getTask(taskId);
+      const task = await this.readTask(taskId);
       if (!task || isTerminalStatus(task.status)) {
         // e.g. a trigger for a finished task: do not keep a runtime for it
         if (!this.runtimes.get(taskId)?.callController) this.runtimes.delete(taskId);
@@ -364,7 +415,7 @@ export class Engine {
             status: assertTransition('queued', 'running', taskId),
             updatedAt: this.clock.now(),
           };
-          await this.store.commit({ task: next, expectedStatus: 'queued' });
+          await this.commitTask({ task: next, expectedStatus: 'queued' });
           this.emitStatus(next, 'queued');
         });
         continue;
@@ -378,7 +429,8 @@ export class Engine {
       rt.forced = false;
       if (rt.wakeTimer !== undefined) this.clock.clearTimeout(rt.wakeTimer);
       rt.wakeTimer = undefined;
-      await this.runStep(task);
+      // A step deferred by a store failure ends the loop: the tick tries again, instead of spinning on the failure.
+      if ((await this.runStep(task)) === 'deferred') return;
     }
   }
 
@@ -424,7 +476,7 @@ export class Engine {
 
   // ---------------------------------------------------------------- one step
 
-  private async runStep(task: Task): Promise<void> {
+  private async runStep(task: Task): Promise<'deferred' | undefined> {
     const taskId = task.id;
     const now = this.clock.now();
     const { budgets, counters } = task;
@@ -449,13 +501,23 @@ export class Engine {
     rt.stepController = controller;
     const signal = AbortSignal.any([controller.signal, this.shutdown.signal]);
     const step = counters.steps + 1;
+    // A step decided from a state not yet durable (see `speculating`) does nothing outside the engine before that
+    // state is on disk: no model call, no step-log record. Deciding from memory alone is free to go ahead.
+    const basis = this.speculating.get(taskId);
+    const durable = async (): Promise<void> => {
+      if (basis) await basis;
+    };
     const ctx: StepContext = {
       signal,
       clock: this.clock,
       logger: this.logger,
       step,
-      callModel: (model, fn) => this.limiter.run(model, signal, fn),
+      callModel: async (model, fn) => {
+        await durable();
+        return this.limiter.run(model, signal, fn);
+      },
       logStep: async (record: StepRecord) => {
+        await durable();
         const stored = await this.store.appendStep(taskId, { ...record, step, at: this.clock.now() });
         this.emit('stepLogged', { taskId, step: stored });
         return stored;
@@ -464,11 +526,17 @@ export class Engine {
     };
     let decision: Decision;
     try {
-      const history = await this.store.getHistory(taskId);
+      const history = await this.readHistory(taskId);
       // Raced with the signal: a strategy that ignores its abort cannot hold up cancellation or stop().
       decision = await raceAbort(strategy.decide(task, history, ctx), signal);
     } catch (err) {
       if (signal.aborted) return; // cancel/stop/deadline own the state change
+      if (isEngineError(err, 'store_failure')) {
+        // The store cannot be written (disk full, locked by another process …): that is not the task's fault. It
+        // stays running in its durable state, and the tick steps it again once the store works.
+        this.logger.warn({ err, task_id: taskId }, 'engine: step deferred, the store failed');
+        return 'deferred';
+      }
       this.logger.warn({ err, task_id: taskId }, 'engine: strategy failed');
       await this.failTask(taskId, 'running', {
         code: 'strategy_error',
@@ -514,7 +582,7 @@ export class Engine {
           case 'tool_call': {
             const { budgets, counters } = current;
             if (budgets.maxToolCalls !== undefined && counters.toolCalls >= budgets.maxToolCalls) {
-              const history = await this.store.getHistory(taskId);
+              const history = await this.lockedHistory(taskId);
               base.status = assertTransition('running', 'failed', taskId);
               base.error = budgetError(
                 'maxToolCalls',
@@ -605,7 +673,15 @@ export class Engine {
             }
             break;
         }
-        const committed = await this.store.commit(change);
+        let committed: CommitResult;
+        try {
+          committed = await this.commitTask(change);
+        } catch (err) {
+          // The state this step was decided from did not become durable (see `speculating`), or someone else
+          // changed the task meanwhile: the decision is void, the task is stepped again from its durable state.
+          if (isEngineError(err, 'conflict')) return undefined;
+          throw err;
+        }
         for (const s of committed.steps) this.emit('stepLogged', { taskId, step: s });
         if (base.status !== 'running' || decision.progress !== undefined || decision.message !== undefined) {
           this.emitStatus(base, 'running', decision.progress, decision.message);
@@ -613,6 +689,7 @@ export class Engine {
         if (change.question) this.emit('questionAsked', { task: base, question: change.question });
         return change.commandCall ? { task: base, call: change.commandCall } : undefined;
       },
+      true,
     );
     if (dispatch) this.dispatch(dispatch.task, dispatch.call);
   }
@@ -625,12 +702,9 @@ export class Engine {
       const call = await this.store.getCommandCall(callId);
       if (!call || call.status !== 'pending' || task.status !== 'waiting_for_command') return undefined;
       const next: CommandCallRecord = { ...call, dispatchCount: call.dispatchCount + 1 };
-      await this.store.commit({
-        task: { ...task, updatedAt: this.clock.now() },
-        expectedStatus: task.status,
-        commandCall: next,
-      });
-      return { task, call: next };
+      const updated: Task = { ...task, updatedAt: this.clock.now() };
+      await this.commitTask({ task: updated, expectedStatus: task.status, commandCall: next });
+      return { task: updated, call: next };
     });
     if (found) this.dispatch(found.task, found.call);
   }
@@ -687,13 +761,22 @@ export class Engine {
     );
   }
 
+  /**
+   * Commit a call's outcome and step the task again. When the task's history is in memory, the next step is decided
+   * right away from the state this commit produces, before it is durable, so that the step's own commit joins the
+   * same transaction (one fsync per round trip). Nothing leaves the engine before its state is durable: events,
+   * `onDurable` (the orchestrator's `command_ack`) and the next call's dispatch all follow the commit; a step built
+   * on a commit that fails is void (its commit conflicts) and the task stays in its durable state.
+   */
   private async completeCall(
     taskId: string,
     callId: string,
     outcome: CommandOutcome,
     timedOut: boolean,
+    onDurable?: (task: Task) => void,
   ): Promise<Task> {
-    const task = await this.withLock(taskId, async () => {
+    let speculative = false;
+    const { durable } = await this.withLock(taskId, async () => {
       const call = await this.store.getCommandCall(callId);
       if (!call || call.taskId !== taskId) {
         throw new EngineError('unknown_call', `task ${taskId} has no command call ${callId}`, {
@@ -718,7 +801,7 @@ export class Engine {
         status: assertTransition(current.status, 'running', taskId),
         updatedAt: now,
       };
-      const committed = await this.store.commit({
+      const change: TaskCommit = {
         task: next,
         expectedStatus: 'waiting_for_command',
         commandCall: closed,
@@ -743,19 +826,68 @@ export class Engine {
             durationMs: now - call.createdAt,
           },
         ],
-      });
-      const rt = this.runtime(taskId);
-      if (rt.callTimer !== undefined) this.clock.clearTimeout(rt.callTimer);
-      rt.callTimer = undefined;
-      rt.callController?.abort(new EngineError('call_closed', `call ${callId} closed`));
-      rt.callController = undefined;
-      for (const s of committed.steps) this.emit('stepLogged', { taskId, step: s });
-      this.emit('commandResolved', { task: next, call: closed, outcome });
-      this.emitStatus(next, current.status);
-      return next;
+      };
+      const finish = (committed: CommitResult): Task => {
+        const rt = this.runtime(taskId);
+        if (rt.callTimer !== undefined) this.clock.clearTimeout(rt.callTimer);
+        rt.callTimer = undefined;
+        rt.callController?.abort(new EngineError('call_closed', `call ${callId} closed`));
+        rt.callController = undefined;
+        for (const s of committed.steps) this.emit('stepLogged', { taskId, step: s });
+        this.emit('commandResolved', { task: next, call: closed, outcome });
+        this.emitStatus(next, current.status);
+        if (onDurable) {
+          try {
+            onDurable(next);
+          } catch (err) {
+            this.logger.error({ err, task_id: taskId, call_id: callId }, 'engine: onDurable threw');
+          }
+        }
+        return next;
+      };
+      const cached = this.cache.get(taskId);
+      if (this.state === 'started' && cached?.history !== undefined && cached.task === current) {
+        const history = cached.history;
+        const lastSeq = history.length > 0 ? (history[history.length - 1] as HistoryEntry).seq : 0;
+        const pending = this.store.commit(change);
+        // What the store will assign (dense seq under this lock); replaced by the stored entries once durable.
+        for (const [i, h] of (change.history ?? []).entries()) {
+          history.push({ ...h, taskId, seq: lastSeq + 1 + i } as HistoryEntry);
+        }
+        cached.task = next;
+        speculative = true;
+        const settled = pending.then(
+          (committed) => {
+            this.cacheCommitted(next, committed);
+            return finish(committed);
+          },
+          (err: unknown) => {
+            this.cacheDrop(taskId);
+            this.runtimes
+              .get(taskId)
+              ?.stepController?.abort(
+                new EngineError('conflict', 'the state this step was decided from was not stored'),
+              );
+            throw err;
+          },
+        );
+        this.speculating.set(taskId, settled);
+        settled.then(
+          () => this.endSpeculation(taskId, settled),
+          () => this.endSpeculation(taskId, settled),
+        );
+        return { durable: settled };
+      }
+      return { durable: Promise.resolve(finish(await this.commitTask(change))) };
     });
-    this.schedule(taskId);
+    if (speculative) this.schedule(taskId);
+    const task = await durable;
+    if (!speculative) this.schedule(taskId);
     return task;
+  }
+
+  private endSpeculation(taskId: string, settled: Promise<unknown>): void {
+    if (this.speculating.get(taskId) === settled) this.speculating.delete(taskId);
   }
 
   // ---------------------------------------------------------------- failure paths
@@ -766,7 +898,7 @@ export class Engine {
     limit: number,
     used: number,
   ): Promise<void> {
-    const history = await this.store.getHistory(taskId);
+    const history = await this.readHistory(taskId);
     const last = [...history].reverse().find((h) => h.type !== 'tool_result' && h.type !== 'answer');
     await this.failTask(taskId, undefined, budgetError(budget, limit, used, last, history));
   }
@@ -793,7 +925,7 @@ export class Engine {
       };
       const pending = await this.store.listCommandCalls({ taskId, status: 'pending' });
       if (pending[0]) change.commandCall = { ...pending[0], status: 'cancelled', completedAt: now };
-      await this.store.commit(change);
+      await this.commitTask(change);
       this.emitStatus(next, current.status);
     });
   }
@@ -823,14 +955,123 @@ export class Engine {
 
   // ---------------------------------------------------------------- helpers
 
+  // ---------------------------------------------------------------- task cache
+  // The engine is the only writer of its tasks and commits every change of a task under that task's lock, so a copy
+  // updated after each successful commit equals the stored state. Loads from the store happen under the lock too
+  // (a load racing a commit could otherwise cache a stale row). Strategies get the cached task and a copy of the
+  // history array; they must treat both as read-only (they did already: the store returned fresh copies).
+
+  /** The task, under its lock: from the cache, else from the store (then cached). */
   private async requireTask(taskId: string): Promise<Task> {
+    const hit = this.cacheGet(taskId);
+    if (hit) return hit.task;
     const task = await this.store.getTask(taskId);
     if (!task) throw new EngineError('task_not_found', `task ${taskId} not found`, { details: { taskId } });
+    if (!isTerminalStatus(task.status)) this.cacheSet(taskId, { task, history: undefined });
     return task;
   }
 
-  /** Serialise state changes of one task (the store's `expectedStatus` check backs this up). */
-  private async withLock<T>(taskId: string, fn: () => Promise<T>): Promise<T> {
+  /** The task without holding its lock (the scheduler's read): a cache hit, else a load under the lock. */
+  private async readTask(taskId: string): Promise<Task | undefined> {
+    const hit = this.cacheGet(taskId);
+    if (hit) return hit.task;
+    return this.withLock(taskId, () =>
+      this.requireTask(taskId).catch((err: unknown) => {
+        if (isEngineError(err, 'task_not_found')) return undefined;
+        throw err;
+      }),
+    );
+  }
+
+  /** The task's history, under its lock (the cached array itself: do not keep or change it). */
+  private async lockedHistory(taskId: string): Promise<HistoryEntry[]> {
+    const hit = this.cacheGet(taskId);
+    if (hit?.history) return hit.history;
+    await this.requireTask(taskId);
+    const history = await this.store.getHistory(taskId);
+    const entry = this.cache.get(taskId);
+    if (entry) entry.history = history;
+    return history;
+  }
+
+  /** A copy of the task's history without holding its lock. */
+  private async readHistory(taskId: string): Promise<HistoryEntry[]> {
+    const hit = this.cacheGet(taskId)?.history;
+    if (hit) return hit.slice();
+    return (await this.withLock(taskId, () => this.lockedHistory(taskId))).slice();
+  }
+
+  /** Commit a change of a task (caller holds its lock) and bring the cache in line with what was stored. */
+  private async commitTask(change: TaskCommit): Promise<CommitResult> {
+    let committed: CommitResult;
+    try {
+      committed = await this.store.commit(change);
+    } catch (err) {
+      this.cacheDrop(change.task.id);
+      throw err;
+    }
+    this.cacheCommitted(change.task, committed);
+    return committed;
+  }
+
+  /** `task` is stored with `committed.history` appended (replacing entries predicted for it while speculating). */
+  private cacheCommitted(task: Task, committed: CommitResult): void {
+    if (isTerminalStatus(task.status)) {
+      this.cache.delete(task.id); // never stepped again
+      return;
+    }
+    const entry = this.cacheGet(task.id);
+    if (!entry) {
+      this.cacheSet(task.id, { task, history: undefined });
+      return;
+    }
+    entry.task = task;
+    const added = committed.history;
+    const h = entry.history;
+    if (!h || added.length === 0) return;
+    const first = (added[0] as HistoryEntry).seq;
+    let keep = h.length;
+    while (keep > 0 && (h[keep - 1] as HistoryEntry).seq >= first) keep--;
+    const before = keep > 0 ? (h[keep - 1] as HistoryEntry).seq : 0;
+    if (before !== first - 1) {
+      entry.history = undefined; // not contiguous: reload when next needed
+      return;
+    }
+    h.length = keep;
+    h.push(...added);
+  }
+
+  private cacheGet(taskId: string): CachedTask | undefined {
+    const entry = this.cache.get(taskId);
+    if (entry) {
+      // Most recently used last (Map keeps insertion order).
+      this.cache.delete(taskId);
+      this.cache.set(taskId, entry);
+    }
+    return entry;
+  }
+
+  private cacheSet(taskId: string, entry: CachedTask): void {
+    if (this.cacheSize === 0) return;
+    this.cache.delete(taskId);
+    this.cache.set(taskId, entry);
+    while (this.cache.size > this.cacheSize) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest === undefined) break;
+      this.cache.delete(oldest);
+    }
+  }
+
+  private cacheDrop(taskId: string): void {
+    this.cache.delete(taskId);
+  }
+
+  /**
+   * Serialise state changes of one task (the store's `expectedStatus` check backs this up). Unless `speculative`
+   * (only the step decided from a not-yet-durable state), the holder first waits for such a state to be durable, so
+   * it never reads a row the store has not written yet.
+   */
+  private async withLock<T>(taskId: string, fn: () => Promise<T>, speculative = false): Promise<T> {
     const previous = this.locks.get(taskId) ?? Promise.resolve();
     let release!: () => void;
     const mine = new Promise<void>((resolve) => (release = resolve));
@@ -838,6 +1079,10 @@ export class Engine {
     this.locks.set(taskId, tail);
     await previous;
     try {
+      if (!speculative) {
+        const pending = this.speculating.get(taskId);
+        if (pending) await pending.catch(() => undefined);
+      }
       return await fn();
     } finally {
       release();

@@ -105,7 +105,8 @@ export class InMemoryTaskStore implements TaskStore {
         (t) =>
           (!statuses || statuses.includes(t.status)) &&
           (filter.kind === undefined || t.kind === filter.kind) &&
-          (filter.clientId === undefined || t.clientId === filter.clientId),
+          (filter.clientId === undefined || t.clientId === filter.clientId) &&
+          (filter.updatedSince === undefined || t.updatedAt >= filter.updatedSince),
       )
       .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     return Promise.resolve(clone(filter.limit === undefined ? out : out.slice(0, filter.limit)));

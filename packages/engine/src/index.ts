@@ -49,4 +49,10 @@ export { ENGINE_ERROR_CODES, EngineError, isEngineError, type EngineErrorCode } 
 export { TASK_TRANSITIONS, assertTransition, canTransition, isTerminalStatus } from './task-state-machine.js';
 export { ManualClock, systemClock } from './clock.js';
 export { InMemoryTaskStore } from './in-memory-task-store.js';
-export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_TICK_INTERVAL_MS, Engine, type EngineOptions } from './engine.js';
+export {
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_TASK_CACHE_SIZE,
+  DEFAULT_TICK_INTERVAL_MS,
+  Engine,
+  type EngineOptions,
+} from './engine.js';

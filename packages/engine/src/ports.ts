@@ -147,7 +147,10 @@ export interface StepContext {
   availableCommands(): CommandDescriptor[];
 }
 
-/** Decides what a task does next. Throwing (other than on abort) fails the task with code 'strategy_error'. */
+/**
+ * Decides what a task does next. Throwing (other than on abort or a `store_failure`, which defers the step) fails
+ * the task with code 'strategy_error'. `task` and `history` entries are the engine's own copies: read-only.
+ */
 export interface TaskStrategy {
   decide(task: Task, history: HistoryEntry[], ctx: StepContext): Promise<Decision>;
 }

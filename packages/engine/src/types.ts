@@ -89,6 +89,8 @@ export interface TaskFilter {
   status?: TaskStatus | TaskStatus[];
   kind?: string;
   clientId?: string;
+  /** Only tasks whose `updatedAt` is at or after this time (epoch ms). */
+  updatedSince?: number;
   limit?: number;
 }
 

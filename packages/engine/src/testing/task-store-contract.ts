@@ -274,6 +274,21 @@ export function runTaskStoreContract(name: string, factory: StoreFactory): void 
       expect((await store.listTasks({ clientId: 'c' })).map((t) => t.id)).toEqual(['t1']);
     });
 
+    it('lists tasks changed since a time (what a reconnecting client missed), alone and with other filters', async () => {
+      await store.commit({
+        task: makeTask('old', { createdAt: 1, updatedAt: 10, clientId: 'c' }),
+        create: true,
+      });
+      await store.commit({
+        task: makeTask('new', { createdAt: 2, updatedAt: 50, clientId: 'c' }),
+        create: true,
+      });
+      await store.commit({ task: makeTask('edge', { createdAt: 3, updatedAt: 20 }), create: true });
+      expect((await store.listTasks({ updatedSince: 20 })).map((t) => t.id)).toEqual(['new', 'edge']);
+      expect((await store.listTasks({ updatedSince: 20, clientId: 'c' })).map((t) => t.id)).toEqual(['new']);
+      expect(await store.listTasks({ updatedSince: 51 })).toEqual([]);
+    });
+
     it('rejects an illegal status change and writes none of the commit (guards against a silent overwrite of a finished task)', async () => {
       await store.commit({ task: makeTask('done', { status: 'completed', result: 1 }), create: true });
       const err = await store
