@@ -19,7 +19,7 @@ import {
   type TaskStore,
 } from '@ccagent/engine';
 import Database from 'better-sqlite3';
-import { and, asc, count, desc, eq, getTableColumns, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gte, inArray, sql, type SQL } from 'drizzle-orm';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
@@ -732,11 +732,13 @@ function taskWhere(f: {
   status?: TaskStatus | TaskStatus[];
   kind?: string;
   clientId?: string;
+  updatedSince?: number;
 }): SQL | undefined {
   const conds: SQL[] = [];
   if (f.status !== undefined) conds.push(inArray(schema.tasks.status, [f.status].flat()));
   if (f.kind !== undefined) conds.push(eq(schema.tasks.kind, f.kind));
   if (f.clientId !== undefined) conds.push(eq(schema.tasks.clientId, f.clientId));
+  if (f.updatedSince !== undefined) conds.push(gte(schema.tasks.updatedAt, f.updatedSince));
   return and(...conds);
 }
 
