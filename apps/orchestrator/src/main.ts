@@ -8,7 +8,7 @@ import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { OrchestratorError } from './orchestrator-error.js';
 import { startOrchestrator } from './orchestrator.js';
-import { LOG_LEVELS, resolveServeOptions, type ServeFlags } from './serve-options.js';
+import { DURABILITY_LEVELS, LOG_LEVELS, resolveServeOptions, type ServeFlags } from './serve-options.js';
 import { ORCHESTRATOR_VERSION } from './version.js';
 
 function fail(err: unknown): never {
@@ -36,6 +36,12 @@ program
       ...LOG_LEVELS,
     ]),
   )
+  .addOption(
+    new Option(
+      '--durability <level>',
+      'full: acknowledged work survives power loss (fsync per commit); normal: survives a crash or kill -9, not a power loss, faster (env CCAGENT_DURABILITY; default full)',
+    ).choices([...DURABILITY_LEVELS]),
+  )
   .option('--lua-dir <dir>', 'serve the Lua client from this directory instead of the bundled one')
   .action(async (flags: ServeFlags & { luaDir?: string }) => {
     const opts = resolveServeOptions(flags, process.env);
@@ -56,6 +62,7 @@ program
         port: o.port,
         dbPath,
         ollamaUrl: o.ollamaUrl,
+        durability: o.durability,
         ...(o.token !== undefined ? { token: o.token } : {}),
         ...(flags.luaDir !== undefined ? { luaDir: flags.luaDir } : {}),
         logger,
@@ -68,7 +75,7 @@ program
     console.log(
       [
         `cc-orchestrator ${ORCHESTRATOR_VERSION} listening on ${r.url}`,
-        `  database:   ${r.dbPath}${r.resumed > 0 ? ` (${r.resumed} unfinished tasks resumed)` : ''}`,
+        `  database:   ${r.dbPath} (durability ${o.durability})${r.resumed > 0 ? ` (${r.resumed} unfinished tasks resumed)` : ''}`,
         `  websocket:  ${r.url.replace(/^http/, 'ws')}/ws${o.token !== undefined ? ' (token required)' : ''}`,
         `  install:    wget run ${r.url}/lua/install.lua   (${r.luaFiles} Lua files)`,
       ].join('\n'),

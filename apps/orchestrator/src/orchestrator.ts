@@ -43,6 +43,8 @@ export interface OrchestratorOptions {
   port: number;
   /** SQLite file (created if missing). Ignored when `store` is given. */
   dbPath: string;
+  /** `full` (default): acknowledged = survives power loss; `normal`: survives a crash, not a power loss. */
+  durability?: 'full' | 'normal';
   /** Ollama base URL for models without their own `baseUrl`. */
   ollamaUrl: string;
   /** Shared secret required from clients (WebSocket `hello`, HTTP bearer), if any. */
@@ -86,6 +88,9 @@ export interface RunningOrchestrator {
   close(): Promise<void>;
 }
 
+/** Events committed this long before a crash may not have reached connected clients (ms). */
+const CRASH_WINDOW_MS = 5000;
+
 /** Where the build puts the Lua bundle: `dist/lua` next to the bundled entry. */
 export function defaultLuaDir(): string {
   return path.join(path.dirname(fileURLToPath(import.meta.url)), 'lua');
@@ -102,7 +107,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   if (o.store) store = o.store;
   else {
     try {
-      sqlite = openSqliteStore({ path: o.dbPath, logger });
+      sqlite = openSqliteStore({ path: o.dbPath, logger, synchronous: o.durability ?? 'full' });
     } catch (cause) {
       throw new OrchestratorError(
         'store_failed',
@@ -135,8 +140,15 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
 
   const s = config.server;
   const registry = new ClientRegistry(s.reconnectGraceMs, clock);
+  // Task events a client missed are replayed when it is back: from its disconnect, or — for a client still
+  // connected when the previous process died — from just before that process's last write (events committed in its
+  // final moments may never have been sent).
+  const lastWrite = sqlite ? await sqlite.lastTaskUpdateAt() : undefined;
   for (const c of await clients.listClients()) {
-    registry.restore(c.clientId, c.commands, c.clientVersion);
+    const missedSince = c.connected
+      ? Math.max(c.lastSeenAt, (lastWrite ?? startedAt) - CRASH_WINDOW_MS)
+      : c.lastSeenAt;
+    registry.restore(c.clientId, c.commands, c.clientVersion, Math.min(missedSince, startedAt));
     if (c.connected) await clients.clientDisconnected(c.clientId, startedAt);
   }
   const validator = new ArgsValidator();
@@ -192,9 +204,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     lua,
     dbPath,
     checkDb: () =>
-      Promise.resolve(
-        sqlite ? sqlite.checkHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),
-      ),
+      sqlite ? sqlite.probeHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),
     startedAt,
     now: () => clock.now(),
     logger,

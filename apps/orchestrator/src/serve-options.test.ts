@@ -14,6 +14,7 @@ describe('resolveServeOptions', () => {
         ollamaUrl: 'http://127.0.0.1:11434',
         token: undefined,
         logLevel: 'info',
+        durability: 'full',
       },
     });
   });
@@ -27,6 +28,7 @@ describe('resolveServeOptions', () => {
       OLLAMA_HOST: 'gpu-box:11500',
       CCAGENT_TOKEN: 'env-token-123',
       CCAGENT_LOG_LEVEL: 'debug',
+      CCAGENT_DURABILITY: 'normal',
     };
     const r = resolveServeOptions({ port: '0', db: '/tmp/b.db' }, env);
     expect(r.ok && r.value).toEqual({
@@ -37,7 +39,16 @@ describe('resolveServeOptions', () => {
       ollamaUrl: 'http://gpu-box:11500',
       token: 'env-token-123',
       logLevel: 'debug',
+      durability: 'normal',
     });
+    const flag = resolveServeOptions({ durability: 'full' }, env);
+    expect(flag.ok && flag.value.durability).toBe('full');
+  });
+
+  it('refuses an unknown durability level (guards against a typo silently weakening or keeping durability)', () => {
+    const r = resolveServeOptions({ durability: 'fast' }, {});
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error.message).toMatch(/--durability: expected one of full, normal, got "fast"/);
   });
 
   it('refuses a non-loopback bind without a token and explains why (guards an open command runner)', () => {

@@ -11,6 +11,11 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 /** One of {@link LOG_LEVELS}. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** `--durability` choices: when an acknowledged write is safe (see {@link ServeOptions.durability}). */
+export const DURABILITY_LEVELS = ['full', 'normal'] as const;
+/** One of {@link DURABILITY_LEVELS}. */
+export type Durability = (typeof DURABILITY_LEVELS)[number];
+
 /** Raw `serve` flags as commander hands them over (all strings, all optional). */
 export interface ServeFlags {
   host?: string;
@@ -20,6 +25,7 @@ export interface ServeFlags {
   ollamaUrl?: string;
   token?: string;
   logLevel?: string;
+  durability?: string;
 }
 
 /** Resolved `serve` options. `dbPath` undefined means "the per-user default". */
@@ -31,6 +37,12 @@ export interface ServeOptions {
   ollamaUrl: string;
   token: string | undefined;
   logLevel: LogLevel;
+  /**
+   * `full` (default): every acknowledged change survives a power loss (SQLite `synchronous = FULL`, an fsync per
+   * commit). `normal`: survives a crash or `kill -9` of the server but the last commits may be lost if the machine
+   * loses power (`synchronous = NORMAL` in WAL mode) — faster on slow disks.
+   */
+  durability: Durability;
 }
 
 /** Default orchestrator port. */
@@ -47,7 +59,7 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * Flags win over env (`CCAGENT_HOST`, `CCAGENT_PORT`, `CCAGENT_DB`, `CCAGENT_CONFIG`, `OLLAMA_HOST`, `CCAGENT_TOKEN`,
- * `CCAGENT_LOG_LEVEL`), env over defaults. Refuses (`unsafe_bind`) a non-loopback host without a token.
+ * `CCAGENT_LOG_LEVEL`, `CCAGENT_DURABILITY`), env over defaults. Refuses (`unsafe_bind`) a non-loopback host without a token.
  */
 export function resolveServeOptions(
   flags: ServeFlags,
@@ -65,6 +77,10 @@ export function resolveServeOptions(
   const logLevel = (flags.logLevel ?? env.CCAGENT_LOG_LEVEL ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     return bad(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const durability = (flags.durability ?? env.CCAGENT_DURABILITY ?? 'full').toLowerCase();
+  if (!(DURABILITY_LEVELS as readonly string[]).includes(durability)) {
+    return bad(`--durability: expected one of ${DURABILITY_LEVELS.join(', ')}, got "${durability}"`);
   }
   const rawOllama = flags.ollamaUrl ?? env.OLLAMA_HOST ?? DEFAULT_OLLAMA_HOST;
   // Same forms the Ollama CLI accepts for OLLAMA_HOST (host, host:port, URL, bind-all → loopback).
@@ -93,6 +109,7 @@ export function resolveServeOptions(
       ollamaUrl,
       token,
       logLevel: logLevel as LogLevel,
+      durability: durability as Durability,
     },
   };
 }

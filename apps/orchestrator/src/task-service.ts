@@ -13,13 +13,21 @@ import {
   type Task,
   type TaskStore,
 } from '@ccagent/engine';
+import { findStorageFailure } from '@ccagent/store';
 import { resolveKind, type OrchestratorConfig } from './config.js';
 import { idFromKey } from './ids.js';
 import { CREATOR_KEY, REQUEST_ID_KEY } from './wire.js';
 
 /** Why a task operation was refused. */
 export type ServiceErrorCode =
-  'not_found' | 'invalid_field' | 'forbidden' | 'conflict' | 'duplicate' | 'internal';
+  | 'not_found'
+  | 'invalid_field'
+  | 'forbidden'
+  | 'conflict'
+  | 'duplicate'
+  /** The database cannot be written right now (locked by another process, disk full, I/O error): try later. */
+  | 'unavailable'
+  | 'internal';
 
 /** A refused operation: code, message and (for bad input) the JSON path of the field. */
 export interface ServiceError {
@@ -137,7 +145,7 @@ export class TaskService {
         if (existing) return { ok: true, value: { task: existing, created: false } };
       }
       if (isEngineError(err, 'invalid_input')) return fail('invalid_field', err.message);
-      throw err;
+      return storageRefusal(err);
     }
   }
 
@@ -157,7 +165,7 @@ export class TaskService {
         if (now?.status === 'cancelled') return { ok: true, value: now };
         return fail('conflict', `task ${taskId} is already ${now?.status ?? 'gone'}; it cannot be cancelled`);
       }
-      throw err;
+      return storageRefusal(err);
     }
   }
 
@@ -181,7 +189,7 @@ export class TaskService {
       if (isEngineError(err, 'conflict') || isEngineError(err, 'illegal_transition')) {
         return fail('conflict', err.message);
       }
-      throw err;
+      return storageRefusal(err);
     }
   }
 
@@ -190,4 +198,14 @@ export class TaskService {
     const questions = await this.store.listQuestions(taskId);
     return questions.filter((q) => q.answer === undefined).pop();
   }
+}
+
+/**
+ * A refusal for a storage failure (the request changed nothing: nothing is acknowledged without being on disk), with
+ * the store's message saying what is wrong; any other error is rethrown.
+ */
+function storageRefusal(err: unknown): { ok: false; error: ServiceError } {
+  const failure = findStorageFailure(err);
+  if (failure === undefined) throw err;
+  return fail('unavailable', `not stored: ${failure.message}`);
 }

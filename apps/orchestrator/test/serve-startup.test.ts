@@ -38,7 +38,7 @@ describe('cc-orchestrator serve startup', () => {
     const s = await serve(['--port', '0', '--db', db, '--ollama-url', fake.url]);
     servers.push(s);
     expect(s.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(s.stdout()).toContain(`database:   ${db}`);
+    expect(s.stdout()).toContain(`database:   ${db} (durability full)`);
     expect(s.stdout()).toContain(`wget run ${s.url}/lua/install.lua`);
     const out = await waitForOutput(s, /models present: qwen3:8b; missing: none/);
     expect(out).not.toMatch(/warning/);
@@ -50,6 +50,17 @@ describe('cc-orchestrator serve startup', () => {
       .split('\n')
       .find((l) => l.includes('orchestrator listening'));
     expect(JSON.parse(line ?? '{}')).toMatchObject({ level: 'info', url: s.url, db });
+  });
+
+  it('--durability normal is taken and shown; an unknown level is refused (guards against silently running with another durability than asked)', async () => {
+    fake = await startFakeOllama({ installed: ['qwen3:8b'] });
+    const db = path.join(dir, 'normal.db');
+    const s = await serve(['--port', '0', '--db', db, '--ollama-url', fake.url, '--durability', 'normal']);
+    servers.push(s);
+    expect(s.stdout()).toContain(`database:   ${db} (durability normal)`);
+    const bad = await runCli(['serve', '--port', '0', '--db', db, '--durability', 'fast']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/durability/);
   });
 
   it('warns about missing models with an `ollama pull` hint, and tasks needing them fail with it', async () => {

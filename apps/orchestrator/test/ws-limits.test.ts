@@ -166,6 +166,71 @@ describe('reconnect grace period', () => {
     expect(await c2.waitFor('task_completed', { task_id: taskId })).toBeTruthy();
   });
 
+  it('counts every re-send of a pending call in dispatch_count, on disk before the re-send (guards against dispatch_count saying a call went out once when the client got it three times)', async () => {
+    h = await startHarness({
+      strategies: everyKind(writeThenRun),
+      config: { server: { reconnectGraceMs: 5000 } },
+    });
+    const c1 = await connect('turtle');
+    const taskId = await createTask(c1, 'turtle');
+    const call = await c1.waitFor('command_call');
+    const dispatchCount = async (): Promise<number> => {
+      const d = (await (await h!.http(`/api/tasks/${taskId}`)).json()) as {
+        command_calls: Array<{ call_id: string; dispatch_count: number }>;
+      };
+      return d.command_calls.find((c) => c.call_id === call.call_id)?.dispatch_count ?? -1;
+    };
+    expect(await dispatchCount()).toBe(1);
+    for (const expected of [2, 3]) {
+      const prev = clients[clients.length - 1] as TestClient;
+      prev.terminate();
+      await prev.whenClosed();
+      const c = await connect('turtle');
+      expect((await c.waitFor('command_call')).call_id).toBe(call.call_id);
+      // The count is committed before the call is re-sent, so it is already on disk now.
+      expect(await dispatchCount()).toBe(expected);
+    }
+  });
+
+  it('replays the state of tasks that changed while the client was away: a task that completed meanwhile arrives as task_update + task_completed without subscribing (guards against a computer never learning the outcome of its task)', async () => {
+    let slowFinish = true;
+    const s = strategyOf(async (_t, history): Promise<Decision> => {
+      const r = results(history);
+      if (r.length === 0) return { type: 'tool_call', command: 'fs_list', args: { path: '/' } };
+      if (slowFinish) await new Promise((res) => setTimeout(res, 300)); // the client is gone by now
+      return { type: 'complete', result: { listed: true } };
+    });
+    h = await startHarness({ strategies: everyKind(s), config: { server: { reconnectGraceMs: 5000 } } });
+    const c1 = await connect('turtle');
+    const taskId = await createTask(c1, 'turtle');
+    const other = await createTask(c1, 'turtle', 'req-2'); // changes while away too, and also completes
+    for (const id of [taskId, other]) {
+      const call = await c1.waitFor('command_call', { task_id: id });
+      c1.send({ type: 'command_result', task_id: id, call_id: call.call_id, ok: true, result: [] });
+      await c1.waitFor('command_ack', { call_id: call.call_id });
+    }
+    c1.terminate();
+    await c1.whenClosed();
+    await eventually(async () => {
+      const d = (await (await h!.http(`/api/tasks?status=completed`)).json()) as { total: number };
+      return d.total === 2;
+    });
+    expect(c1.messages.some((m) => m.type === 'task_completed')).toBe(false);
+    slowFinish = false;
+    const c2 = await connect('turtle');
+    for (const id of [taskId, other]) {
+      const update = await c2.waitFor('task_update', { task_id: id });
+      expect(update.status).toBe('completed');
+      expect(await c2.waitFor('task_completed', { task_id: id })).toMatchObject({ result: { listed: true } });
+    }
+    // A client that stays connected gets nothing replayed (nothing was missed).
+    const before = c2.messages.length;
+    c2.send({ type: 'hello', client_id: 'turtle', protocol_version: 1, commands: [] });
+    await c2.nextNew('welcome');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(c2.messages.slice(before).filter((m) => m.type === 'task_completed')).toEqual([]);
+  });
+
   it('fails the pending call with client_disconnected after the grace period (fail policy)', async () => {
     const s = strategyOf((_t, history): Decision => {
       const r = results(history);

@@ -66,6 +66,10 @@ describe('openSqliteStore', () => {
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL: acknowledged = survives power loss
     void store.close();
+    const normal = openSqliteStore({ path: path.join(dir, 'n.db'), synchronous: 'normal' });
+    const ndb = (normal as unknown as { db: Database.Database }).db;
+    expect(ndb.pragma('synchronous', { simple: true })).toBe(1); // NORMAL: survives a crash, not a power loss
+    void normal.close();
   });
 
   it('the checked-in migrations produce exactly the tables and columns of schema.ts (guards against editing the schema without running db:generate)', async () => {

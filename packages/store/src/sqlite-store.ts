@@ -329,6 +329,17 @@ export class SqliteStore implements TaskStore {
     });
   }
 
+  /** The latest `updatedAt` of any task (epoch ms), or undefined when there is none: when the last change was made. */
+  lastTaskUpdateAt(): Promise<number | undefined> {
+    return this.read(() => {
+      const row = this.orm
+        .select({ m: sql<number | null>`max(${schema.tasks.updatedAt})` })
+        .from(schema.tasks)
+        .get();
+      return row?.m ?? undefined;
+    });
+  }
+
   /** Record a client's hello (or any sighting): commands, connection state, version. Creates it if new. */
   upsertClient(c: ClientUpsert): Promise<void> {
     return this.writeStore(() => {

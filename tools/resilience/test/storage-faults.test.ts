@@ -4,8 +4,9 @@
  * but not stored); an in-flight task lost; the server not recovering once the condition clears. The disk-full cases
  * need `mount -t tmpfs` (root); where mounting is not permitted they are skipped with a printed notice.
  *
- * Tests marked `it.fails` document server defects found by this suite (see docs/resilience.md, "Known defects"):
- * they assert the behaviour the issue asks for and currently fail; they flip to failures once the server is fixed.
+ * Also: `/health` says so while writes fail and recovers when they work again, refusals name the cause, a refused
+ * WebSocket request carries its ids, and a write waiting for another process's lock never freezes the server (these
+ * were `it.fails` known defects until the store and the orchestrator were fixed; see docs/resilience.md).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
@@ -158,42 +159,49 @@ describe('disk full', () => {
     expect(c.executions.map((e) => e.callId)).toEqual([call.call_id, second.call_id]);
   });
 
-  it.fails(
-    'KNOWN DEFECT: /health reports the full disk (503 or db.ok false) while writes fail',
-    async (ctx) => {
-      mountDisk(ctx);
-      const s = await startOnDisk();
-      fill();
-      expect((await createOverHttp(s, 'x')).status).toBeGreaterThanOrEqual(500);
-      const h = await timedHealth(s);
-      expect(h.status === 503 || (h.body.db as { ok: boolean }).ok === false).toBe(true);
-    },
-  );
+  it('/health reports the full disk (503, db.ok false, code disk_full) while writes fail, and 200 once space returns', async (ctx) => {
+    mountDisk(ctx);
+    const s = await startOnDisk();
+    fill();
+    expect((await createOverHttp(s, 'x')).status).toBeGreaterThanOrEqual(500);
+    const h = await timedHealth(s);
+    expect(h.status === 503 || (h.body.db as { ok: boolean }).ok === false).toBe(true);
+    expect(h.status).toBe(503);
+    expect(h.body.db).toMatchObject({
+      ok: false,
+      code: 'disk_full',
+      error: expect.stringMatching(/disk is full/),
+    });
+    free();
+    const back = await timedHealth(s);
+    expect(back.status).toBe(200);
+    expect(back.body.db).toMatchObject({ ok: true });
+  });
 
-  it.fails(
-    'KNOWN DEFECT: a refused create_task gets an error carrying its request_id (so the client knows which)',
-    async (ctx) => {
-      mountDisk(ctx);
-      const s = await startOnDisk();
-      const c = new SimClient('turtle-9');
-      await c.connect(s.url);
-      fill();
-      c.createTask('req-which', jobPrompt('which', 1));
-      const err = await c.waitFor('error', {}, 10_000);
-      expect(err.request_id).toBe('req-which');
-    },
-  );
+  it('a refused create_task gets an error carrying its request_id (so the client knows which) and the reason', async (ctx) => {
+    mountDisk(ctx);
+    const s = await startOnDisk();
+    const c = new SimClient('turtle-9');
+    await c.connect(s.url);
+    fill();
+    c.createTask('req-which', jobPrompt('which', 1));
+    const err = await c.waitFor('error', {}, 10_000);
+    expect(err.request_id).toBe('req-which');
+    expect(err).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/disk is full/) });
+  });
 
-  it.fails(
-    'KNOWN DEFECT: refusals name the cause (disk full) instead of a bare "internal server error"',
-    async (ctx) => {
-      mountDisk(ctx);
-      const s = await startOnDisk();
-      fill();
-      const http = await createOverHttp(s, 'x');
-      expect((http.body.error as { message: string }).message).toMatch(/disk|full|space|storage|database/i);
-    },
-  );
+  it('refusals name the cause (disk full) instead of a bare "internal server error"', async (ctx) => {
+    mountDisk(ctx);
+    const s = await startOnDisk();
+    fill();
+    const http = await createOverHttp(s, 'x');
+    expect((http.body.error as { message: string }).message).toMatch(/disk|full|space|storage|database/i);
+    expect(http.status).toBe(503);
+    expect(http.body.error).toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(/disk is full/),
+    });
+  });
 });
 
 // ------------------------------------------------------------------------------------------------ DB locked
@@ -266,22 +274,37 @@ describe('database locked by another process', () => {
     c.close();
   });
 
-  it.fails('KNOWN DEFECT: /health reports the locked database while writes fail', async () => {
+  it('/health reports the locked database while writes fail, and 200 once the lock is released', async () => {
     await lock();
-    expect((await createOverHttp(s, 'x')).status).toBeGreaterThanOrEqual(500);
+    const refused = await createOverHttp(s, 'x');
+    expect(refused.status).toBeGreaterThanOrEqual(500);
+    expect(refused.body.error).toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(/database is locked by another process/),
+    });
     const h = await timedHealth(s);
     expect(h.status === 503 || (h.body.db as { ok: boolean }).ok === false).toBe(true);
+    expect(h.body.db).toMatchObject({ ok: false, code: 'locked' });
+    await release();
+    expect((await timedHealth(s)).status).toBe(200);
   });
 
-  it.fails(
-    'KNOWN DEFECT: the server stays responsive while a write waits for the lock (health < 1 s)',
-    async () => {
-      await lock();
-      const write = createOverHttp(s, 'blocked write');
-      await new Promise((r) => setTimeout(r, 100)); // the write is now waiting on SQLite's busy timeout
-      const h = await timedHealth(s);
-      await write;
-      expect(h.ms).toBeLessThan(1000);
-    },
-  );
+  it('the server stays responsive while a write waits for the lock (health < 1 s, heartbeats and pings answered)', async () => {
+    const c = new SimClient('turtle-3');
+    await c.connect(s.url);
+    await lock();
+    const write = createOverHttp(s, 'blocked write');
+    await new Promise((r) => setTimeout(r, 100)); // the write is now waiting for the lock
+    const h = await timedHealth(s);
+    const t0 = Date.now();
+    const from = c.messages.length;
+    c.send({ type: 'ping', id: 'while-locked' });
+    await c.next((m) => m.type === 'pong' && m.id === 'while-locked', 1000, from);
+    const pingMs = Date.now() - t0;
+    await write;
+    expect(h.ms).toBeLessThan(1000);
+    expect(h.status).toBe(503); // and it says why: a write is waiting for another process's lock
+    expect(pingMs).toBeLessThan(500);
+    c.close();
+  });
 });

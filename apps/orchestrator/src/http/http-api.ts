@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TASK_STATUSES, type Engine, type Task, type TaskStatus, type TaskStore } from '@ccagent/engine';
+import { findStorageFailure } from '@ccagent/store';
 import { z } from 'zod';
 import type { ClientPersistence } from '../client-persistence.js';
 import { secretMatches } from '../ids.js';
@@ -49,8 +50,8 @@ export interface HttpApiOptions {
   models: ModelAvailability;
   lua: LuaAssets;
   dbPath: string;
-  /** DB liveness (a trivial query). */
-  checkDb: () => Promise<{ ok: true } | { ok: false; error: string }>;
+  /** DB health: answers a query, and writes are not failing (locked, disk full, I/O error). */
+  checkDb: () => Promise<{ ok: true } | { ok: false; error: string; code?: string }>;
   startedAt: number;
   now: () => number;
   logger: { error(obj: unknown, msg?: string): void };
@@ -217,10 +218,18 @@ export class HttpApi {
           extra,
         );
       } else {
+        const storage = findStorageFailure(err);
         this.o.logger.error({ err, route: routeName }, 'http handler failed');
-        if (!res.headersSent)
-          sendJson(res, 500, { error: { code: 'internal', message: 'internal server error' } });
-        else res.destroy();
+        if (res.headersSent) res.destroy();
+        else if (storage) {
+          // The database cannot be used right now: say why, and that it is worth retrying.
+          sendJson(
+            res,
+            503,
+            { error: { code: 'unavailable', message: storage.message } },
+            { 'retry-after': '5' },
+          );
+        } else sendJson(res, 500, { error: { code: 'internal', message: 'internal server error' } });
       }
     } finally {
       this.o.metrics.http(routeName, res.statusCode);
@@ -249,7 +258,11 @@ export class HttpApi {
       degraded: !reachable || models.missing.length > 0,
       version: ORCHESTRATOR_VERSION,
       uptime_s: Math.round((this.o.now() - this.o.startedAt) / 100) / 10,
-      db: { ok: db.ok, path: this.o.dbPath, ...(db.ok ? {} : { error: db.error }) },
+      db: {
+        ok: db.ok,
+        path: this.o.dbPath,
+        ...(db.ok ? {} : { error: db.error, ...(db.code !== undefined ? { code: db.code } : {}) }),
+      },
       model_servers: models.servers.map((s) => ({
         provider: s.provider,
         url: s.url,
@@ -477,7 +490,9 @@ function serviceError(e: ServiceError): HttpError {
           ? 409
           : e.code === 'internal'
             ? 500
-            : 400;
+            : e.code === 'unavailable'
+              ? 503
+              : 400;
   const code = e.code === 'invalid_field' ? 'invalid_body' : e.code;
   return new HttpError(status, code, e.message, e.path);
 }

@@ -17,9 +17,25 @@ export type CheckResult = { ok: true } | { ok: false; message: string };
 export class ArgsValidator {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
   private readonly cache = new Map<string, ValidateFunction | string>();
+  /**
+   * The same schema object (a registered command's descriptor) → its validator, so the per-call check does not
+   * re-serialise the schema to find it in `cache`.
+   */
+  private readonly bySchemaObject = new WeakMap<object, ValidateFunction | string>();
 
   /** Compile (or fetch) the validator of a schema; a string is why it cannot be compiled. */
   private get(schema: unknown): ValidateFunction | string {
+    const isObject = typeof schema === 'object' && schema !== null;
+    if (isObject) {
+      const known = this.bySchemaObject.get(schema);
+      if (known !== undefined) return known;
+    }
+    const compiled = this.byText(schema);
+    if (isObject) this.bySchemaObject.set(schema, compiled);
+    return compiled;
+  }
+
+  private byText(schema: unknown): ValidateFunction | string {
     let text: string;
     try {
       text = JSON.stringify(schema);

@@ -16,12 +16,17 @@ export interface ClientEntry {
   graceTimer: TimerHandle | undefined;
   /** Tasks this client subscribed to (kept across reconnects within this process). */
   subscriptions: Set<string>;
+  /** While it is away: since when task events did not reach it (replayed when it is back). */
+  missedSince: number | undefined;
 }
 
 /** Callbacks of {@link ClientRegistry}. */
 export interface RegistryEvents {
-  /** A client was welcomed (first connection or reconnect). */
-  online(entry: ClientEntry): void;
+  /**
+   * A client was welcomed (first connection or reconnect). `missedSince`: since when events for it were not
+   * delivered (undefined when it was connected all along, e.g. a second `hello` on the same socket).
+   */
+  online(entry: ClientEntry, missedSince: number | undefined): void;
   /** A client stayed away for the whole grace period. */
   graceExpired(entry: ClientEntry): void;
 }
@@ -52,13 +57,22 @@ export class ClientRegistry {
     this.events = events;
   }
 
-  /** Remember a client known from the database (after a restart): offline, in grace since startup. */
-  restore(clientId: string, commands: CommandDescriptor[], clientVersion?: string): void {
+  /**
+   * Remember a client known from the database (after a restart): offline, in grace since startup. `missedSince`:
+   * since when it may have missed task events (default: the start of this process).
+   */
+  restore(
+    clientId: string,
+    commands: CommandDescriptor[],
+    clientVersion?: string,
+    missedSince: number = this.startedAt,
+  ): void {
     if (this.entries.has(clientId)) return;
     const entry = this.blank(clientId);
     entry.commands = new Map(commands.map((c) => [c.name, c]));
     if (clientVersion !== undefined) entry.clientVersion = clientVersion;
     entry.offlineSince = this.startedAt;
+    entry.missedSince = missedSince;
     this.startGrace(entry, this.graceMs);
     this.entries.set(clientId, entry);
   }
@@ -112,19 +126,28 @@ export class ClientRegistry {
   ): Connection | undefined {
     const clientId = conn.clientId as string;
     let entry = this.entries.get(clientId);
+    let missedSince: number | undefined;
     if (!entry) {
+      // Never seen by this process: anything since it started (tasks created for it over HTTP, say).
+      missedSince = this.startedAt;
       entry = this.blank(clientId);
       this.entries.set(clientId, entry);
+    } else if (entry.connection === undefined) {
+      missedSince = entry.missedSince ?? entry.offlineSince ?? this.startedAt;
+    } else if (entry.connection !== conn) {
+      // Replacing a socket that may have been dead for a while: events since we last heard from it may be lost.
+      missedSince = entry.connection.lastRxAt;
     }
     const previous = entry.connection !== conn ? entry.connection : undefined;
     entry.connection = conn;
     entry.commands = new Map(commands.map((c) => [c.name, c]));
     if (clientVersion !== undefined) entry.clientVersion = clientVersion;
     entry.offlineSince = undefined;
+    entry.missedSince = undefined;
     entry.inGrace = false;
     if (entry.graceTimer !== undefined) this.clock.clearTimeout(entry.graceTimer);
     entry.graceTimer = undefined;
-    this.events.online(entry);
+    this.events.online(entry, missedSince);
     return previous;
   }
 
@@ -139,6 +162,8 @@ export class ClientRegistry {
     if (!entry || entry.connection !== conn) return undefined;
     entry.connection = undefined;
     entry.offlineSince = this.now();
+    // The last thing this socket certainly received is older than its last frame from the client.
+    entry.missedSince = Math.min(this.now(), conn.lastRxAt);
     this.startGrace(entry, this.graceMs);
     return entry;
   }
@@ -167,6 +192,7 @@ export class ClientRegistry {
       inGrace: false,
       graceTimer: undefined,
       subscriptions: new Set(),
+      missedSince: undefined,
     };
   }
 

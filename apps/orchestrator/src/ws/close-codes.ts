@@ -7,6 +7,8 @@ export const CLOSE_CODES = {
   goingAway: 1001,
   /** A frame above the hard size cap (the `ws` library closes the socket itself). */
   tooBig: 1009,
+  /** The server cannot serve this client right now (its database is locked or full); reconnect later. */
+  tryAgainLater: 1013,
   /** `hello` had a missing or wrong token, or another message came before `hello`. */
   unauthorized: 4001,
   /** `hello` asked for a protocol version the server does not speak. */

@@ -38,6 +38,8 @@ export class Connection {
   lastRateErrorAt = 0;
   private readonly bucket: TokenBucket;
   private terminateTimer: NodeJS.Timeout | undefined;
+  /** True while outgoing frames are being gathered for one write (until the end of this tick). */
+  private corked = false;
   private chunkSeq = 0;
   private readonly chunkPrefix = randomUUID().slice(0, 8);
 
@@ -76,8 +78,27 @@ export class Connection {
       return false;
     }
     const frames = encodeFrames(msg, `${this.chunkPrefix}-${this.chunkSeq++}`, this.limits.maxMessageBytes);
+    this.cork();
     for (const f of frames) this.socket.send(f);
     return true;
+  }
+
+  /**
+   * Gather every frame sent to this socket during the current tick into one write: a command round trip sends up
+   * to four messages at once (`task_update`, `command_ack`, `task_update`, `command_call`), and one system call
+   * per frame was a visible share of the server's time.
+   */
+  private cork(): void {
+    if (this.corked) return;
+    // `ws` keeps the net.Socket in `_socket` (no public accessor); without it frames are simply written one by one.
+    const raw = (this.socket as unknown as { _socket?: { cork(): void; uncork(): void } | null })._socket;
+    if (!raw) return;
+    raw.cork();
+    this.corked = true;
+    process.nextTick(() => {
+      this.corked = false;
+      raw.uncork();
+    });
   }
 
   /** Close with a code and reason; a socket that does not finish the closing handshake in 2 s is destroyed. */

@@ -14,6 +14,7 @@ import {
   type ProtocolErrorCode,
   type ServerMessage,
 } from '@ccagent/protocol';
+import { findStorageFailure } from '@ccagent/store';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { ClientPersistence, ToolInfo } from '../client-persistence.js';
 import type { OrchestratorConfig } from '../config.js';
@@ -70,6 +71,8 @@ export class WsGateway {
   private readonly subscribers = new Map<string, Set<string>>();
   /** Tasks whose events wait until the creator got `task_created`. */
   private readonly held = new Map<string, Array<{ task: Task; msg: ServerMessage }>>();
+  /** Connections receiving a replay of missed events → task id → `updatedAt` of the newest live event sent. */
+  private readonly replaying = new Map<Connection, Map<string, number>>();
   private heartbeat: NodeJS.Timeout | undefined;
   private accepting = true;
   private readonly maxBytes: number;
@@ -82,7 +85,7 @@ export class WsGateway {
       perMessageDeflate: false,
     });
     o.registry.setEvents({
-      online: (entry) => this.clientOnline(entry),
+      online: (entry, missedSince) => this.clientOnline(entry, missedSince),
       graceExpired: (entry) => o.executor.clientGraceExpired(entry),
     });
     this.relayEngineEvents();
@@ -282,10 +285,36 @@ export class WsGateway {
         conn.close(CLOSE_CODES.unauthorized, 'a message other than hello arrived before hello');
         return;
       }
-      await this.hello(conn, msg);
-      return;
     }
-    await this.dispatch(conn, conn.clientId as string, msg);
+    try {
+      if (conn.state === 'awaiting_hello') await this.hello(conn, msg as HelloMessage);
+      else await this.dispatch(conn, conn.clientId as string, msg);
+    } catch (err) {
+      this.requestFailed(conn, msg, err);
+    }
+  }
+
+  /**
+   * A request failed inside the server: the client gets an `error` carrying the request's own ids (so it knows which
+   * one), `unavailable` with the reason when the database cannot be used right now (locked, disk full), else
+   * `internal`. Nothing was acknowledged, so the client may send it again.
+   */
+  private requestFailed(conn: Connection, msg: ClientMessage, err: unknown): void {
+    const ids = idsOf(msg);
+    const storage = findStorageFailure(err);
+    if (storage) {
+      this.o.logger.warn({ err, client_id: conn.clientId, conn: conn.serial, ...ids }, `${msg.type} refused`);
+      this.sendError(conn, 'unavailable', `${msg.type} not done: ${storage.message}`, ids);
+    } else {
+      this.o.logger.error(
+        { err, client_id: conn.clientId, conn: conn.serial, ...ids },
+        'message handler failed',
+      );
+      this.sendError(conn, 'internal', `the server failed to handle this ${msg.type}`, ids);
+    }
+    if (msg.type === 'hello' && conn.state === 'awaiting_hello') {
+      conn.close(CLOSE_CODES.tryAgainLater, 'the server cannot record this client now; reconnect later');
+    }
   }
 
   private async dispatch(conn: Connection, sender: string, msg: ClientMessage): Promise<void> {
@@ -421,13 +450,62 @@ export class WsGateway {
     );
   }
 
-  /** A client was (re)welcomed: re-send its calls, then questions of its tasks that wait for an answer. */
-  private clientOnline(entry: ClientEntry): void {
+  /**
+   * A client was (re)welcomed: re-send its calls, then questions of its tasks that wait for an answer, then the
+   * current state of its tasks that changed while it was away (`missedSince`: events of that time were not
+   * delivered to it).
+   */
+  private clientOnline(entry: ClientEntry, missedSince: number | undefined): void {
     this.o.executor.clientOnline(entry);
     for (const taskId of entry.subscriptions) this.index(taskId, entry.clientId);
     void this.resendQuestions(entry).catch((err: unknown) =>
       this.o.logger.error({ err, client_id: entry.clientId }, 'could not re-send open questions'),
     );
+    if (missedSince !== undefined && entry.connection) {
+      const conn = entry.connection;
+      void this.replayMissed(entry.clientId, conn, missedSince).catch((err: unknown) =>
+        this.o.logger.error({ err, client_id: entry.clientId }, 'could not replay missed task events'),
+      );
+    }
+  }
+
+  /**
+   * Send `conn` the current state of each task of `clientId` (bound to it, created by it, or subscribed) updated at
+   * or after `since`: `task_update`, plus `task_completed` / `task_failed` for one that ended. A live event that
+   * reaches the connection meanwhile wins over an older replayed state.
+   */
+  private async replayMissed(clientId: string, conn: Connection, since: number): Promise<void> {
+    const guard = new Map<string, number>();
+    this.replaying.set(conn, guard);
+    try {
+      const found = new Map<string, Task>();
+      for (const t of await this.o.engine.listTasks({ clientId, updatedSince: since })) found.set(t.id, t);
+      if (this.o.config.server.crossClientAccess) {
+        // Tasks it created for other clients (only possible with crossClientAccess): no index on the creator.
+        for (const t of await this.o.engine.listTasks({ updatedSince: since })) {
+          if (t.metadata[CREATOR_KEY] === clientId) found.set(t.id, t);
+        }
+      }
+      for (const id of this.o.registry.get(clientId)?.subscriptions ?? []) {
+        if (found.has(id)) continue;
+        const t = await this.o.engine.getTask(id);
+        if (t && t.updatedAt >= since) found.set(id, t);
+      }
+      let sent = 0;
+      for (const task of found.values()) {
+        if (!this.recipients(task).has(clientId)) continue;
+        const live = guard.get(task.id);
+        if (live !== undefined && live >= task.updatedAt) continue;
+        if (!conn.send(toTaskUpdate(task))) return;
+        if (task.status === 'completed') conn.send(toTaskCompleted(task));
+        else if (task.status === 'failed') conn.send(toTaskFailed(task));
+        sent++;
+      }
+      if (sent > 0)
+        this.o.logger.info({ client_id: clientId, tasks: sent, since }, 'replayed missed task events');
+    } finally {
+      this.replaying.delete(conn);
+    }
   }
 
   private async resendQuestions(entry: ClientEntry): Promise<void> {
@@ -482,9 +560,13 @@ export class WsGateway {
   }
 
   private async commandResult(conn: Connection, sender: string, msg: CommandResultMessage): Promise<void> {
-    const verdict = await this.o.executor.acceptResult(sender, msg);
+    const ack = (): void => {
+      conn.send({ type: 'command_ack', task_id: msg.task_id, call_id: msg.call_id });
+    };
+    // The ack leaves the moment the result is on disk, ahead of the next step's messages.
+    const verdict = await this.o.executor.acceptResult(sender, msg, ack);
     if (verdict.ok) {
-      conn.send({ type: 'command_ack', task_id: verdict.taskId, call_id: verdict.callId });
+      if (!verdict.acknowledged) ack();
     } else {
       this.sendError(conn, verdict.code, verdict.message, { call_id: msg.call_id, task_id: msg.task_id });
     }
@@ -601,7 +683,13 @@ export class WsGateway {
   }
 
   private deliver(task: Task, msg: ServerMessage): void {
-    for (const clientId of this.recipients(task)) this.o.registry.connection(clientId)?.send(msg);
+    for (const clientId of this.recipients(task)) {
+      const conn = this.o.registry.connection(clientId);
+      if (!conn) continue;
+      conn.send(msg);
+      const guard = this.replaying.get(conn);
+      if (guard) guard.set(task.id, Math.max(guard.get(task.id) ?? 0, task.updatedAt));
+    }
     if (
       msg.type === 'task_completed' ||
       msg.type === 'task_failed' ||
@@ -665,6 +753,16 @@ function duplicateName(tools: ReadonlyArray<{ name: string }>): { name: string; 
     seen.add(t.name);
   }
   return undefined;
+}
+
+/** The ids a client message carries (echoed in an `error` about it). */
+function idsOf(msg: ClientMessage): { request_id?: string; call_id?: string; task_id?: string } {
+  const m = msg as { request_id?: unknown; call_id?: unknown; task_id?: unknown };
+  const out: { request_id?: string; call_id?: string; task_id?: string } = {};
+  if (typeof m.request_id === 'string') out.request_id = m.request_id;
+  if (typeof m.call_id === 'string') out.call_id = m.call_id;
+  if (typeof m.task_id === 'string') out.task_id = m.task_id;
+  return out;
 }
 
 function rawToString(data: RawData): string {

@@ -11,9 +11,11 @@ import {
   type ToolExecutor,
 } from '@ccagent/engine';
 import type { CommandResultMessage, ProtocolErrorCode } from '@ccagent/protocol';
+import { findStorageFailure } from '@ccagent/store';
 import { resultToOutcome, toCommandCall } from '../wire.js';
 import type { ArgsValidator } from './args-validator.js';
 import type { ClientEntry, ClientRegistry } from './client-registry.js';
+import type { Connection } from './connection.js';
 
 /** A command call handed out by the engine and not yet resolved. */
 interface PendingCall {
@@ -30,9 +32,13 @@ interface PendingCall {
   resolving: Promise<void> | undefined;
 }
 
-/** What to answer a `command_result`. */
+/**
+ * What to answer a `command_result`. `acknowledged`: the `onDurable` callback of {@link WsToolExecutor.acceptResult}
+ * already ran (the caller must not acknowledge again).
+ */
 export type ResultVerdict =
-  { ok: true; taskId: string; callId: string } | { ok: false; code: ProtocolErrorCode; message: string };
+  | { ok: true; taskId: string; callId: string; acknowledged?: boolean }
+  | { ok: false; code: ProtocolErrorCode; message: string };
 
 /** Options of {@link WsToolExecutor}. */
 export interface WsToolExecutorOptions {
@@ -170,9 +176,15 @@ export class WsToolExecutor implements ToolExecutor {
   /**
    * Judge a `command_result` from `sender`: accepted only for an open call that was sent to that client. An
    * accepted result is committed through the engine before this resolves; a repeat of a result already committed is
-   * accepted again (so the client gets its `command_ack`) without changing anything.
+   * accepted again (so the client gets its `command_ack`) without changing anything. When the result is committed
+   * here, `onDurable` runs the moment it is on disk — before the next step's messages go out — and the verdict says
+   * `acknowledged`.
    */
-  async acceptResult(sender: string, msg: CommandResultMessage): Promise<ResultVerdict> {
+  async acceptResult(
+    sender: string,
+    msg: CommandResultMessage,
+    onDurable?: () => void,
+  ): Promise<ResultVerdict> {
     const { call_id: callId, task_id: taskId } = msg;
     const p = this.pending.get(callId);
     if (p) {
@@ -195,7 +207,7 @@ export class WsToolExecutor implements ToolExecutor {
         await p.resolving;
         return { ok: true, taskId, callId };
       }
-      return this.commit(p, sender, msg);
+      return this.commit(p, sender, msg, onDurable);
     }
     const recent = this.recent.get(callId);
     if (recent) {
@@ -252,23 +264,48 @@ export class WsToolExecutor implements ToolExecutor {
 
   // ------------------------------------------------------------------------------------------------
 
-  private async commit(p: PendingCall, sender: string, msg: CommandResultMessage): Promise<ResultVerdict> {
+  private async commit(
+    p: PendingCall,
+    sender: string,
+    msg: CommandResultMessage,
+    onDurable: (() => void) | undefined,
+  ): Promise<ResultVerdict> {
     const engine = this.engine;
     if (!engine) return { ok: false, code: 'unavailable', message: 'the server is starting' };
     const { call_id: callId, task_id: taskId } = msg;
     const sentAt = p.sentAt;
     let release!: () => void;
     p.resolving = new Promise<void>((r) => (release = r));
+    let acknowledged = false;
     try {
-      await engine.resolveCommand(taskId, callId, resultToOutcome(msg));
-      this.remember(callId, sender, taskId);
+      await engine.resolveCommand(taskId, callId, resultToOutcome(msg), {
+        onDurable: () => {
+          this.remember(callId, sender, taskId);
+          if (onDurable) {
+            acknowledged = true;
+            onDurable();
+          }
+        },
+      });
       if (sentAt !== undefined) this.opts.onRoundTrip?.(p.request.command, this.opts.clock.now() - sentAt);
-      return { ok: true, taskId, callId };
+      return { ok: true, taskId, callId, acknowledged };
     } catch (err) {
       if (isEngineError(err, 'call_closed') || isEngineError(err, 'unknown_call')) {
         return { ok: false, code: 'unknown_call', message: err.message };
       }
       if (isEngineError(err, 'task_not_found')) return { ok: false, code: 'not_found', message: err.message };
+      const storage = findStorageFailure(err);
+      if (storage) {
+        this.opts.logger.warn(
+          { err, task_id: taskId, call_id: callId, client_id: sender },
+          'command result not stored: storage failure',
+        );
+        return {
+          ok: false,
+          code: 'unavailable',
+          message: `the result is not stored (${storage.message}); send it again`,
+        };
+      }
       this.opts.logger.error(
         { err, task_id: taskId, call_id: callId, client_id: sender },
         'command result not stored',
@@ -340,9 +377,31 @@ export class WsToolExecutor implements ToolExecutor {
         return;
       }
     }
+    const again = p.sentTo !== undefined;
     p.sentTo = entry.clientId;
     p.sentAt = this.opts.clock.now();
     p.sentConn = conn.serial;
+    if (again && this.engine) {
+      // A re-send of the same call (the client reconnected): counted in the call's dispatch_count first, so the
+      // count on disk never says fewer deliveries than the client saw. Sent even if counting fails: the call row
+      // itself is durable; the count is for people.
+      const engine = this.engine;
+      void engine
+        .recordRedelivery(request.taskId, request.callId)
+        .catch((err: unknown) =>
+          this.opts.logger.warn({ err, call_id: request.callId }, 'redelivery not counted'),
+        )
+        .then(() => {
+          if (this.pending.get(request.callId) !== p || p.resolving || p.sentConn !== conn.serial) return;
+          this.transmit(p, conn, entry.clientId);
+        });
+      return;
+    }
+    this.transmit(p, conn, entry.clientId);
+  }
+
+  private transmit(p: PendingCall, conn: Connection, clientId: string): void {
+    const { request } = p;
     if (!conn.send(toCommandCall(request))) {
       // The socket is closing (slow consumer); the call is re-sent when the client reconnects.
       this.log(p, 'command_call not sent: socket closing');
@@ -352,7 +411,7 @@ export class WsToolExecutor implements ToolExecutor {
       {
         task_id: request.taskId,
         call_id: request.callId,
-        client_id: entry.clientId,
+        client_id: clientId,
         attempt: request.attempt,
       },
       'command_call sent',
