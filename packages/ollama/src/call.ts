@@ -68,22 +68,27 @@ function stopReason(
   timeoutMs: number,
   attempts: number,
   cause: unknown,
+  lastError: ModelError | undefined,
 ): ModelError {
+  // When the deadline ends the retries (during a backoff, say), what pRetry hands us is the abort reason; the reason
+  // the attempts failed is the last attempt's error: it stays in the message and is the `cause`.
   const details = {
     provider: target.provider,
     ...(target.model !== undefined ? { model: target.model } : {}),
+    ...(lastError?.status !== undefined ? { status: lastError.status } : {}),
     attempts,
-    cause,
+    cause: lastError ?? cause,
   };
+  const last = lastError ? `; last error: ${lastError.message}` : '';
   if (userSignal?.aborted) {
-    return new ModelError('aborted', `${describe(target)} was aborted by the caller`, {
+    return new ModelError('aborted', `${describe(target)} was aborted by the caller${last}`, {
       ...details,
-      cause: userSignal.reason ?? cause,
+      cause: userSignal.reason ?? details.cause,
     });
   }
   return new ModelError(
     'timeout',
-    `${describe(target)} did not complete within ${timeoutMs} ms (after ${attempts} attempt${attempts === 1 ? '' : 's'})`,
+    `${describe(target)} did not complete within ${timeoutMs} ms (after ${attempts} attempt${attempts === 1 ? '' : 's'})${last}`,
     details,
   );
 }
@@ -110,7 +115,9 @@ export async function runCall<T>(
   const callSignal = signals.length > 0 ? AbortSignal.any(signals) : new AbortController().signal;
   const progress: CallProgress = { emitted: false };
   let attempts = 0;
-  if (callSignal.aborted) throw stopReason(target, userSignal, timeoutMs, 0, undefined);
+  /** The error of the last attempt that failed on its own (not because the call's deadline or caller stopped it). */
+  let lastError: ModelError | undefined;
+  if (callSignal.aborted) throw stopReason(target, userSignal, timeoutMs, 0, undefined, undefined);
 
   const retry = settings.retry;
   try {
@@ -121,8 +128,11 @@ export async function runCall<T>(
           return await attempt(callSignal, progress);
         } catch (error) {
           if (error instanceof CallbackFailure || callSignal.aborted) throw error;
-          if (isModelError(error)) throw error;
-          throw new ModelError(
+          if (isModelError(error)) {
+            lastError = error;
+            throw error;
+          }
+          lastError = new ModelError(
             'bad_response',
             `${describe(target)} failed unexpectedly: ${messageOf(error)}`,
             {
@@ -131,6 +141,7 @@ export async function runCall<T>(
               cause: error,
             },
           );
+          throw lastError;
         }
       },
       {
@@ -163,7 +174,7 @@ export async function runCall<T>(
     );
   } catch (error) {
     if (error instanceof CallbackFailure) throw error.original;
-    if (callSignal.aborted) throw stopReason(target, userSignal, timeoutMs, attempts, error);
+    if (callSignal.aborted) throw stopReason(target, userSignal, timeoutMs, attempts, error, lastError);
     if (isModelError(error)) throw error.withAttempts(attempts);
     throw new ModelError('bad_response', `${describe(target)} failed unexpectedly: ${messageOf(error)}`, {
       provider: target.provider,

@@ -188,6 +188,24 @@ describe('OllamaChatModel — failures and retries', () => {
     expect(performance.now() - started).toBeLessThan(2000);
   });
 
+  it('keeps the last server error when the deadline ends the retries: in the message and as the cause (guards against "did not complete" hiding "CUDA out of memory")', async () => {
+    const patient = new OllamaChatModel({
+      host: fake.url,
+      retry: { retries: 5, minDelayMs: 400, maxDelayMs: 400, jitter: false },
+    });
+    fake.script('m', ['never']);
+    fake.setFault({ status: 500, message: 'CUDA out of memory' });
+    // First attempt fails at once, then the 200 ms deadline passes during the 400 ms backoff.
+    const error = await failure(patient.chat(ask({ timeoutMs: 200 })));
+    expect(error.code).toBe('timeout');
+    expect(error.message).toMatch(/did not complete within 200 ms \(after 1 attempt\)/);
+    expect(error.message).toContain('CUDA out of memory');
+    expect(error.status).toBe(500);
+    expect(isModelError(error.cause)).toBe(true);
+    expect((error.cause as ModelError).code).toBe('server');
+    expect((error.cause as ModelError).message).toContain('CUDA out of memory');
+  });
+
   it('times out a non-streaming call that gets no answer (guards against the client having no signal for stream:false)', async () => {
     fake.script('m', [{ content: 'late', fault: { latencyMs: 10_000 } }]);
     const error = await failure(model.chat(ask({ stream: false, timeoutMs: 100 })));

@@ -90,6 +90,11 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const lifetime = new AbortController();
+  /**
+   * One controller per request in flight, aborted by `close()` (a listener per request on `lifetime.signal` made Node
+   * warn about a listener leak with more than 10 concurrent requests).
+   */
+  const inFlight = new Set<AbortController>();
   let globalFault: { fault: FakeFault; remaining: number; paths: Set<string> | null } | null = null;
 
   /** Consumes one use of the server-wide fault if it applies to `path`. */
@@ -172,10 +177,10 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
     requests.push(record);
     outcomes.emit('request');
     const conn = new AbortController();
-    const stopConn = (): void => conn.abort();
-    lifetime.signal.addEventListener('abort', stopConn, { once: true });
+    if (lifetime.signal.aborted) conn.abort();
+    else inFlight.add(conn);
     res.on('close', () => {
-      lifetime.signal.removeEventListener('abort', stopConn);
+      inFlight.delete(conn);
       setOutcome(record, res.writableFinished ? 'finished' : 'client_closed');
       conn.abort();
     });
@@ -484,6 +489,8 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
     },
     async close() {
       lifetime.abort();
+      for (const conn of [...inFlight]) conn.abort();
+      inFlight.clear();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

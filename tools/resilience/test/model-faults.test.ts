@@ -125,17 +125,14 @@ describe('model server faults under a running orchestrator', () => {
     await healthy(s);
   });
 
-  // @ccagent/ollama: when the call deadline ends the retries, the ModelError says only "did not complete within
-  // N ms (after k attempts)"; the server's own error (here HTTP 500 "CUDA out of memory") is lost from the message.
-  it.fails(
-    'KNOWN DEFECT: when the deadline cuts the retries, the failure still names the last server error',
-    async () => {
-      fake.setFault({ status: 500, message: 'CUDA out of memory' });
-      const { detail } = await runJob(s, c, 'dead500msg', 1, 30_000);
-      expect(detail.task.status).toBe('failed');
-      expect(detail.task.error?.message).toContain('CUDA out of memory');
-    },
-  );
+  // @ccagent/ollama used to say only "did not complete within N ms (after k attempts)" when the call deadline ended
+  // the retries, losing the server's own error (here HTTP 500 "CUDA out of memory"); it now keeps the last one.
+  it('when the deadline cuts the retries, the failure still names the last server error', async () => {
+    fake.setFault({ status: 500, message: 'CUDA out of memory' });
+    const { detail } = await runJob(s, c, 'dead500msg', 1, 30_000);
+    expect(detail.task.status).toBe('failed');
+    expect(detail.task.error?.message).toContain('CUDA out of memory');
+  });
 
   it.each<[string, FakeFault]>([
     ['a garbage line mid-stream', { malformedAfterChunks: 0 }],
