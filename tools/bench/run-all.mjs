@@ -162,6 +162,7 @@ if (agent && (!flags.only || flags.only === 'agent-robustness')) {
 const orch = read('orchestrator');
 if (orch && (!flags.only || flags.only === 'orchestrator')) {
   for (const r of orch.roundTrip ?? []) {
+    const d = r.durability ?? 'full';
     const shapes =
       r.clients > 1
         ? [
@@ -173,7 +174,7 @@ if (orch && (!flags.only || flags.only === 'orchestrator')) {
       const ratio = o.cycle.p50 / e.p50;
       add(
         'orchestrator',
-        `round trip p50 ms, ${r.clients} connected, ${shape}`,
+        `round trip p50 ms, ${r.clients} connected, ${shape}, ${d}`,
         fmt(o.cycle.p50, 2),
         fmt(e.p50, 3),
         fmt(ratio, 1),
@@ -183,7 +184,7 @@ if (orch && (!flags.only || flags.only === 'orchestrator')) {
       if (r.clients === 1000) {
         add(
           'orchestrator',
-          `round trip p99 ms, 1000 connected, ${shape}`,
+          `round trip p99 ms, 1000 connected, ${shape}, ${d}`,
           fmt(o.cycle.p99, 2),
           fmt(e.p99, 3),
           fmt(o.cycle.p99 / e.p99, 1),
@@ -191,12 +192,34 @@ if (orch && (!flags.only || flags.only === 'orchestrator')) {
           o.cycle.p99 < 5 ? 'yes' : 'NO',
         );
       }
+      if (shape === 'all active') {
+        add(
+          'orchestrator',
+          `round trips/s, ${r.clients} connected, all active, ${d}`,
+          fmt(o.cyclesPerSec, 0),
+          '',
+          '',
+          '',
+          '',
+        );
+      }
     }
+  }
+  for (const x of orch.rawCommit?.rows ?? []) {
+    add(
+      'orchestrator',
+      `raw better-sqlite3 commit p50 ms: ${x.what}, ${x.synchronous}`,
+      fmt(x.p50, 3),
+      '',
+      '',
+      '',
+      '',
+    );
   }
   for (const s of orch.stepLog ?? []) {
     add(
       'orchestrator',
-      `step-log rows/s, ${s.clients} clients active`,
+      `step-log rows/s, ${s.clients} clients active, ${s.durability ?? 'full'}`,
       fmt(s.orchestratorStepsPerSec, 0),
       `${fmt(s.rawAutocommitPerSec, 0)} (1 txn/row)`,
       fmt(s.ratioVsAutocommit, 2),

@@ -13,7 +13,11 @@ import type { Decision, HistoryEntry, StepRecord, StoredStep, Task } from './typ
 
 /** Counts the reads the engine makes. */
 class CountingStore extends InMemoryTaskStore {
-  reads = { getTask: 0, getHistory: 0 };
+  reads = { getTask: 0, getHistory: 0, listTasks: 0 };
+  override listTasks(filter?: Parameters<InMemoryTaskStore['listTasks']>[0]): Promise<Task[]> {
+    this.reads.listTasks++;
+    return super.listTasks(filter);
+  }
   override getTask(id: string): Promise<Task | undefined> {
     this.reads.getTask++;
     return super.getTask(id);
@@ -119,6 +123,10 @@ describe('task cache', () => {
     // What step k saw is exactly the stored history up to that step (same entries, same seq numbers).
     for (const [k, h] of seen.entries()) expect(h, `step ${k + 1}`).toEqual(stored.slice(0, 2 * k));
     expect(seen[60]).toEqual(stored.slice(0, -1)); // all but the final `complete`
+    // The scheduler tick works from memory too: it does not list (and decode) every unfinished task each second.
+    const lists = store.reads.listTasks;
+    for (let i = 0; i < 5; i++) await h.clock.advance(1_000);
+    expect(store.reads.listTasks).toBe(lists);
     await h.engine.stop();
   });
 

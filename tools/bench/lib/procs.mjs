@@ -94,8 +94,8 @@ export function spawnNode(args, { ready, env = {}, timeoutMs = 30_000 } = {}) {
   });
 }
 
-/** Start `cc-orchestrator serve` on 127.0.0.1 with a config object; resolves with its URL. */
-export async function startOrchestrator({ db, config, ollamaUrl, port = 0, logLevel = 'error' }) {
+/** Start `cc-orchestrator serve` on 127.0.0.1 with a config object (`args`: extra flags); resolves with its URL. */
+export async function startOrchestrator({ db, config, ollamaUrl, port = 0, logLevel = 'error', args = [] }) {
   const configFile = `${db}.config.json`;
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const env = {};
@@ -115,6 +115,7 @@ export async function startOrchestrator({ db, config, ollamaUrl, port = 0, logLe
       ollamaUrl,
       '--log-level',
       logLevel,
+      ...args,
     ],
     { ready: /listening on (http:\/\/\S+)/, env },
   );

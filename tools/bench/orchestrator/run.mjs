@@ -3,14 +3,17 @@
 // 127.0.0.1, simulated CC computers on real `ws` sockets in this process, the fake Ollama server from
 // @ccagent/testkit. Every figure has a raw baseline measured in the same run. Run `npm run build` first.
 //
-//   node tools/bench/orchestrator/run.mjs [--quick] [--only roundtrip|idle|recovery]
+//   node tools/bench/orchestrator/run.mjs [--quick] [--only roundtrip|idle|recovery] [--durability full|normal|both]
 //
 // 1. Command round trip at 1, 100 and 1,000 connected clients. The task kind `bench_loop` (native tool calling)
 //    gets 50 tool calls per model reply, so 49 of 50 steps run with no model in the way: a client answers each
 //    command_call at once and we time command_call → command_result → next command_call on the client (and the
 //    result → command_ack part). Two load shapes: one client active while the others idle (heartbeats only), and
 //    every client active. Raw baseline: the same message round trip over a bare `ws` echo server (child process)
-//    with the same number of clients and active ones.
+//    with the same number of clients and active ones. Run once per server `--durability` (full: fsync per commit,
+//    the default; normal: survives kill -9, not power loss). Also raw better-sqlite3 commit latency (one small row;
+//    one transaction with the writes of one round trip, rows sampled from the orchestrator's file) at FULL and NORMAL:
+//    the floor a durable round trip cannot go below.
 // 2. Step-log writes under load: step rows committed per second by the orchestrator while every client is active
 //    (counted in its SQLite file), against a raw better-sqlite3 INSERT loop of the same rows into the same schema
 //    (one durable transaction per row, and transactions of 256).
@@ -35,10 +38,16 @@ import { fmt, printTable, sleep, summarize } from '../lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: flags } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    // The server's --durability: `full` (fsync per commit, the default), `normal` (survives kill -9, not power loss).
+    durability: { type: 'string', default: 'both' },
+  },
 });
 const QUICK = flags.quick;
 const CLIENT_COUNTS = QUICK ? [1, 100] : [1, 100, 1000];
+const DURABILITIES = flags.durability === 'both' ? ['full', 'normal'] : [flags.durability];
 const IDLE_TARGET = QUICK ? 2000 : 10_000;
 const RECOVERY_TASKS = QUICK ? 300 : 1000;
 const WARMUP_MS = 1500;
@@ -137,74 +146,85 @@ async function roundTrips() {
   results.roundTrip = [];
   results.stepLog = [];
   for (const n of CLIENT_COUNTS) {
-    const db = path.join(tmp, `rt-${n}.db`);
-    const server = await startOrchestrator({ db, config: config(), ollamaUrl: fake.url });
-    const shared = { measuring: false, samples: { cycle: [], modelCycle: [], ack: [] } };
-    const clients = Array.from({ length: n }, (_, i) => new BenchClient(server.url, `bench-${i}`, shared));
-    await connectAll(clients);
-    const out = { clients: n };
+    // Raw baseline first: the same clients against a bare ws echo server (shared by both durability runs).
+    const echo = await echoBaseline(n);
+    for (const durability of DURABILITIES) {
+      const db = path.join(tmp, `rt-${n}-${durability}.db`);
+      const server = await startOrchestrator({
+        db,
+        config: config(),
+        ollamaUrl: fake.url,
+        args: ['--durability', durability],
+      });
+      const shared = { measuring: false, samples: { cycle: [], modelCycle: [], ack: [] } };
+      const clients = Array.from({ length: n }, (_, i) => new BenchClient(server.url, `bench-${i}`, shared));
+      await connectAll(clients);
+      const out = { clients: n, durability };
 
-    // A: one client active, the others connected and idle.
-    clients[0].startLoop();
-    await measureWindow(shared);
-    clients[0].stop();
-    out.oneActive = {
-      cycle: summarize(shared.samples.cycle),
-      ack: summarize(shared.samples.ack),
-      modelCycle: summarize(shared.samples.modelCycle),
-    };
-    await sleep(300);
+      // A: one client active, the others connected and idle.
+      clients[0].startLoop();
+      await measureWindow(shared);
+      clients[0].stop();
+      out.oneActive = {
+        cycle: summarize(shared.samples.cycle),
+        ack: summarize(shared.samples.ack),
+        modelCycle: summarize(shared.samples.modelCycle),
+      };
+      await sleep(300);
 
-    // B: every client active.
-    shared.samples = { cycle: [], modelCycle: [], ack: [] };
-    for (const c of clients) c.startLoop();
-    const window = await measureWindow(shared);
-    for (const c of clients) c.stop();
-    out.allActive = {
-      cycle: summarize(shared.samples.cycle),
-      ack: summarize(shared.samples.ack),
-      modelCycle: summarize(shared.samples.modelCycle),
-      cyclesPerSec: (shared.samples.cycle.length + shared.samples.modelCycle.length) / (WINDOW_MS / 1000),
-      failedTasks: shared.failed ?? 0,
-    };
-    out.rssMiB = +(server.rssKiB() / 1024).toFixed(1);
-    await server.kill9();
-    for (const c of clients) c.terminate();
+      // B: every client active.
+      shared.samples = { cycle: [], modelCycle: [], ack: [] };
+      for (const c of clients) c.startLoop();
+      const window = await measureWindow(shared);
+      for (const c of clients) c.stop();
+      out.allActive = {
+        cycle: summarize(shared.samples.cycle),
+        ack: summarize(shared.samples.ack),
+        modelCycle: summarize(shared.samples.modelCycle),
+        cyclesPerSec: (shared.samples.cycle.length + shared.samples.modelCycle.length) / (WINDOW_MS / 1000),
+        failedTasks: shared.failed ?? 0,
+      };
+      out.rssMiB = +(server.rssKiB() / 1024).toFixed(1);
+      await server.kill9();
+      for (const c of clients) c.terminate();
 
-    // Step-log rows the orchestrator committed in the window, against a raw insert loop of the same rows.
-    if (n > 1) {
-      const steps = stepThroughput(db, window);
-      out.stepLog = steps;
-      results.stepLog.push({ clients: n, ...steps });
-      stepRows.push([
-        `${n} clients active`,
-        fmt(steps.orchestratorStepsPerSec, 0),
-        fmt(steps.rawAutocommitPerSec, 0),
-        fmt(steps.rawBatchedPerSec, 0),
-        fmt(steps.ratioVsAutocommit, 2),
-        fmt(steps.ratioVsBatched, 2),
-        fmt(steps.avgRowBytes, 0),
-      ]);
+      // Step-log rows the orchestrator committed in the window, against a raw insert loop of the same rows.
+      if (n > 1) {
+        const steps = stepThroughput(db, window, durability);
+        out.stepLog = steps;
+        results.stepLog.push({ clients: n, durability, ...steps });
+        stepRows.push([
+          `${n} clients active, ${durability}`,
+          fmt(steps.orchestratorStepsPerSec, 0),
+          fmt(steps.rawAutocommitPerSec, 0),
+          fmt(steps.rawBatchedPerSec, 0),
+          fmt(steps.ratioVsAutocommit, 2),
+          fmt(steps.ratioVsBatched, 2),
+          fmt(steps.avgRowBytes, 0),
+        ]);
+      }
+      // The floor one durable cycle sits on: raw better-sqlite3 commits of the rows a cycle writes.
+      if (n === 1 && !results.rawCommit) results.rawCommit = rawCycleCommits(db);
+
+      out.echo = echo;
+      results.roundTrip.push(out);
+      const r = (shape, o, e) => [
+        `${n} connected, ${shape}, ${durability}`,
+        fmt(o.cycle.p50, 3),
+        fmt(o.cycle.p99, 3),
+        fmt(o.ack.p50, 3),
+        fmt(o.ack.p99, 3),
+        fmt(e.p50, 3),
+        fmt(e.p99, 3),
+        fmt(o.cycle.p50 / e.p50, 1),
+        fmt(o.cycle.p99 / e.p99, 1),
+        String(o.cycle.n),
+        n > 1 && shape === 'all active' ? fmt(o.cyclesPerSec, 0) : '',
+      ];
+      rows.push(r('1 active', out.oneActive, echo.oneActive));
+      if (n > 1) rows.push(r('all active', out.allActive, echo.allActive));
+      console.error(`[bench] round trip with ${n} clients (${durability}) done`);
     }
-
-    // Raw baseline: the same clients against a bare ws echo server.
-    out.echo = await echoBaseline(n);
-    results.roundTrip.push(out);
-    const r = (shape, o, e) => [
-      `${n} connected, ${shape}`,
-      fmt(o.cycle.p50, 3),
-      fmt(o.cycle.p99, 3),
-      fmt(o.ack.p50, 3),
-      fmt(o.ack.p99, 3),
-      fmt(e.p50, 3),
-      fmt(e.p99, 3),
-      fmt(o.cycle.p50 / e.p50, 1),
-      fmt(o.cycle.p99 / e.p99, 1),
-      String(o.cycle.n),
-    ];
-    rows.push(r('1 active', out.oneActive, out.echo.oneActive));
-    if (n > 1) rows.push(r('all active', out.allActive, out.echo.allActive));
-    console.error(`[bench] round trip with ${n} clients done`);
   }
   console.log(
     '\n# Command round trip (ms): orchestrator command_call → result → next command_call, vs a bare ws echo round trip\n',
@@ -221,9 +241,20 @@ async function roundTrips() {
       'p50 ×echo',
       'p99 ×echo',
       'samples',
+      'cycles/s',
     ],
     rows,
   );
+  const rc = results.rawCommit;
+  if (rc) {
+    console.log(
+      '\n# Raw better-sqlite3 commit latency (ms), same machine and run: the floor under one durable round trip\n',
+    );
+    printTable(
+      ['transaction', 'synchronous', 'p50', 'p99', 'commits'],
+      rc.rows.map((x) => [x.what, x.synchronous, fmt(x.p50, 3), fmt(x.p99, 3), String(x.n)]),
+    );
+  }
   console.log(
     '\n# Step-log writes under load (rows/s): orchestrator vs raw better-sqlite3 INSERT of the same rows\n',
   );
@@ -261,7 +292,98 @@ async function echoBaseline(n) {
   return { oneActive, allActive, rssMiB };
 }
 
-function stepThroughput(db, window) {
+/** A fresh file with the store's schema and pragmas (WAL, the given synchronous level). */
+function rawFile(name, synchronous) {
+  const file = path.join(tmp, `${name}-${Date.now()}-${Math.random().toString(36).slice(2)}.db`);
+  openSqliteStore({ path: file })
+    .close()
+    .catch(() => {});
+  const raw = new Database(file);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma(`synchronous = ${synchronous}`);
+  return raw;
+}
+
+/** `INSERT INTO table (cols…) VALUES (?…)`. */
+function insertSql(table, cols) {
+  return `INSERT INTO ${table} (${cols.join(',')}) VALUES (${cols.map(() => '?').join(',')})`;
+}
+
+/**
+ * Raw commit latency with better-sqlite3, no orchestrator: (1) one small row per transaction, (2) one transaction
+ * with exactly the writes of one command round trip — the task row (sampled from the orchestrator's file, with its
+ * real memory) rewritten twice, two history rows, two step rows (a tool_result and a decision), the call row updated
+ * and the next call row inserted — at synchronous FULL and NORMAL. 2 s each.
+ */
+function rawCycleCommits(db) {
+  const src = new Database(db, { readonly: true });
+  const task = src.prepare('SELECT * FROM tasks ORDER BY updated_at DESC LIMIT 1').get();
+  const hist = src.prepare("SELECT * FROM history WHERE type = 'tool_result' LIMIT 1").get();
+  const histCall = src.prepare("SELECT * FROM history WHERE type = 'tool_call' LIMIT 1").get();
+  const stepResult = src.prepare("SELECT * FROM steps WHERE kind = 'tool_result' LIMIT 1").get();
+  const stepDecision = src.prepare("SELECT * FROM steps WHERE kind = 'decision' LIMIT 1").get();
+  const call = src.prepare('SELECT * FROM command_calls LIMIT 1').get();
+  src.close();
+  const out = { rows: [] };
+  if (!task || !hist || !histCall || !stepResult || !stepDecision || !call) return out;
+  for (const synchronous of ['FULL', 'NORMAL']) {
+    const raw = rawFile('raw-commit', synchronous);
+    const taskCols = Object.keys(task);
+    raw.prepare(insertSql('tasks', taskCols)).run(...taskCols.map((c) => task[c]));
+    const setCols = taskCols.filter((c) => c !== 'id');
+    const updateTask = raw.prepare(
+      `UPDATE tasks SET ${setCols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`,
+    );
+    const hCols = Object.keys(hist);
+    const insertHist = raw.prepare(insertSql('history', hCols));
+    const sCols = Object.keys(stepResult);
+    const insertStep = raw.prepare(insertSql('steps', sCols));
+    const cCols = Object.keys(call);
+    const upsertCall = raw.prepare(
+      `${insertSql('command_calls', cCols)} ON CONFLICT(call_id) DO UPDATE SET ${cCols
+        .filter((c) => c !== 'call_id')
+        .map((c) => `${c} = excluded.${c}`)
+        .join(', ')}`,
+    );
+    const begin = raw.prepare('BEGIN IMMEDIATE');
+    const commit = raw.prepare('COMMIT');
+    const small = raw.prepare('INSERT INTO steps (task_id, seq, step, at, kind) VALUES (?, ?, 1, 0, ?)');
+    let seq = 1;
+    let k = 0;
+    const row = (r, cols, over) => cols.map((c) => (c in over ? over[c] : r[c]));
+    const timeLoop = (fn) => {
+      const xs = [];
+      const t0 = performance.now();
+      while (performance.now() - t0 < 2000) {
+        const a = performance.now();
+        fn();
+        xs.push(performance.now() - a);
+      }
+      return summarize(xs);
+    };
+    const one = timeLoop(() => small.run(task.id, seq++, 'note'));
+    const cycle = timeLoop(() => {
+      k++;
+      begin.run();
+      updateTask.run(...row(task, setCols, { status: 'running', updated_at: k }), task.id);
+      insertHist.run(...row(hist, hCols, { task_id: task.id, seq: seq++ }));
+      insertStep.run(...row(stepResult, sCols, { task_id: task.id, seq: seq++ }));
+      upsertCall.run(...row(call, cCols, { task_id: task.id, call_id: `c-${k}`, status: 'succeeded' }));
+      updateTask.run(...row(task, setCols, { status: 'waiting_for_command', updated_at: k }), task.id);
+      insertStep.run(...row(stepDecision, sCols, { task_id: task.id, seq: seq++ }));
+      insertHist.run(...row(histCall, hCols, { task_id: task.id, seq: seq++ }));
+      upsertCall.run(...row(call, cCols, { task_id: task.id, call_id: `c-${k + 1}`, status: 'pending' }));
+      commit.run();
+    });
+    raw.close();
+    out.rows.push({ what: 'one small row (autocommit)', synchronous, ...one });
+    out.rows.push({ what: 'the writes of one round trip', synchronous, ...cycle });
+  }
+  out.taskRowBytes = Object.values(task).reduce((a, v) => a + (typeof v === 'string' ? v.length : 8), 0);
+  return out;
+}
+
+function stepThroughput(db, window, durability = 'full') {
   const src = new Database(db, { readonly: true });
   const count = src
     .prepare('SELECT count(*) AS n FROM steps WHERE at >= ? AND at < ?')
@@ -281,22 +403,12 @@ function stepThroughput(db, window) {
       0,
     ) / Math.max(1, sample.length);
 
-  // Raw: the same rows into a fresh file with the store's schema and pragmas (WAL, synchronous=FULL).
-  const rawFile = path.join(tmp, `raw-steps-${Date.now()}.db`);
-  openSqliteStore({ path: rawFile })
-    .close()
-    .catch(() => {});
-  const raw = new Database(rawFile);
-  raw.pragma('journal_mode = WAL');
-  raw.pragma('synchronous = FULL');
+  // Raw: the same rows into a fresh file with the store's schema and pragmas (WAL, the same synchronous level).
+  const raw = rawFile('raw-steps', durability === 'normal' ? 'NORMAL' : 'FULL');
   const cols = Object.keys(task);
-  raw
-    .prepare(`INSERT INTO tasks (${cols.join(',')}) VALUES (${cols.map(() => '?').join(',')})`)
-    .run(...cols.map((c) => task[c]));
+  raw.prepare(insertSql('tasks', cols)).run(...cols.map((c) => task[c]));
   const stepCols = Object.keys(sample[0] ?? { task_id: 1 });
-  const insert = raw.prepare(
-    `INSERT INTO steps (${stepCols.join(',')}) VALUES (${stepCols.map(() => '?').join(',')})`,
-  );
+  const insert = raw.prepare(insertSql('steps', stepCols));
   let seq = 1;
   const row = (i) => {
     const r = sample[i % sample.length];

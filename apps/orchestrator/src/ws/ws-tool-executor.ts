@@ -407,7 +407,10 @@ export class WsToolExecutor implements ToolExecutor {
       this.log(p, 'command_call not sent: socket closing');
       return;
     }
-    this.opts.logger.debug(
+    // Hot path: build the log record only when debug logging is on (pino's isLevelEnabled).
+    const logger = this.opts.logger as Logger & { isLevelEnabled?: (level: string) => boolean };
+    if (logger.isLevelEnabled?.('debug') === false) return;
+    logger.debug(
       {
         task_id: request.taskId,
         call_id: request.callId,
