@@ -107,7 +107,10 @@ export interface CommandCallFilter {
  * (`InMemoryTaskStore`) and in SQLite (`@ccagent/store`); both pass the same contract suite.
  */
 export interface TaskStore {
-  /** Apply one atomic commit (see {@link TaskCommit}). Nothing is visible before it resolves. */
+  /**
+   * Apply one atomic commit (see {@link TaskCommit}). Nothing is visible before it resolves. The values in `change`
+   * are not changed by the caller afterwards (a store may keep references to them, or reuse their encodings).
+   */
   commit(change: TaskCommit): Promise<CommitResult>;
   /** Append one step-log record outside a state change (used by `StepContext.logStep`). */
   appendStep(taskId: string, record: StepRecord & { step: number; at: number }): Promise<StoredStep>;

@@ -34,8 +34,11 @@ function dec<T = JsonValue>(text: string): T {
   return JSON.parse(text) as T;
 }
 
-/** Row of a task. */
-export function taskToRow(t: Task): TaskRow {
+/** Row of a task. `encodeMemory` may reuse an earlier encoding of the same memory object. */
+export function taskToRow(
+  t: Task,
+  encodeMemory: (memory: Task['memory']) => string = (m) => JSON.stringify(m ?? null),
+): TaskRow {
   return {
     id: t.id,
     kind: t.kind,
@@ -44,7 +47,7 @@ export function taskToRow(t: Task): TaskRow {
     prompt: t.prompt,
     context: enc(t.context),
     allowedCommands: JSON.stringify(t.allowedCommands),
-    memory: JSON.stringify(t.memory ?? null),
+    memory: encodeMemory(t.memory),
     metadata: JSON.stringify(t.metadata),
     budgets: JSON.stringify(t.budgets),
     stepsCount: t.counters.steps,
@@ -111,6 +114,40 @@ export function stepToRow(
     completionTokens: s.usage?.completionTokens ?? null,
     totalDurationMs: s.usage?.totalDurationMs ?? null,
   };
+}
+
+/**
+ * The stored step a just-written record becomes, without decoding the row again: the same fields `rowToStep` gives
+ * for it (absent when undefined; an empty `usage` dropped). Values are the record's own (a decision record carries
+ * the whole strategy memory: parsing its JSON back on every commit was a visible share of the server's time).
+ */
+export function recordToStep(
+  taskId: string,
+  seq: number,
+  r: StepRecord & { step: number; at: number },
+): StoredStep {
+  const s: StoredStep = { taskId, seq, step: r.step, at: r.at, kind: r.kind };
+  if (r.model !== undefined) s.model = r.model;
+  if (r.input !== undefined) s.input = r.input;
+  if (r.output !== undefined) s.output = r.output;
+  if (r.directive !== undefined) s.directive = r.directive;
+  if (r.validationErrors !== undefined) s.validationErrors = r.validationErrors;
+  if (r.toolCall !== undefined) s.toolCall = r.toolCall;
+  if (r.toolResult !== undefined) s.toolResult = r.toolResult;
+  if (r.error !== undefined) s.error = r.error;
+  if (r.startedAt !== undefined) s.startedAt = r.startedAt;
+  if (r.durationMs !== undefined) s.durationMs = r.durationMs;
+  const u = r.usage;
+  if (
+    u &&
+    (u.promptTokens !== undefined || u.completionTokens !== undefined || u.totalDurationMs !== undefined)
+  ) {
+    s.usage = {};
+    if (u.promptTokens !== undefined) s.usage.promptTokens = u.promptTokens;
+    if (u.completionTokens !== undefined) s.usage.completionTokens = u.completionTokens;
+    if (u.totalDurationMs !== undefined) s.usage.totalDurationMs = u.totalDurationMs;
+  }
+  return s;
 }
 
 /** Step-log record of a row. An empty `usage` object is not preserved (it carries nothing). */

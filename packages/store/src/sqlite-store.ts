@@ -26,6 +26,7 @@ import {
   callToRow,
   historyToRow,
   questionToRow,
+  recordToStep,
   rowToCall,
   rowToClient,
   rowToHistory,
@@ -164,6 +165,11 @@ export class SqliteStore implements TaskStore {
     ok: true,
   };
   private probing: Promise<void> | undefined;
+  /** Prepared `listTasks` queries by filter shape (a handful at most). */
+  private readonly listQueries = new Map<
+    string,
+    { all(params: Record<string, unknown>): Array<typeof schema.tasks.$inferSelect> }
+  >();
 
   /** @internal Use {@link openSqliteStore}. */
   constructor(
@@ -191,7 +197,10 @@ export class SqliteStore implements TaskStore {
 
   // ------------------------------------------------------------------ TaskStore port
 
-  /** One atomic, durable commit (see the engine's `TaskCommit`). */
+  /**
+   * One atomic, durable commit (see the engine's `TaskCommit`). The objects passed in must not be changed afterwards
+   * (the encoding of a task's memory object is reused by later commits of the same object).
+   */
   commit(change: TaskCommit): Promise<CommitResult> {
     return this.write(() => this.applyCommit(change));
   }
@@ -200,9 +209,9 @@ export class SqliteStore implements TaskStore {
   appendStep(taskId: string, record: StepRecord & { step: number; at: number }): Promise<StoredStep> {
     return this.write(() => {
       this.requireTaskStatus(taskId);
-      const row = stepToRow(taskId, this.nextSeq('steps', taskId), record);
-      this.w.insertStep.run(row);
-      return rowToStep(row);
+      const seq = this.nextSeq('steps', taskId);
+      this.w.insertStep.run(stepToRow(taskId, seq, record));
+      return recordToStep(taskId, seq, record);
     });
   }
 
@@ -216,13 +225,39 @@ export class SqliteStore implements TaskStore {
   /** Tasks matching the filter, oldest first (by `createdAt`, then id). */
   listTasks(filter: TaskFilter = {}): Promise<Task[]> {
     return this.read(() => {
-      const q = this.orm
-        .select()
-        .from(schema.tasks)
-        .where(taskWhere(filter))
-        .orderBy(asc(schema.tasks.createdAt), asc(schema.tasks.id));
-      const rows = filter.limit === undefined ? q.all() : q.limit(Math.max(0, filter.limit)).all();
-      return rows.map(rowToTask);
+      const statuses = filter.status === undefined ? undefined : [filter.status].flat();
+      // One prepared statement per filter shape (which fields, how many statuses): building the query with Drizzle
+      // on every call cost more than running it, and every reconnecting client runs two of these.
+      const shape = `${statuses?.length ?? '-'}|${filter.kind !== undefined}|${filter.clientId !== undefined}|${filter.updatedSince !== undefined}|${filter.limit !== undefined}`;
+      let prepared = this.listQueries.get(shape);
+      if (!prepared) {
+        const p = sql.placeholder;
+        const conds: SQL[] = [];
+        if (statuses)
+          conds.push(
+            inArray(
+              schema.tasks.status,
+              statuses.map((_, i) => p(`s${i}`)),
+            ),
+          );
+        if (filter.kind !== undefined) conds.push(eq(schema.tasks.kind, p('kind')));
+        if (filter.clientId !== undefined) conds.push(eq(schema.tasks.clientId, p('clientId')));
+        if (filter.updatedSince !== undefined) conds.push(gte(schema.tasks.updatedAt, p('since')));
+        const q = this.orm
+          .select()
+          .from(schema.tasks)
+          .where(and(...conds))
+          .orderBy(asc(schema.tasks.createdAt), asc(schema.tasks.id));
+        prepared = (filter.limit === undefined ? q : q.limit(p('limit'))).prepare();
+        this.listQueries.set(shape, prepared);
+      }
+      const params: Record<string, unknown> = {};
+      statuses?.forEach((st, i) => (params[`s${i}`] = st));
+      if (filter.kind !== undefined) params.kind = filter.kind;
+      if (filter.clientId !== undefined) params.clientId = filter.clientId;
+      if (filter.updatedSince !== undefined) params.since = filter.updatedSince;
+      if (filter.limit !== undefined) params.limit = Math.max(0, Math.floor(filter.limit));
+      return prepared.all(params).map(rowToTask);
     });
   }
 
@@ -552,7 +587,7 @@ export class SqliteStore implements TaskStore {
     const actual = this.taskStatus(id);
     if (change.create) {
       if (actual !== undefined) throw new EngineError('task_exists', `task ${id} already exists`);
-      this.w.insertTask.run(taskToRow(task));
+      this.w.insertTask.run(taskToRow(task, encodeMemory));
     } else {
       if (actual === undefined) throw new EngineError('task_not_found', `task ${id} not found`);
       if (change.expectedStatus !== undefined && actual !== change.expectedStatus) {
@@ -569,7 +604,7 @@ export class SqliteStore implements TaskStore {
           },
         );
       }
-      this.w.updateTask.run(taskToRow(task));
+      this.w.updateTask.run(taskToRow(task, encodeMemory));
     }
     const result: CommitResult = { history: [], steps: [] };
     if (change.history && change.history.length > 0) {
@@ -579,10 +614,9 @@ export class SqliteStore implements TaskStore {
       result.history = rows.map(rowToHistory);
     }
     if (change.steps && change.steps.length > 0) {
-      let seq = this.nextSeq('steps', id);
-      const rows = change.steps.map((s) => stepToRow(id, seq++, s));
-      for (const row of rows) this.w.insertStep.run(row);
-      result.steps = rows.map(rowToStep);
+      const first = this.nextSeq('steps', id);
+      change.steps.forEach((s, i) => this.w.insertStep.run(stepToRow(id, first + i, s)));
+      result.steps = change.steps.map((s, i) => recordToStep(id, first + i, s));
     }
     if (change.commandCall) {
       if (change.commandCall.taskId !== id) {
@@ -665,6 +699,23 @@ export class SqliteStore implements TaskStore {
       return Promise.reject(isStoreError(err) || isEngineError(err) ? err : toPortError(err));
     }
   }
+}
+
+/**
+ * JSON text of a task's memory, reused for the same object: a command round trip commits the task twice (the result,
+ * then the next decision) and the first commit carries the memory object of the previous one unchanged — encoding
+ * kilobytes of strategy memory again was a visible share of the server's time. Committed values are immutable by
+ * the port's contract (the engine copies before it changes anything; strategies get them read-only).
+ */
+const memoryText = new WeakMap<object, string>();
+function encodeMemory(memory: Task['memory']): string {
+  if (typeof memory !== 'object' || memory === null) return JSON.stringify(memory ?? null);
+  let text = memoryText.get(memory);
+  if (text === undefined) {
+    text = JSON.stringify(memory);
+    memoryText.set(memory, text);
+  }
+  return text;
 }
 
 /** `{ column: sql.placeholder(column) }` for every column of `table` (for prepared inserts and updates). */
