@@ -114,7 +114,10 @@ export class Engine {
    * Every unfinished task's status and deadline, kept from the commits (the engine is the store's only writer): the
    * tick reads this instead of decoding every unfinished task from the store once a second.
    */
-  private readonly unfinished = new Map<string, { status: TaskStatus; deadlineAt: number | undefined }>();
+  private readonly unfinished = new Map<
+    string,
+    { status: TaskStatus; deadlineAt: number | undefined; generation: number }
+  >();
   private readonly inflight = new Set<Promise<unknown>>();
   private state: 'idle' | 'started' | 'stopping' | 'stopped' = 'idle';
   private tickTimer: TimerHandle | undefined;
@@ -232,9 +235,8 @@ export class Engine {
       updatedAt: now,
     };
     if (input.context !== undefined) task.context = input.context;
-    await this.withLock(task.id, async () => {
-      await this.commitTask({ task, create: true });
-    });
+    // No lock needed: nothing else can change a task before it exists.
+    await this.commitTask({ task, create: true });
     this.emit('taskCreated', { task });
     this.schedule(task.id);
     return task;
@@ -407,7 +409,8 @@ export class Engine {
 
   private async runLoop(taskId: string): Promise<void> {
     while (this.state === 'started') {
-      const task = await this.readTask(taskId);
+      // A cache hit needs no await: the loop goes on in the same turn.
+      const task = this.cacheGet(taskId)?.task ?? (await this.readTask(taskId));
       if (!task || isTerminalStatus(task.status)) {
         // e.g. a trigger for a finished task: do not keep a runtime for it
         if (!this.runtimes.get(taskId)?.callController) this.runtimes.delete(taskId);
@@ -479,7 +482,15 @@ export class Engine {
   /** Keep {@link unfinished} in step with a committed task. */
   private noteStatus(task: Task): void {
     if (isTerminalStatus(task.status)) this.unfinished.delete(task.id);
-    else this.unfinished.set(task.id, { status: task.status, deadlineAt: task.budgets.deadlineAt });
+    else {
+      const generation = (this.unfinished.get(task.id)?.generation ?? 0) + 1;
+      this.unfinished.set(task.id, { status: task.status, deadlineAt: task.budgets.deadlineAt, generation });
+    }
+  }
+
+  /** Changes with every commit (and failed commit) of an unfinished task; undefined for others. */
+  private generation(taskId: string): number | undefined {
+    return this.unfinished.get(taskId)?.generation;
   }
 
   // ---------------------------------------------------------------- one step
@@ -513,29 +524,26 @@ export class Engine {
     // A step decided from a state not yet durable (see `speculating`) does nothing outside the engine before that
     // state is on disk: no model call, no step-log record. Deciding from memory alone is free to go ahead.
     const basis = this.speculating.get(taskId);
-    const durable = async (): Promise<void> => {
-      if (basis) await basis;
+    const logStep = async (record: StepRecord): Promise<StoredStep> => {
+      const stored = await this.store.appendStep(taskId, { ...record, step, at: this.clock.now() });
+      this.emit('stepLogged', { taskId, step: stored });
+      return stored;
     };
     const ctx: StepContext = {
       signal,
       clock: this.clock,
       logger: this.logger,
       step,
-      callModel: async (model, fn) => {
-        await durable();
-        return this.limiter.run(model, signal, fn);
-      },
-      logStep: async (record: StepRecord) => {
-        await durable();
-        const stored = await this.store.appendStep(taskId, { ...record, step, at: this.clock.now() });
-        this.emit('stepLogged', { taskId, step: stored });
-        return stored;
-      },
+      // Without a speculative basis, no extra await: a step's model call starts in the same turn as before.
+      callModel: (model, fn) =>
+        basis ? basis.then(() => this.limiter.run(model, signal, fn)) : this.limiter.run(model, signal, fn),
+      logStep: (record: StepRecord) => (basis ? basis.then(() => logStep(record)) : logStep(record)),
       availableCommands: () => this.availableCommands(task),
     };
     let decision: Decision;
     try {
-      const history = await this.readHistory(taskId);
+      const cached = this.cacheGet(taskId)?.history;
+      const history = cached ? cached.slice() : await this.loadHistory(taskId);
       // Raced with the signal: a strategy that ignores its abort cannot hold up cancellation or stop().
       decision = await raceAbort(strategy.decide(task, history, ctx), signal);
     } catch (err) {
@@ -980,16 +988,19 @@ export class Engine {
     return task;
   }
 
-  /** The task without holding its lock (the scheduler's read): a cache hit, else a load under the lock. */
+  /**
+   * The task without holding its lock (the scheduler's read): a cache hit, else a store read that is cached only if
+   * no commit of the task happened meanwhile (it could be older than the cache then).
+   */
   private async readTask(taskId: string): Promise<Task | undefined> {
     const hit = this.cacheGet(taskId);
     if (hit) return hit.task;
-    return this.withLock(taskId, () =>
-      this.requireTask(taskId).catch((err: unknown) => {
-        if (isEngineError(err, 'task_not_found')) return undefined;
-        throw err;
-      }),
-    );
+    const before = this.generation(taskId);
+    const task = await this.store.getTask(taskId);
+    if (task && before !== undefined && this.generation(taskId) === before && !this.cache.has(taskId)) {
+      this.cacheSet(taskId, { task, history: undefined });
+    }
+    return task;
   }
 
   /** The task's history, under its lock (the cached array itself: do not keep or change it). */
@@ -1003,11 +1014,32 @@ export class Engine {
     return history;
   }
 
-  /** A copy of the task's history without holding its lock. */
+  /** A copy of the task's history without holding its lock (cached like {@link readTask}). */
   private async readHistory(taskId: string): Promise<HistoryEntry[]> {
     const hit = this.cacheGet(taskId)?.history;
-    if (hit) return hit.slice();
-    return (await this.withLock(taskId, () => this.lockedHistory(taskId))).slice();
+    return hit ? hit.slice() : this.loadHistory(taskId);
+  }
+
+  /** The task's history from the store, cached when no commit of the task happened during the read. */
+  private loadHistory(taskId: string): Promise<HistoryEntry[]> {
+    const before = this.generation(taskId);
+    const loading = this.store.getHistory(taskId);
+    // Checked in a reaction on the store's own promise: no extra turn before the caller gets the history.
+    void loading.then(
+      (history) => {
+        const entry = this.cache.get(taskId);
+        if (
+          entry &&
+          entry.history === undefined &&
+          before !== undefined &&
+          this.generation(taskId) === before
+        ) {
+          entry.history = history.slice();
+        }
+      },
+      () => undefined,
+    );
+    return loading;
   }
 
   /** Commit a change of a task (caller holds its lock) and bring the cache in line with what was stored. */
@@ -1074,6 +1106,9 @@ export class Engine {
 
   private cacheDrop(taskId: string): void {
     this.cache.delete(taskId);
+    // A failed commit leaves the stored state uncertain to loads in flight: do not let them cache it.
+    const u = this.unfinished.get(taskId);
+    if (u) u.generation++;
   }
 
   /**
