@@ -124,6 +124,24 @@ describe('rate limit and backpressure', () => {
     expect((await c.whenClosed()).code).toBe(CLOSE_CODES.rateLimited);
   });
 
+  it('answers the messages admitted before a flood is cut off, even when the whole flood arrives in one read (guards against the 4008 close dropping the replies a loaded server had not sent yet)', async () => {
+    h = await startHarness({ config: { server: { rateLimit: { messagesPerSecond: 1, burst: 20 } } } });
+    const c = await connect('pc-1');
+    // One TCP write: the server parses every frame in one synchronous pass, the way a busy server reads a flood
+    // that piled up in its receive buffer.
+    const raw = (c.ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
+    raw.cork();
+    for (let i = 0; i < 200; i++) c.send({ type: 'ping', id: `f${i}` });
+    raw.uncork();
+    expect((await c.whenClosed()).code).toBe(CLOSE_CODES.rateLimited);
+    const pongs = c.messages.filter((m) => m.type === 'pong').map((m) => m.id);
+    // hello took one token; the rest of the burst (plus at most a token of refill) was admitted, in order.
+    expect(pongs.length).toBeGreaterThanOrEqual(19);
+    expect(pongs.length).toBeLessThanOrEqual(21);
+    expect(pongs).toEqual(pongs.map((_id, i) => `f${i}`));
+    expect(c.messages.filter((m) => m.type === 'error' && m.code === 'rate_limited')).toHaveLength(1);
+  });
+
   it('cuts off a client that does not read its messages (bounded send buffer)', async () => {
     h = await startHarness({
       config: {

@@ -36,6 +36,8 @@ export class Connection {
   rejectedInARow = 0;
   /** When the last `rate_limited` error was sent (ms), so a flood does not get one reply per frame. */
   lastRateErrorAt = 0;
+  /** Set when the connection is to be closed once its admitted messages are handled; new frames are dropped. */
+  draining = false;
   private readonly bucket: TokenBucket;
   private terminateTimer: NodeJS.Timeout | undefined;
   /** True while outgoing frames are being gathered for one write (until the end of this tick). */

@@ -54,6 +54,8 @@ export interface WsGatewayOptions {
 
 /** Messages queued on one connection before it is closed as a flooder. */
 const MAX_QUEUED = 512;
+/** Longest wait for a flooder's admitted messages to be handled before its socket is closed anyway (ms). */
+const DRAIN_CLOSE_MS = 5000;
 /** Frames above this are refused by the `ws` library itself (close 1009); up to it, an `error` reply is sent. */
 const HARD_FRAME_CAP_FACTOR = 8;
 
@@ -216,14 +218,14 @@ export class WsGateway {
   // ---------------------------------------------------------------- inbound
 
   private onFrame(conn: Connection, data: RawData, isBinary: boolean): void {
-    if (conn.state === 'closing') return;
+    if (conn.state === 'closing' || conn.draining) return;
     const now = this.o.clock.now();
     conn.lastRxAt = now;
     if (!conn.admit(now)) {
       conn.rejectedInARow++;
       if (conn.rejectedInARow > 4 * this.o.config.server.rateLimit.burst) {
         this.o.logger.warn({ client_id: conn.clientId, conn: conn.serial }, 'closing flooding client');
-        conn.close(CLOSE_CODES.rateLimited, 'rate limit exceeded for too long');
+        this.closeAfterQueue(conn, CLOSE_CODES.rateLimited, 'rate limit exceeded for too long');
       } else if (now - conn.lastRateErrorAt >= 1000) {
         conn.lastRateErrorAt = now;
         this.sendError(conn, 'rate_limited', 'too many messages; this one was dropped, slow down');
@@ -235,7 +237,7 @@ export class WsGateway {
     const q = this.queues.get(conn);
     if (!q) return;
     if (q.size >= MAX_QUEUED) {
-      conn.close(CLOSE_CODES.rateLimited, 'too many messages waiting to be processed');
+      this.closeAfterQueue(conn, CLOSE_CODES.rateLimited, 'too many messages waiting to be processed');
       return;
     }
     q.size++;
@@ -248,6 +250,25 @@ export class WsGateway {
       .finally(() => {
         q.size--;
       });
+  }
+
+  /**
+   * Close a flooding connection once every message already admitted has been handled, reading nothing more
+   * meanwhile. A busy server parses a whole receive buffer of frames in one pass, so the cut-off often comes before
+   * any admitted message was handled; closing at once dropped the replies to everything the client sent within its
+   * limit. A handler that does not finish within {@link DRAIN_CLOSE_MS} does not keep the socket open.
+   */
+  private closeAfterQueue(conn: Connection, code: number, reason: string): void {
+    if (conn.draining) return;
+    conn.draining = true;
+    const close = (): void => {
+      this.o.clock.clearTimeout(fallback);
+      conn.close(code, reason);
+    };
+    const fallback = this.o.clock.setTimeout(close, DRAIN_CLOSE_MS);
+    const q = this.queues.get(conn);
+    if (q) q.tail = q.tail.then(close);
+    else close();
   }
 
   private binary(conn: Connection): void {
