@@ -104,6 +104,8 @@ function M.connect(ws_url, opts)
         command_order = {},
         --- Tasks this client created or subscribed to, by task id: `{id, status, progress, message, result, error}`.
         tasks = {},
+        -- Tasks whose end was announced, by task id → final status (see @{Client:_end}).
+        ended = {},
         --- Open questions by question id: `{task_id, question_id, question, why}`.
         questions = {},
         requests = {},
@@ -568,6 +570,15 @@ function handlers.task_created(self, msg)
     local req = self.requests[msg.request_id]
     self.requests[msg.request_id or ""] = nil
     local t = self:_task(msg.task_id)
+    if self.ended[msg.task_id] then
+        -- A repeated reply for a task whose end was already announced: it neither moves it back nor is
+        -- announced again (a still-pending request just learns its id and final status).
+        if req and req.on_created then
+            local ok, err = pcall(req.on_created, msg.task_id, t.status)
+            if not ok then queue("ccagent_error", "callback", tostring(err)) end
+        end
+        return
+    end
     t.status = msg.status or "queued"
     t.request_id = msg.request_id
     if req then
@@ -585,8 +596,22 @@ local TERMINAL = { completed = true, failed = true, cancelled = true }
 -- Ends announced by their own message (task_completed / task_failed carry the result or error).
 local WITH_OUTCOME = { completed = true, failed = true }
 
+-- The end of a task is final (the orchestrator never revives a finished task), and it reaches a client more than
+-- once: a returning client is replayed the current state of its tasks (`task_update` + `task_completed`/
+-- `task_failed`), a subscribe is answered with it, and a live event may cross a replayed one. Once the end is
+-- announced, later messages about the task change nothing and announce nothing.
+function Client:_ended(task_id)
+    return self.ended[task_id] ~= nil
+end
+
+function Client:_end(task_id, status)
+    self.ended[task_id] = status
+    self.subscriptions[task_id] = nil
+end
+
 function handlers.task_update(self, msg)
     if type(msg.task_id) ~= "string" then return end
+    if self:_ended(msg.task_id) then return end
     local t = self:_task(msg.task_id)
     if WITH_OUTCOME[msg.status] and t.status ~= msg.status then
         -- The server follows this with task_completed/task_failed. Announcing the end now would let a program
@@ -596,7 +621,7 @@ function handlers.task_update(self, msg)
         return
     end
     t.status = msg.status or t.status
-    if TERMINAL[t.status] then self.subscriptions[msg.task_id] = nil end
+    if TERMINAL[t.status] then self:_end(msg.task_id, t.status) end
     if msg.progress ~= nil then t.progress = msg.progress end
     if msg.message ~= nil then t.message = msg.message end
     queue("ccagent_task", msg.task_id, t.status, t)
@@ -604,22 +629,25 @@ end
 
 function handlers.task_completed(self, msg)
     if type(msg.task_id) ~= "string" then return end
+    if self:_ended(msg.task_id) then return end
     local t = self:_task(msg.task_id)
     t.status, t.result, t.progress = "completed", msg.result, 1
-    self.subscriptions[msg.task_id] = nil
+    self:_end(msg.task_id, "completed")
     queue("ccagent_task", msg.task_id, "completed", t)
 end
 
 function handlers.task_failed(self, msg)
     if type(msg.task_id) ~= "string" then return end
+    if self:_ended(msg.task_id) then return end
     local t = self:_task(msg.task_id)
     t.status, t.error = "failed", msg.error
-    self.subscriptions[msg.task_id] = nil
+    self:_end(msg.task_id, "failed")
     queue("ccagent_task", msg.task_id, "failed", t)
 end
 
 function handlers.ask_user(self, msg)
     if type(msg.task_id) ~= "string" or type(msg.question_id) ~= "string" then return end
+    if self:_ended(msg.task_id) then return end -- a stale question of a finished task
     -- After a reconnect the server repeats open questions (and the subscribe reply repeats them again): a
     -- question still open here was already announced, so programs hear of it once.
     local open = self.questions[msg.question_id]

@@ -411,6 +411,98 @@ t.test("a terminal task_update waits for task_completed: the end is announced wi
     t.eq(c.tasks.T7.status, "cancelled", "cancelled has no outcome message: announced by task_update")
 end)
 
+-- Drop the connection and come back: the orchestrator replays the current state of the tasks that changed while
+-- the client was away (task_update, then task_completed/task_failed for an ended one) right after `welcome`.
+local function reconnect(c)
+    c:handle_event("websocket_closed", URL, "server restart")
+    c:handle_event("timer", c.retry_timer)
+    local ws = stubs.socket()
+    c:handle_event("websocket_success", URL, ws)
+    c:handle_event("websocket_message", URL, frame({ type = "welcome", protocol_version = 1 }))
+    t.eq(c.state, "ready", "welcomed again")
+    return ws
+end
+
+local function task_events(id)
+    local out = {}
+    for _, e in ipairs(stubs.events_named("ccagent_task")) do
+        if e[2] == id then out[#out + 1] = e[3] end
+    end
+    return out
+end
+
+local function copy(v)
+    if type(v) ~= "table" then return v end
+    local out = {}
+    for k, x in pairs(v) do out[k] = copy(x) end
+    return out
+end
+
+t.test("replayed task_completed after a reconnect: no second event, no second callback, entry unchanged", function()
+    -- guards: a returning client announcing a finished task's end again (programs waiting on ccagent_task
+    -- would act twice, the terminal UI printed the result twice)
+    local c = ready_client()
+    local function rx(m) c:handle_event("websocket_message", URL, frame(m)) end
+    local created = 0
+    local rid = c:create_task({ prompt = "p", on_created = function() created = created + 1 end })
+    rx({ type = "task_created", request_id = rid, task_id = "R1", status = "queued" })
+    rx({ type = "task_update", task_id = "R1", status = "running", progress = 0.5, message = "half" })
+    rx({ type = "task_update", task_id = "R1", status = "completed", progress = 1, message = "done" })
+    rx({ type = "task_completed", task_id = "R1", result = { answer = 42 } })
+    t.same(task_events("R1"), { "queued", "running", "completed" })
+    local before = copy(c.tasks.R1)
+    t.eq(before.result.answer, 42)
+    reconnect(c)
+    -- the replay, a stale update crossing it, a repeated task_created, a stale question
+    rx({ type = "task_update", task_id = "R1", status = "completed", progress = 1, message = "replayed" })
+    rx({ type = "task_completed", task_id = "R1", result = { answer = 43 } })
+    rx({ type = "task_update", task_id = "R1", status = "running", progress = 0.2, message = "stale" })
+    rx({ type = "task_failed", task_id = "R1", error = { code = "x", message = "y" } })
+    rx({ type = "task_created", request_id = rid, task_id = "R1", status = "queued" })
+    rx({ type = "ask_user", task_id = "R1", question_id = "q-old", question = "still there?" })
+    t.same(task_events("R1"), { "queued", "running", "completed" }, "no event after the end")
+    t.eq(created, 1, "on_created fired once")
+    t.same(c.tasks.R1, before, "tasks entry unchanged")
+    t.eq(c.tasks.R1.status, "completed")
+    t.eq(#stubs.events_named("ccagent_question"), 0, "no question for a finished task")
+    t.eq(c.subscriptions.R1, nil, "not re-subscribed")
+end)
+
+t.test("replayed task_failed and cancelled after a reconnect change nothing and announce nothing", function()
+    local c = ready_client()
+    local function rx(m) c:handle_event("websocket_message", URL, frame(m)) end
+    rx({ type = "task_update", task_id = "F1", status = "running" })
+    rx({ type = "task_failed", task_id = "F1", error = { code = "budget", message = "out of steps" } })
+    rx({ type = "task_update", task_id = "C1", status = "running" })
+    rx({ type = "task_update", task_id = "C1", status = "cancelled", message = "by user" })
+    local failed, cancelled = copy(c.tasks.F1), copy(c.tasks.C1)
+    local n = #stubs.events_named("ccagent_task")
+    reconnect(c)
+    rx({ type = "task_update", task_id = "F1", status = "failed", message = "replayed" })
+    rx({ type = "task_failed", task_id = "F1", error = { code = "other", message = "z" } })
+    rx({ type = "task_update", task_id = "F1", status = "waiting_for_command" })
+    rx({ type = "task_update", task_id = "C1", status = "cancelled", message = "replayed" })
+    rx({ type = "task_update", task_id = "C1", status = "queued" })
+    t.eq(#stubs.events_named("ccagent_task"), n, "no ccagent_task event")
+    t.same(c.tasks.F1, failed)
+    t.same(c.tasks.C1, cancelled)
+    t.eq(c.tasks.F1.error.code, "budget")
+end)
+
+t.test("a task that ended while the client was away is announced once by the replay", function()
+    -- guards: the idempotency check swallowing the first (replayed) news of an end
+    local c = ready_client()
+    local function rx(m) c:handle_event("websocket_message", URL, frame(m)) end
+    rx({ type = "task_update", task_id = "A1", status = "running" })
+    reconnect(c)
+    rx({ type = "task_update", task_id = "A1", status = "completed", progress = 1 })
+    rx({ type = "task_completed", task_id = "A1", result = { ok = true } })
+    rx({ type = "task_update", task_id = "A1", status = "completed", progress = 1 })
+    rx({ type = "task_completed", task_id = "A1", result = { ok = true } })
+    t.same(task_events("A1"), { "running", "completed" })
+    t.eq(c.tasks.A1.result.ok, true)
+end)
+
 t.test("ask_user queues ccagent_question; answer sends user_answer (both signatures)", function()
     local c, ws = ready_client()
     c:handle_event("websocket_message", URL, frame({ type = "ask_user", task_id = "T4", question_id = "q1",
