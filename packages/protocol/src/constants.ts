@@ -78,5 +78,6 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ProtocolErrorCode, string>
   unknown_call: 'A `command_result` names a `call_id` the server is not waiting for.',
   duplicate: 'The request was already handled (e.g. a repeated `request_id`); the original outcome stands.',
   internal: 'The server failed unexpectedly; the request may be retried.',
-  unavailable: 'The server is shutting down or a dependency (e.g. the model server) is unreachable.',
+  unavailable:
+    'The server cannot do this right now: it is starting or shutting down, a dependency (e.g. the model server) is unreachable, or its storage is failing (disk full, database locked by another process, I/O error; the message says which). The request was not carried out; retry later.',
 };

@@ -28,6 +28,16 @@ describe('docs/protocol.md', () => {
     for (const code of ERROR_CODES) expect(doc).toContain(`| \`${code}\` |`);
   });
 
+  it('says that `unavailable` also covers storage failures (the server answers disk full / DB locked / I/O errors with it)', () => {
+    // guards: a client author reading `unavailable` as "model server down" and not expecting it for a failing disk
+    const row = renderProtocolDoc()
+      .split('\n')
+      .find((line) => line.startsWith('| `unavailable` |'));
+    expect(row).toMatch(/disk full/);
+    expect(row).toMatch(/database locked/);
+    expect(row).toMatch(/I\/O error/);
+  });
+
   it('renders the same text twice (deterministic, so the staleness check cannot flap)', () => {
     expect(renderProtocolDoc()).toBe(renderProtocolDoc());
   });
