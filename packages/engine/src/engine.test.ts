@@ -202,6 +202,11 @@ describe('Engine lifecycle', () => {
     ]);
     expect(steps[0]).toMatchObject({ model: 'm', input: { q: 1 }, output: 'raw' });
     expect(h.events.filter((e) => e.name === 'stepLogged')).toHaveLength(3);
+    // Paged reads go through to the store (a follower asks only for what is new since its last seq).
+    expect(await h.engine.getSteps('l', { afterSeq: 1 })).toEqual(steps.slice(1));
+    expect(await h.engine.getSteps('l', { afterSeq: 1, limit: 1 })).toEqual(steps.slice(1, 2));
+    const bad = await h.engine.getSteps('l', { afterSeq: -2 }).catch((e: unknown) => e);
+    expect(isEngineError(bad, 'invalid_input')).toBe(true);
   });
 
   it('after stop, public mutators reject with stopped (guards against writes after shutdown)', async () => {

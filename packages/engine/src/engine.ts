@@ -25,6 +25,7 @@ import type {
   JsonValue,
   NewTaskInput,
   QuestionRecord,
+  StepQuery,
   StepRecord,
   StoredStep,
   Task,
@@ -356,9 +357,12 @@ export class Engine {
     return this.store.listTasks(filter);
   }
 
-  /** The task's step log. */
-  getSteps(taskId: string): Promise<StoredStep[]> {
-    return this.store.getSteps(taskId);
+  /**
+   * The task's step log in `seq` order; with `query`, one page of it: the records after `query.afterSeq`, at most
+   * `query.limit` (see {@link StepQuery}). Rejects with `EngineError('invalid_input')` on a bad query.
+   */
+  getSteps(taskId: string, query?: StepQuery): Promise<StoredStep[]> {
+    return this.store.getSteps(taskId, query);
   }
 
   /** The task's durable observation log (what strategies see). */

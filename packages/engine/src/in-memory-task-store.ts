@@ -1,10 +1,12 @@
 import { EngineError } from './engine-error.js';
+import { normalizeStepQuery } from './step-query.js';
 import { canTransition } from './task-state-machine.js';
 import type { CommandCallFilter, CommitResult, TaskCommit, TaskStore } from './ports.js';
 import type {
   CommandCallRecord,
   HistoryEntry,
   QuestionRecord,
+  StepQuery,
   StepRecord,
   StoredStep,
   Task,
@@ -117,9 +119,18 @@ export class InMemoryTaskStore implements TaskStore {
     return Promise.resolve(clone(this.history.get(taskId) ?? []));
   }
 
-  getSteps(taskId: string): Promise<StoredStep[]> {
+  getSteps(taskId: string, query?: StepQuery): Promise<StoredStep[]> {
     this.assertOpen();
-    return Promise.resolve(clone(this.steps.get(taskId) ?? []));
+    let q;
+    try {
+      q = normalizeStepQuery(query);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const all = this.steps.get(taskId) ?? [];
+    // seq is dense from 1, so the record with seq n sits at index n - 1.
+    const end = q.limit === undefined ? all.length : Math.min(all.length, q.afterSeq + q.limit);
+    return Promise.resolve(clone(all.slice(q.afterSeq, end)));
   }
 
   getCommandCall(callId: string): Promise<CommandCallRecord | undefined> {

@@ -19,6 +19,7 @@ export type {
   JsonValue,
   NewTaskInput,
   QuestionRecord,
+  StepQuery,
   StepRecord,
   StepUsage,
   StoredStep,
@@ -49,6 +50,7 @@ export { ENGINE_ERROR_CODES, EngineError, isEngineError, type EngineErrorCode } 
 export { TASK_TRANSITIONS, assertTransition, canTransition, isTerminalStatus } from './task-state-machine.js';
 export { ManualClock, systemClock } from './clock.js';
 export { InMemoryTaskStore } from './in-memory-task-store.js';
+export { normalizeStepQuery, type NormalizedStepQuery } from './step-query.js';
 export {
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_TASK_CACHE_SIZE,

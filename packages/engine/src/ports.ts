@@ -11,6 +11,7 @@ import type {
   HistoryEntryBody,
   JsonValue,
   QuestionRecord,
+  StepQuery,
   StepRecord,
   StoredStep,
   Task,
@@ -119,8 +120,12 @@ export interface TaskStore {
   listTasks(filter?: TaskFilter): Promise<Task[]>;
   /** History of a task in `seq` order. */
   getHistory(taskId: string): Promise<HistoryEntry[]>;
-  /** Step log of a task in `seq` order. */
-  getSteps(taskId: string): Promise<StoredStep[]>;
+  /**
+   * Step log of a task in `seq` order; with `query`, only the records after `query.afterSeq`, at most `query.limit`
+   * of them (see {@link StepQuery}). An unknown task has no steps (`[]`). A bad query rejects with
+   * `EngineError('invalid_input')` (check it with `normalizeStepQuery`).
+   */
+  getSteps(taskId: string, query?: StepQuery): Promise<StoredStep[]>;
   getCommandCall(callId: string): Promise<CommandCallRecord | undefined>;
   /** Command calls matching the filter, in creation order. */
   listCommandCalls(filter?: CommandCallFilter): Promise<CommandCallRecord[]>;

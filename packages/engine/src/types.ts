@@ -211,6 +211,18 @@ export interface StoredStep extends StepRecord {
   at: number;
 }
 
+/**
+ * A page of a task's step log (`TaskStore.getSteps`, `Engine.getSteps`): the records with `seq > afterSeq`, in `seq`
+ * order, at most `limit` of them. Without either field, every record. A follower passes the last `seq` it has seen
+ * as `afterSeq` to read only what is new.
+ */
+export interface StepQuery {
+  /** Only records with a `seq` strictly greater than this (an integer ≥ 0; default 0, i.e. from the first). */
+  afterSeq?: number;
+  /** At most this many records (an integer ≥ 0; default: no limit). */
+  limit?: number;
+}
+
 /** A command the executor can run, as shown to strategies. */
 export interface CommandDescriptor {
   name: string;

@@ -2,7 +2,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultDbPath } from './paths.js';
-import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import * as schema from './schema.js';
+import { openSqliteStore, stepsPageQuery, type SqliteStore } from './sqlite-store.js';
 import { isStoreError } from './store-error.js';
 import { newTask, tempDir } from './test-helpers.js';
 
@@ -176,6 +178,44 @@ describe('model tools registry', () => {
     expect(await store.listTools()).toEqual([
       { clientId: 'pc-1', name: 'keep', status: 'test', version: 1, recordedAt: 5 },
     ]);
+  });
+});
+
+describe('step-log pages', () => {
+  it('are answered from the (task_id, seq) primary key, not a scan plus sort (guards against a follower of a long task reading its whole log every poll)', () => {
+    const db = new Database(store.path, { readonly: true });
+    const { sql: text } = stepsPageQuery(drizzle(db, { schema })).toSQL();
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all('t', 10, 5) as Array<{ detail: string }>)
+      .map((r) => r.detail)
+      .join('\n');
+    db.close();
+    expect(plan).toMatch(
+      /SEARCH steps USING (INDEX sqlite_autoindex_steps_1|PRIMARY KEY) \(task_id=\? AND seq>\?\)/,
+    );
+    expect(plan).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it('page a long log on a read-only connection while the writer appends (guards against the CLI follow path missing or repeating records)', async () => {
+    await store.commit({ task: newTask('long'), create: true });
+    await Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        store.appendStep('long', { kind: 'note', output: i, step: i, at: i }),
+      ),
+    );
+    const reader = openSqliteStore({ path: store.path, readonly: true });
+    const seen: number[] = [];
+    let after = 0;
+    for (;;) {
+      const page = await reader.getSteps('long', { afterSeq: after, limit: 64 });
+      if (page.length === 0) break;
+      expect(page.length).toBeLessThanOrEqual(64);
+      seen.push(...page.map((s) => s.seq));
+      after = page[page.length - 1]!.seq;
+      if (seen.length === 128)
+        await store.appendStep('long', { kind: 'note', output: 300, step: 300, at: 300 });
+    }
+    expect(seen).toEqual(Array.from({ length: 301 }, (_, i) => i + 1));
+    await reader.close();
   });
 });
 

@@ -4,12 +4,14 @@ import {
   EngineError,
   canTransition,
   isEngineError,
+  normalizeStepQuery,
   type CommandCallFilter,
   type CommandCallRecord,
   type CommitResult,
   type HistoryEntry,
   type Logger,
   type QuestionRecord,
+  type StepQuery,
   type StepRecord,
   type StoredStep,
   type Task,
@@ -19,7 +21,7 @@ import {
   type TaskStore,
 } from '@ccagent/engine';
 import Database from 'better-sqlite3';
-import { and, asc, count, desc, eq, getTableColumns, gte, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, gt, gte, inArray, sql, type SQL } from 'drizzle-orm';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
@@ -265,8 +267,16 @@ export class SqliteStore implements TaskStore {
     return this.read(() => this.r.getHistory.all({ taskId }).map(rowToHistory));
   }
 
-  getSteps(taskId: string): Promise<StoredStep[]> {
-    return this.read(() => this.r.getSteps.all({ taskId }).map(rowToStep));
+  /**
+   * Step log of a task in `seq` order, or one page of it (`afterSeq`, `limit`): a range scan of the steps primary key
+   * `(task_id, seq)`, so reading the newest records of a long task costs what reading them from a short one does.
+   */
+  getSteps(taskId: string, query?: StepQuery): Promise<StoredStep[]> {
+    return this.read(() => {
+      const { afterSeq, limit } = normalizeStepQuery(query);
+      // SQLite reads LIMIT -1 as "no limit".
+      return this.r.getSteps.all({ taskId, afterSeq, limit: limit ?? -1 }).map(rowToStep);
+    });
   }
 
   getCommandCall(callId: string): Promise<CommandCallRecord | undefined> {
@@ -755,18 +765,28 @@ function prepareReads(orm: BetterSQLite3Database<typeof schema>) {
       .where(eq(history.taskId, p('taskId')))
       .orderBy(asc(history.seq))
       .prepare(),
-    getSteps: orm
-      .select()
-      .from(steps)
-      .where(eq(steps.taskId, p('taskId')))
-      .orderBy(asc(steps.seq))
-      .prepare(),
+    getSteps: stepsPageQuery(orm).prepare(),
     getCall: orm
       .select()
       .from(commandCalls)
       .where(eq(commandCalls.callId, p('callId')))
       .prepare(),
   };
+}
+
+/**
+ * The step-log page query (`task_id = :taskId AND seq > :afterSeq ORDER BY seq LIMIT :limit`), built in one place so
+ * a test can check SQLite answers it from the primary key index.
+ */
+export function stepsPageQuery(orm: BetterSQLite3Database<typeof schema>) {
+  const p = sql.placeholder;
+  const { steps } = schema;
+  return orm
+    .select()
+    .from(steps)
+    .where(and(eq(steps.taskId, p('taskId')), gt(steps.seq, p('afterSeq'))))
+    .orderBy(asc(steps.seq))
+    .limit(p('limit'));
 }
 
 function prepareWrites(orm: BetterSQLite3Database<typeof schema>) {

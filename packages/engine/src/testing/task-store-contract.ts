@@ -420,6 +420,90 @@ export function runTaskStoreContract(name: string, factory: StoreFactory): void 
       expect((await store.listQuestions('ord')).map((q) => q.questionId)).toEqual(['ord:q:1', 'ord:q:2']);
     });
 
+    it('pages the step log by afterSeq and limit in seq order (guards against a follower re-reading or skipping records)', async () => {
+      await store.commit({ task: makeTask('pg'), create: true });
+      await store.commit({ task: makeTask('other'), create: true });
+      for (let i = 1; i <= 7; i++) {
+        await store.appendStep('pg', { kind: 'note', output: i, step: i, at: i });
+        await store.appendStep('other', { kind: 'note', output: -i, step: i, at: i });
+      }
+      const seqs = async (q?: { afterSeq?: number; limit?: number }) =>
+        (await store.getSteps('pg', q)).map((s) => [s.seq, s.output]);
+      const all = [1, 2, 3, 4, 5, 6, 7].map((n) => [n, n]);
+      expect(await seqs()).toEqual(all);
+      expect(await seqs({})).toEqual(all);
+      expect(await seqs({ afterSeq: 0 })).toEqual(all);
+      expect(await seqs({ afterSeq: 3 })).toEqual(all.slice(3));
+      expect(await seqs({ limit: 2 })).toEqual([
+        [1, 1],
+        [2, 2],
+      ]);
+      expect(await seqs({ afterSeq: 2, limit: 3 })).toEqual([
+        [3, 3],
+        [4, 4],
+        [5, 5],
+      ]);
+      expect(await seqs({ afterSeq: 5, limit: 10 })).toEqual([
+        [6, 6],
+        [7, 7],
+      ]);
+      expect(await seqs({ afterSeq: 6 })).toEqual([[7, 7]]);
+      // Beyond the end, a zero limit and an unknown task: empty, not an error.
+      expect(await seqs({ afterSeq: 7 })).toEqual([]);
+      expect(await seqs({ afterSeq: 1000, limit: 5 })).toEqual([]);
+      expect(await seqs({ limit: 0 })).toEqual([]);
+      expect(await store.getSteps('nobody', { afterSeq: 0, limit: 5 })).toEqual([]);
+      // A page holds the same records as the whole log (every field), and only this task's.
+      const whole = await store.getSteps('pg');
+      expect(await store.getSteps('pg', { afterSeq: 4, limit: 2 })).toEqual(whole.slice(4, 6));
+      expect((await store.getSteps('other', { afterSeq: 5 })).map((s) => s.output)).toEqual([-6, -7]);
+    });
+
+    it('pages an empty step log and sees records appended after a page was read (guards against a follower missing new steps)', async () => {
+      await store.commit({ task: makeTask('fresh'), create: true });
+      expect(await store.getSteps('fresh')).toEqual([]);
+      expect(await store.getSteps('fresh', { afterSeq: 0, limit: 10 })).toEqual([]);
+      await store.appendStep('fresh', { kind: 'note', output: 'a', step: 1, at: 1 });
+      const first = await store.getSteps('fresh', { afterSeq: 0, limit: 10 });
+      expect(first.map((s) => s.seq)).toEqual([1]);
+      expect(await store.getSteps('fresh', { afterSeq: 1 })).toEqual([]);
+      await store.commit({
+        task: makeTask('fresh', { status: 'running' }),
+        expectedStatus: 'queued',
+        steps: [
+          { kind: 'decision', step: 2, at: 2 },
+          { kind: 'tool_result', step: 2, at: 3 },
+        ],
+      });
+      expect((await store.getSteps('fresh', { afterSeq: 1 })).map((s) => [s.seq, s.kind])).toEqual([
+        [2, 'decision'],
+        [3, 'tool_result'],
+      ]);
+    });
+
+    it('rejects a negative, fractional or non-numeric afterSeq/limit with invalid_input (guards against a nonsense page query reaching SQL)', async () => {
+      await store.commit({ task: makeTask('bad'), create: true });
+      await store.appendStep('bad', { kind: 'note', step: 1, at: 1 });
+      const bad: Array<Record<string, unknown>> = [
+        { afterSeq: -1 },
+        { afterSeq: 1.5 },
+        { afterSeq: Number.NaN },
+        { afterSeq: '1' },
+        { limit: -1 },
+        { limit: 2.5 },
+        { limit: Number.POSITIVE_INFINITY },
+        { limit: '3' },
+      ];
+      for (const q of bad) {
+        const err = await store
+          .getSteps('bad', q as { afterSeq?: number; limit?: number })
+          .catch((e: unknown) => e);
+        expect(isEngineError(err, 'invalid_input'), JSON.stringify(q)).toBe(true);
+        expect((err as Error).message).toMatch(Object.keys(q)[0] ?? '');
+      }
+      expect(await store.getSteps('bad')).toHaveLength(1);
+    });
+
     it('returns copies: mutating a returned task does not change the stored one (guards against aliasing)', async () => {
       await store.commit({ task: makeTask('m'), create: true });
       const t = await store.getTask('m');
