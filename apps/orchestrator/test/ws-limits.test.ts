@@ -142,6 +142,45 @@ describe('rate limit and backpressure', () => {
     expect(c.messages.filter((m) => m.type === 'error' && m.code === 'rate_limited')).toHaveLength(1);
   });
 
+  it('keeps the limit of a client id across reconnects: a client that used its burst and reconnects at once is still limited (guards against a fresh bucket per connection)', async () => {
+    h = await startHarness({ config: { server: { rateLimit: { messagesPerSecond: 0.5, burst: 5 } } } });
+    const c1 = await connect('pc-1');
+    for (let i = 0; i < 4; i++) c1.send({ type: 'ping', id: `a${i}` });
+    await c1.waitFor('pong', { id: 'a3' });
+    c1.terminate();
+    await c1.whenClosed();
+    const c2 = await connect('pc-1');
+    for (let i = 0; i < 4; i++) c2.send({ type: 'ping', id: `b${i}` });
+    expect(await c2.waitFor('error')).toMatchObject({ code: 'rate_limited' });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(c2.messages.filter((m) => m.type === 'pong')).toEqual([]);
+  });
+
+  it('refuses a flooder that reconnects at once with the same client_id (rate_limited, 4008; frames sent with its hello are not handled) while another client is unaffected', async () => {
+    h = await startHarness({ config: { server: { rateLimit: { messagesPerSecond: 0.5, burst: 5 } } } });
+    const other = await connect('pc-2');
+    const f = await connect('pc-1');
+    for (let i = 0; i < 60; i++) f.send({ type: 'ping' });
+    expect((await f.whenClosed()).code).toBe(CLOSE_CODES.rateLimited);
+
+    const back = new TestClient(h.url);
+    clients.push(back);
+    await back.opened;
+    back.send({ type: 'hello', client_id: 'pc-1', protocol_version: 1, commands: [] });
+    for (let i = 0; i < 3; i++) back.send({ type: 'ping', id: `again${i}` });
+    expect(await back.waitFor('error')).toMatchObject({
+      code: 'rate_limited',
+      message: expect.stringMatching(/cut off for flooding; reconnect in \d+ s/),
+    });
+    expect((await back.whenClosed()).code).toBe(CLOSE_CODES.rateLimited);
+    expect(back.messages.filter((m) => m.type === 'welcome' || m.type === 'pong')).toEqual([]);
+
+    for (let i = 0; i < 3; i++) other.send({ type: 'ping', id: `o${i}` });
+    await other.waitFor('pong', { id: 'o2' });
+    expect(other.messages.filter((m) => m.type === 'error')).toEqual([]);
+    expect(other.closed).toBeUndefined();
+  });
+
   it('cuts off a client that does not read its messages (bounded send buffer)', async () => {
     h = await startHarness({
       config: {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ChunkAssembler, encodeFrames, type ServerMessage } from '@ccagent/protocol';
 import WebSocket from 'ws';
+import type { RateLimitState } from './client-rate-limits.js';
 import { closeReason } from './close-codes.js';
 import { TokenBucket } from './token-bucket.js';
 
@@ -19,8 +20,9 @@ let nextSerial = 1;
 
 /**
  * One WebSocket connection: outbound framing (chunking above `max_message_bytes`), backpressure (a socket whose
- * unsent buffer exceeds the bound is closed as a slow consumer), the inbound chunk assembler and rate limit. Owns
- * nothing about tasks; the gateway decides what messages mean.
+ * unsent buffer exceeds the bound is closed as a slow consumer), the inbound chunk assembler and rate limit. Frames
+ * are charged to the connection's own bucket until its client is known, then to the client's (see
+ * {@link Connection.useClientLimit}). Owns nothing about tasks; the gateway decides what messages mean.
  */
 export class Connection {
   /** Process-unique serial, for logs. */
@@ -32,13 +34,16 @@ export class Connection {
   lastRxAt: number;
   /** Inbound `chunk` reassembly for this socket. */
   readonly assembler: ChunkAssembler;
-  /** Messages rejected by the rate limit since the last accepted one. */
-  rejectedInARow = 0;
   /** When the last `rate_limited` error was sent (ms), so a flood does not get one reply per frame. */
   lastRateErrorAt = 0;
   /** Set when the connection is to be closed once its admitted messages are handled; new frames are dropped. */
   draining = false;
-  private readonly bucket: TokenBucket;
+  /** The limit frames are charged to now: {@link ownLimit} before `hello`, then the client's. */
+  private limit: RateLimitState;
+  /** Per-connection limit for the frames before the client is known. */
+  private readonly ownLimit: RateLimitState;
+  /** Frames admitted under {@link ownLimit}, charged to the client's limit when it is known. */
+  private admittedOwn = 0;
   private terminateTimer: NodeJS.Timeout | undefined;
   /** True while outgoing frames are being gathered for one write (until the end of this tick). */
   private corked = false;
@@ -53,7 +58,11 @@ export class Connection {
     private readonly onSlowConsumer: (conn: Connection) => void,
   ) {
     this.lastRxAt = now;
-    this.bucket = new TokenBucket(limits.messagesPerSecond, limits.burst, now);
+    this.ownLimit = {
+      bucket: new TokenBucket(limits.messagesPerSecond, limits.burst, now),
+      rejectedInARow: 0,
+    };
+    this.limit = this.ownLimit;
     this.assembler = new ChunkAssembler({ maxTransfers: 4 });
   }
 
@@ -64,7 +73,33 @@ export class Connection {
 
   /** Charge one inbound frame to the rate limit; false when over it. */
   admit(now: number): boolean {
-    return this.bucket.take(now);
+    if (!this.limit.bucket.take(now)) {
+      this.limit.rejectedInARow++;
+      return false;
+    }
+    this.limit.rejectedInARow = 0;
+    if (this.limit === this.ownLimit) this.admittedOwn++;
+    return true;
+  }
+
+  /** Frames refused by the rate limit since the last admitted one (carried with the client's limit). */
+  get rejectedInARow(): number {
+    return this.limit.rejectedInARow;
+  }
+
+  /** The client's shared limit, once {@link useClientLimit} was called. */
+  get clientLimit(): RateLimitState | undefined {
+    return this.limit === this.ownLimit ? undefined : this.limit;
+  }
+
+  /**
+   * From now on charge frames to the client's limit (kept across its reconnects), and charge it for the frames this
+   * connection admitted before (`hello` and whatever came with it): a reconnect must not buy a fresh burst.
+   */
+  useClientLimit(state: RateLimitState, now: number): void {
+    if (this.limit !== this.ownLimit) return;
+    state.bucket.charge(this.admittedOwn, now);
+    this.limit = state;
   }
 
   /**

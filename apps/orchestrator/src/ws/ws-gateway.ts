@@ -32,6 +32,7 @@ import {
 } from '../wire.js';
 import type { ArgsValidator } from './args-validator.js';
 import { CLOSE_CODES } from './close-codes.js';
+import { ClientRateLimits } from './client-rate-limits.js';
 import type { ClientEntry, ClientRegistry } from './client-registry.js';
 import { Connection } from './connection.js';
 import type { WsToolExecutor } from './ws-tool-executor.js';
@@ -75,12 +76,18 @@ export class WsGateway {
   private readonly held = new Map<string, Array<{ task: Task; msg: ServerMessage }>>();
   /** Connections receiving a replay of missed events → task id → `updatedAt` of the newest live event sent. */
   private readonly replaying = new Map<Connection, Map<string, number>>();
+  /** Rate limits of identified clients, by client id (kept across reconnects). */
+  private readonly rateLimits: ClientRateLimits;
   private heartbeat: NodeJS.Timeout | undefined;
   private accepting = true;
   private readonly maxBytes: number;
+  /** A connection with more rate-limit refusals in a row than this is closed as a flooder (4008). */
+  private readonly maxRejected: number;
 
   constructor(private readonly o: WsGatewayOptions) {
     this.maxBytes = o.config.server.maxMessageBytes;
+    this.rateLimits = new ClientRateLimits(o.config.server.rateLimit);
+    this.maxRejected = 4 * o.config.server.rateLimit.burst;
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: Math.max(this.maxBytes * HARD_FRAME_CAP_FACTOR, 1024 * 1024),
@@ -188,6 +195,9 @@ export class WsGateway {
     const t = this.helloTimers.get(conn);
     if (t !== undefined) this.o.clock.clearTimeout(t);
     conn.disposed();
+    const limit = conn.clientLimit;
+    if (limit && conn.clientId !== undefined)
+      this.rateLimits.release(conn.clientId, limit, this.o.clock.now());
     const entry = this.o.registry.detach(conn);
     this.o.logger.info({ client_id: conn.clientId, conn: conn.serial, code, reason }, 'socket closed');
     if (entry) {
@@ -222,8 +232,7 @@ export class WsGateway {
     const now = this.o.clock.now();
     conn.lastRxAt = now;
     if (!conn.admit(now)) {
-      conn.rejectedInARow++;
-      if (conn.rejectedInARow > 4 * this.o.config.server.rateLimit.burst) {
+      if (conn.rejectedInARow > this.maxRejected) {
         this.o.logger.warn({ client_id: conn.clientId, conn: conn.serial }, 'closing flooding client');
         this.closeAfterQueue(conn, CLOSE_CODES.rateLimited, 'rate limit exceeded for too long');
       } else if (now - conn.lastRateErrorAt >= 1000) {
@@ -232,7 +241,6 @@ export class WsGateway {
       }
       return;
     }
-    conn.rejectedInARow = 0;
     const text = isBinary ? undefined : rawToString(data);
     const q = this.queues.get(conn);
     if (!q) return;
@@ -394,6 +402,18 @@ export class WsGateway {
       );
       return;
     }
+    if (first) {
+      const wait = this.rateLimits.cutOffFor(msg.client_id, this.maxRejected, this.o.clock.now());
+      if (wait > 0) {
+        // Closed for flooding and back before its bucket refilled: a new connection must not buy a fresh limit.
+        refuse(
+          'rate_limited',
+          `client "${msg.client_id}" was cut off for flooding; reconnect in ${Math.ceil(wait / 1000)} s`,
+          CLOSE_CODES.rateLimited,
+        );
+        return;
+      }
+    }
     if (!first && msg.client_id !== conn.clientId) {
       refuse(
         'forbidden',
@@ -442,6 +462,9 @@ export class WsGateway {
     if (conn.state === 'closing') return;
     conn.clientId = clientId;
     conn.state = 'ready';
+    // From here on its frames count against the client's limit, which a reconnect does not reset.
+    const at = this.o.clock.now();
+    conn.useClientLimit(this.rateLimits.acquire(clientId, at), at);
     const s = this.o.config.server;
     conn.send({
       type: 'welcome',
