@@ -7,8 +7,8 @@ import pRetry from 'p-retry';
 import { isModelError, ModelError, type ModelErrorCode } from './model-error.js';
 
 /**
- * Retry policy for retryable failures (`connection`, `server`, `rate_limited`, and `stream_interrupted` before any
- * delta reached the caller). Delays grow as `minDelayMs * factor^n`, capped at `maxDelayMs`, each multiplied by a
+ * Retry policy for retryable failures (`connection`, `server`, `rate_limited`, and `stream_interrupted` or
+ * `model_stalled` before any delta reached the caller). Delays grow as `minDelayMs * factor^n`, capped at `maxDelayMs`, each multiplied by a
  * random factor in [1, 2) when `jitter` is on so that many clients do not retry in lockstep.
  */
 export interface RetryOptions {
@@ -33,6 +33,31 @@ export interface ModelLogger {
 /** Default per-call deadline (covers all retries): 10 minutes, long enough for a slow local model. */
 export const DEFAULT_TIMEOUT_MS = 600_000;
 
+/**
+ * Default longest silence between two chunks of a streamed reply: 60 s. A model that produces tokens never pauses
+ * this long; a hung model server (GPU wedged, runner deadlocked, a proxy holding a dead upstream) does.
+ */
+export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
+
+/**
+ * Default longest wait for the first chunk of a streamed reply (response headers included): 5 min. Before its first
+ * token a server may load the model and evaluate a long prompt, which on a CPU takes minutes; Ollama's own bound on
+ * a stalled model load (`OLLAMA_LOAD_TIMEOUT`) is also 5 minutes.
+ */
+export const DEFAULT_FIRST_CHUNK_TIMEOUT_MS = 300_000;
+
+/**
+ * Stall detection of streamed replies: an attempt whose stream goes silent is aborted with a `model_stalled`
+ * `ModelError` (retried like a cut stream). Non-streaming requests are bounded by the call deadline only: their body
+ * arrives in one piece when the whole reply is generated.
+ */
+export interface StallOptions {
+  /** Longest silence between two chunks once the first arrived, in ms (default 60 000; `0` disables). */
+  stallTimeoutMs?: number;
+  /** Longest wait for the first chunk (headers, model load, prompt evaluation), in ms (default 300 000; `0` disables). */
+  firstChunkTimeoutMs?: number;
+}
+
 /** Who is being called, for error messages. */
 export interface CallTarget {
   provider: string;
@@ -47,12 +72,104 @@ export interface CallSettings {
   timeoutMs: number;
   retry: RetryOptions;
   logger?: ModelLogger | undefined;
+  /** Stall detection for this call (streamed replies only); absent = off. */
+  stall?: StallOptions | undefined;
 }
 
 /** What an attempt reports back to the retry loop. */
 export interface CallProgress {
   /** Set once a delta was handed to the caller: from then on a failure is final (no silent replay). */
   emitted: boolean;
+}
+
+/**
+ * Watches one attempt's stream for silence. Arm it before the request; call {@link StallWatch.chunk} for every
+ * chunk of the body; its `signal` aborts the attempt when a bound passes. Always {@link StallWatch.stop} it.
+ */
+export class StallWatch {
+  /** Aborts when the stream stalled (pass it to the request together with the call's signal). */
+  readonly signal: AbortSignal;
+  private readonly controller = new AbortController();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private chunks = 0;
+  private stopped = false;
+  private failure: ModelError | undefined;
+
+  constructor(
+    private readonly target: CallTarget,
+    private readonly stallMs: number,
+    private readonly firstChunkMs: number,
+  ) {
+    this.signal = this.controller.signal;
+    this.arm();
+  }
+
+  /** A watch with the given options and their defaults; `undefined` (watching nothing) when both bounds are off. */
+  static start(target: CallTarget, options: StallOptions | undefined): StallWatch | undefined {
+    if (options === undefined) return undefined;
+    const stallMs = bound(options.stallTimeoutMs, DEFAULT_STALL_TIMEOUT_MS);
+    const firstChunkMs = bound(options.firstChunkTimeoutMs, DEFAULT_FIRST_CHUNK_TIMEOUT_MS);
+    if (stallMs === 0 && firstChunkMs === 0) return undefined;
+    return new StallWatch(target, stallMs, firstChunkMs);
+  }
+
+  /** The `model_stalled` error once the stream stalled, else `undefined`. */
+  get error(): ModelError | undefined {
+    return this.failure;
+  }
+
+  /** A chunk of the reply arrived: the silence starts over. */
+  chunk(): void {
+    this.chunks += 1;
+    this.arm();
+  }
+
+  /** The attempt is over (finished or failed): no more timers. */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** A body stream that passes `body` through unchanged and counts its chunks. */
+  watchBody(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+    return body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform: (chunk, controller) => {
+          this.chunk();
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+  }
+
+  private arm(): void {
+    if (this.stopped || this.failure) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    const first = this.chunks === 0;
+    const ms = first ? this.firstChunkMs : this.stallMs;
+    if (ms <= 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      const t = this.target;
+      const what = first
+        ? `no reply within ${ms} ms (firstChunkTimeoutMs: model load and prompt evaluation included)`
+        : `the reply stream went silent for ${ms} ms after ${this.chunks} chunk${this.chunks === 1 ? '' : 's'} (stallTimeoutMs)`;
+      this.failure = new ModelError('model_stalled', `${describe(t)} stalled: ${what}`, {
+        provider: t.provider,
+        ...(t.model !== undefined ? { model: t.model } : {}),
+      });
+      this.controller.abort(this.failure);
+    }, ms);
+    // A pending stall timer must not keep a process alive on its own.
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+}
+
+function bound(value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  return Number.isFinite(value) && value > 0 ? value : 0;
 }
 
 /** Wraps an exception thrown by the caller's own `onDelta` callback so it is rethrown untouched, never retried. */
@@ -101,12 +218,14 @@ export function describe(target: CallTarget): string {
 /**
  * Runs `attempt` until it succeeds, a non-retryable error occurs, retries are used up, the deadline passes or the
  * caller aborts. Every failure leaves as a `ModelError` carrying the number of attempts made. `attempt` receives the
- * signal that ends the call (caller abort or deadline) and must pass it to its HTTP request.
+ * signal that ends the attempt (caller abort, deadline, or — with `settings.stall` — a stalled stream) and must pass
+ * it to its HTTP request; with stall detection it also gets the attempt's {@link StallWatch}, to feed every body
+ * chunk to. A stall fails the attempt with `model_stalled`, which is retried.
  */
 export async function runCall<T>(
   target: CallTarget,
   settings: CallSettings,
-  attempt: (signal: AbortSignal, progress: CallProgress) => Promise<T>,
+  attempt: (signal: AbortSignal, progress: CallProgress, watch: StallWatch | undefined) => Promise<T>,
 ): Promise<T> {
   const { signal: userSignal, timeoutMs } = settings;
   const signals: AbortSignal[] = [];
@@ -124,10 +243,19 @@ export async function runCall<T>(
     return await pRetry(
       async () => {
         attempts += 1;
+        const watch = StallWatch.start(target, settings.stall);
         try {
-          return await attempt(callSignal, progress);
+          return await attempt(
+            watch ? AbortSignal.any([callSignal, watch.signal]) : callSignal,
+            progress,
+            watch,
+          );
         } catch (error) {
           if (error instanceof CallbackFailure || callSignal.aborted) throw error;
+          if (watch?.error) {
+            lastError = watch.error;
+            throw lastError;
+          }
           if (isModelError(error)) {
             lastError = error;
             throw error;
@@ -142,6 +270,8 @@ export async function runCall<T>(
             },
           );
           throw lastError;
+        } finally {
+          watch?.stop();
         }
       },
       {

@@ -20,7 +20,14 @@ export type {
   ToolDefinition,
 } from './chat-model.js';
 export { OllamaChatModel, type OllamaChatModelOptions } from './ollama-chat-model.js';
-export { DEFAULT_TIMEOUT_MS, type ModelLogger, type RetryOptions } from './call.js';
+export {
+  DEFAULT_FIRST_CHUNK_TIMEOUT_MS,
+  DEFAULT_STALL_TIMEOUT_MS,
+  DEFAULT_TIMEOUT_MS,
+  type ModelLogger,
+  type RetryOptions,
+  type StallOptions,
+} from './call.js';
 export {
   ModelError,
   MODEL_ERROR_CODES,

@@ -13,6 +13,8 @@
  * - `unauthorized`: HTTP 401/403, e.g. a missing or wrong API key (not retried).
  * - `stream_interrupted`: the reply stream broke off before the provider signalled completion; no partial reply is
  *   returned as complete (retried only when no delta had reached the caller yet).
+ * - `model_stalled`: a streamed reply went silent — no first chunk within `firstChunkTimeoutMs`, or no next chunk
+ *   within `stallTimeoutMs` — so the attempt was cut (a hung model server); retried like `stream_interrupted`.
  * - `bad_response`: the provider answered with something that is not its documented wire format (not retried).
  * - `timeout`: the call's `timeoutMs` (which covers every retry) elapsed.
  * - `aborted`: the caller's `AbortSignal` fired.
@@ -25,6 +27,7 @@ export type ModelErrorCode =
   | 'bad_request'
   | 'unauthorized'
   | 'stream_interrupted'
+  | 'model_stalled'
   | 'bad_response'
   | 'timeout'
   | 'aborted';
@@ -38,6 +41,7 @@ export const MODEL_ERROR_CODES: readonly ModelErrorCode[] = [
   'bad_request',
   'unauthorized',
   'stream_interrupted',
+  'model_stalled',
   'bad_response',
   'timeout',
   'aborted',
@@ -48,6 +52,7 @@ const RETRYABLE: ReadonlySet<ModelErrorCode> = new Set([
   'server',
   'rate_limited',
   'stream_interrupted',
+  'model_stalled',
 ]);
 
 /** Whether an error of this code may succeed when the same request is sent again. */
@@ -87,7 +92,10 @@ export class ModelError extends Error {
     this.attempts = details.attempts ?? 1;
   }
 
-  /** Whether sending the same request again may succeed (`connection`, `server`, `rate_limited`, `stream_interrupted`). */
+  /**
+   * Whether sending the same request again may succeed (`connection`, `server`, `rate_limited`,
+   * `stream_interrupted`, `model_stalled`).
+   */
   get retryable(): boolean {
     return isRetryableCode(this.code);
   }

@@ -19,10 +19,12 @@ import {
   httpError,
   messageOf,
   runCall,
+  type StallWatch,
   type CallProgress,
   type CallTarget,
   type ModelLogger,
   type RetryOptions,
+  type StallOptions,
 } from './call.js';
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatUsage, ToolCall } from './chat-model.js';
 import {
@@ -45,6 +47,16 @@ export interface OllamaChatModelOptions {
   headers?: Record<string, string>;
   /** Default deadline of one call including retries, in ms (default 600 000; `0` = none). */
   timeoutMs?: number;
+  /**
+   * Streamed replies: longest silence between two chunks before the attempt is cut with `model_stalled` and
+   * retried, in ms (default 60 000; `0` disables).
+   */
+  stallTimeoutMs?: number;
+  /**
+   * Streamed replies: longest wait for the first chunk — Ollama sends its headers with it, after loading the model
+   * and evaluating the prompt — before the attempt is cut with `model_stalled`, in ms (default 300 000; `0` disables).
+   */
+  firstChunkTimeoutMs?: number;
   retry?: RetryOptions;
   logger?: ModelLogger;
   /** `fetch` implementation (default: the global one). */
@@ -74,6 +86,7 @@ export class OllamaChatModel implements ChatModel, ModelInventory {
   readonly host: string;
   private readonly headers: Record<string, string> | undefined;
   private readonly timeoutMs: number;
+  private readonly stall: StallOptions;
   private readonly retry: RetryOptions;
   private readonly logger: ModelLogger | undefined;
   private readonly fetchImpl: typeof fetch;
@@ -83,6 +96,12 @@ export class OllamaChatModel implements ChatModel, ModelInventory {
     this.host = resolveOllamaHost(options.host, options.env);
     this.headers = options.headers;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.stall = {
+      ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
+      ...(options.firstChunkTimeoutMs !== undefined
+        ? { firstChunkTimeoutMs: options.firstChunkTimeoutMs }
+        : {}),
+    };
     this.retry = options.retry ?? {};
     this.logger = options.logger;
     this.fetchImpl = options.fetch ?? fetch;
@@ -99,8 +118,9 @@ export class OllamaChatModel implements ChatModel, ModelInventory {
         timeoutMs: request.timeoutMs ?? this.timeoutMs,
         retry: this.retry,
         logger: this.logger,
+        stall: request.stream !== false ? this.stall : undefined,
       },
-      (signal, progress) => this.attempt(target, wire, request, signal, progress),
+      (signal, progress, watch) => this.attempt(target, wire, request, signal, progress, watch),
     );
   }
 
@@ -166,8 +186,11 @@ export class OllamaChatModel implements ChatModel, ModelInventory {
     }
   }
 
-  /** An `ollama` client whose every request carries `signal` and whose failures are `ModelError`s. */
-  private client(target: CallTarget, signal: AbortSignal, guardStream: boolean): Ollama {
+  /**
+   * An `ollama` client whose every request carries `signal` and whose failures are `ModelError`s; `watch` sees every
+   * chunk of a streamed body.
+   */
+  private client(target: CallTarget, signal: AbortSignal, guardStream: boolean, watch?: StallWatch): Ollama {
     const fetchImpl = this.fetchImpl;
     const guardedFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
       const signals = [signal];
@@ -189,7 +212,8 @@ export class OllamaChatModel implements ChatModel, ModelInventory {
         );
       }
       if (guardStream && response.body) {
-        return new Response(response.body.pipeThrough(ndjsonGuard(target)), {
+        const body = watch ? watch.watchBody(response.body) : response.body;
+        return new Response(body.pipeThrough(ndjsonGuard(target)), {
           status: response.status,
           statusText: response.statusText,
           headers: response.headers,
@@ -210,9 +234,10 @@ export class OllamaChatModel implements ChatModel, ModelInventory {
     request: ChatRequest,
     signal: AbortSignal,
     progress: CallProgress,
+    watch: StallWatch | undefined,
   ): Promise<ChatResponse> {
     const stream = request.stream !== false;
-    const client = this.client(target, signal, stream);
+    const client = this.client(target, signal, stream, watch);
     const acc = new ReplyAccumulator(target, request.model);
     if (!stream) {
       let reply: OllamaWireResponse;

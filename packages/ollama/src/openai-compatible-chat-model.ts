@@ -13,6 +13,7 @@ import {
   messageOf,
   runCall,
   CallbackFailure,
+  type StallWatch,
   type CallProgress,
   type CallTarget,
   type ModelLogger,
@@ -37,6 +38,16 @@ export interface OpenAICompatibleChatModelOptions {
   headers?: Record<string, string>;
   /** Default deadline of one call including retries, in ms (default 600 000; `0` = none). */
   timeoutMs?: number;
+  /**
+   * Streamed replies: longest silence between two chunks (SSE bytes, comments included) before the attempt is cut
+   * with `model_stalled` and retried, in ms (default 60 000; `0` disables).
+   */
+  stallTimeoutMs?: number;
+  /**
+   * Streamed replies: longest wait for the first body chunk (headers, model load and prompt evaluation included)
+   * before the attempt is cut with `model_stalled`, in ms (default 300 000; `0` disables).
+   */
+  firstChunkTimeoutMs?: number;
   retry?: RetryOptions;
   logger?: ModelLogger;
   /** `json_schema.name` sent with a JSON Schema `format` (default `'response'`). */
@@ -106,11 +117,21 @@ export class OpenAICompatibleChatModel implements ChatModel, ModelInventory {
         timeoutMs: request.timeoutMs ?? this.timeoutMs,
         retry: this.options.retry ?? {},
         logger: this.options.logger,
+        stall: stream
+          ? {
+              ...(this.options.stallTimeoutMs !== undefined
+                ? { stallTimeoutMs: this.options.stallTimeoutMs }
+                : {}),
+              ...(this.options.firstChunkTimeoutMs !== undefined
+                ? { firstChunkTimeoutMs: this.options.firstChunkTimeoutMs }
+                : {}),
+            }
+          : undefined,
       },
-      async (signal, progress) => {
+      async (signal, progress, watch) => {
         const response = await this.send(target, 'POST', '/chat/completions', signal, body, stream);
         return stream
-          ? await readStream(target, response, request, progress, signal)
+          ? await readStream(target, response, request, progress, signal, watch)
           : await readCompletion(target, response, request.model, signal);
       },
     );
@@ -400,6 +421,7 @@ async function readStream(
   request: ChatRequest,
   progress: CallProgress,
   signal: AbortSignal,
+  watch: StallWatch | undefined,
 ): Promise<ChatResponse> {
   if (!response.body) throw badResponse(target, 'streamed reply has no body');
   const events: EventSourceMessage[] = [];
@@ -485,7 +507,7 @@ async function readStream(
     }
   };
 
-  const reader = response.body.getReader();
+  const reader = (watch ? watch.watchBody(response.body) : response.body).getReader();
   const decoder = new TextDecoder('utf-8');
   try {
     while (!sawDone) {
