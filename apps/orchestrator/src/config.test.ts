@@ -86,6 +86,39 @@ describe('loadConfig', () => {
     expect(r.error.message).toContain('kindAliases.x: no task kind named "missing"');
   });
 
+  it('gives every model role stall bounds (60 s between chunks, 5 min to the first) and takes 0 to turn them off', () => {
+    const r = loadConfig({
+      file: file({ models: { executor: { stallTimeoutMs: 0, firstChunkTimeoutMs: 90_000 } } }),
+    });
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.value.models.planner).toMatchObject({ stallTimeoutMs: 60_000, firstChunkTimeoutMs: 300_000 });
+    expect(r.value.models.executor).toMatchObject({ stallTimeoutMs: 0, firstChunkTimeoutMs: 90_000 });
+  });
+
+  it('rejects a bad stall bound with its exact path and changes nothing (guards a typo silently leaving stalls unbounded)', () => {
+    const r = loadConfig({
+      file: file({
+        models: {
+          planner: { stallTimeoutMs: -1 },
+          executor: { firstChunkTimeoutMs: 'five minutes' },
+          native: { stallTimeoutMs: 1.5 },
+        },
+      }),
+    });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const issues = (r.error.details?.issues ?? []) as string[];
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^models\.planner\.stallTimeoutMs: .*>=0/),
+        expect.stringMatching(/^models\.executor\.firstChunkTimeoutMs: expected number, received string/),
+        expect.stringMatching(/^models\.native\.stallTimeoutMs: expected int/),
+      ]),
+    );
+    expect(issues).toHaveLength(3);
+  });
+
   it('names the file when it is missing or not JSON', () => {
     const missing = loadConfig({ file: '/no/such/config.json' });
     expect(!missing.ok && missing.error.message).toMatch(/cannot read config file \/no\/such\/config\.json/);

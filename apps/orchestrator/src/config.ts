@@ -38,6 +38,16 @@ const modelSchema = z.strictObject({
   keepAlive: z.union([z.string(), z.number()]).optional(),
   /** Bound of one chat call, retries included (ms). */
   timeoutMs: positiveInt.default(300_000),
+  /**
+   * Streamed replies: longest silence between two chunks before the attempt is cut (`model_stalled`) and retried
+   * within `timeoutMs` (ms; `0` = off).
+   */
+  stallTimeoutMs: z.number().int().min(0).default(60_000),
+  /**
+   * Streamed replies: longest wait for the first chunk — model load and prompt evaluation included — before the
+   * attempt is cut (`model_stalled`) and retried within `timeoutMs` (ms; `0` = off).
+   */
+  firstChunkTimeoutMs: z.number().int().min(0).default(300_000),
 });
 
 const budgetsSchema = z.strictObject({

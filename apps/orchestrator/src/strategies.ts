@@ -33,7 +33,7 @@ export interface ModelSetup {
 type Adapter = ChatModel & ModelInventory;
 
 /**
- * Create the model adapters (one per distinct provider + URL), the strategies per kind and the availability
+ * Create the model adapters (one per distinct provider + URL + call bounds), the strategies per kind and the availability
  * checker. Throws `OrchestratorError('config_invalid')` for an agent policy or environment override the agent
  * rejects, naming the config path.
  */
@@ -41,14 +41,27 @@ export function setupModels(
   config: OrchestratorConfig,
   opts: { ollamaUrl: string; env: NodeJS.ProcessEnv; logger: ModelLogger; clock: Clock },
 ): ModelSetup {
-  const adapters = new Map<string, { adapter: Adapter; provider: string; url: string; names: Set<string> }>();
+  /** One entry per model server (provider + URL + key): checked for installed models once. */
+  const servers = new Map<string, { adapter: Adapter; provider: string; url: string; names: Set<string> }>();
+  /** Chat adapters per server and call bounds (timeouts are adapter settings; roles may differ). */
+  const adapters = new Map<string, { adapter: Adapter; url: string }>();
   const adapterFor = (
     m: ModelConfig,
-  ): { adapter: Adapter; provider: string; url: string; names: Set<string> } => {
+  ): {
+    adapter: Adapter;
+    server: { adapter: Adapter; provider: string; url: string; names: Set<string> };
+  } => {
     const url = (m.baseUrl ?? opts.ollamaUrl).replace(/\/+$/, '');
-    const key = `${m.provider} ${url} ${m.apiKeyEnv ?? ''}`;
-    let entry = adapters.get(key);
-    if (!entry) {
+    const serverKey = `${m.provider} ${url} ${m.apiKeyEnv ?? ''}`;
+    const key = `${serverKey} ${m.timeoutMs} ${m.stallTimeoutMs} ${m.firstChunkTimeoutMs}`;
+    let made = adapters.get(key);
+    if (!made) {
+      const bounds = {
+        timeoutMs: m.timeoutMs,
+        stallTimeoutMs: m.stallTimeoutMs,
+        firstChunkTimeoutMs: m.firstChunkTimeoutMs,
+        logger: opts.logger,
+      };
       if (m.provider === 'openai-compatible') {
         let apiKey: string | undefined;
         if (m.apiKeyEnv !== undefined) {
@@ -62,24 +75,29 @@ export function setupModels(
         }
         const adapter = new OpenAICompatibleChatModel({
           baseUrl: url,
-          timeoutMs: m.timeoutMs,
-          logger: opts.logger,
+          ...bounds,
           ...(apiKey !== undefined ? { apiKey } : {}),
         });
-        entry = { adapter, provider: m.provider, url: adapter.baseUrl, names: new Set() };
+        made = { adapter, url: adapter.baseUrl };
       } else {
-        const adapter = new OllamaChatModel({ host: url, timeoutMs: m.timeoutMs, logger: opts.logger });
-        entry = { adapter, provider: m.provider, url: adapter.host, names: new Set() };
+        const adapter = new OllamaChatModel({ host: url, ...bounds });
+        made = { adapter, url: adapter.host };
       }
-      adapters.set(key, entry);
+      adapters.set(key, made);
     }
-    return entry;
+    const adapter = made.adapter;
+    let server = servers.get(serverKey);
+    if (!server) {
+      server = { adapter, provider: m.provider, url: made.url, names: new Set() };
+      servers.set(serverKey, server);
+    }
+    return { adapter, server };
   };
   const roleOf = (role: ModelRoleName): ModelRole => {
     const m = config.models[role];
-    const entry = adapterFor(m);
-    entry.names.add(m.name);
-    const r: ModelRole = { model: entry.adapter, name: m.name, options: m.options };
+    const { adapter, server } = adapterFor(m);
+    server.names.add(m.name);
+    const r: ModelRole = { model: adapter, name: m.name, options: m.options };
     if (m.keepAlive !== undefined) r.keepAlive = m.keepAlive;
     if (m.think !== undefined) r.think = m.think;
     return r;
@@ -99,7 +117,7 @@ export function setupModels(
     const roles = rolesFor(spec);
     for (const role of roles) {
       const m = config.models[role];
-      used.set(role, { role, name: m.name, provider: m.provider, url: adapterFor(m).url });
+      used.set(role, { role, name: m.name, provider: m.provider, url: adapterFor(m).server.url });
     }
     let strategy: TaskStrategy;
     if (spec.strategy === 'native') {
@@ -136,13 +154,13 @@ export function setupModels(
     );
   }
 
-  const servers: ModelServer[] = [...adapters.values()].map((a) => ({
+  const inventories: ModelServer[] = [...servers.values()].map((a) => ({
     provider: a.provider,
     url: a.url,
     inventory: a.adapter,
     names: [...a.names],
   }));
-  const availability = new ModelAvailability(servers, opts.clock);
+  const availability = new ModelAvailability(inventories, opts.clock);
   const gated = new Map<string, TaskStrategy>();
   for (const [kind, s] of strategies)
     gated.set(kind, gateOnModels(s, needsByKind.get(kind) ?? [], availability));
