@@ -166,10 +166,11 @@ export function renderRecord(out: Output, s: StepView, opts: ShowOptions): strin
   if (s.directive !== undefined) {
     const d = s.directive;
     if (s.kind === 'decision' && isRec(d) && typeof d.type === 'string') {
-      const { type, command, memory, ...rest } = d;
-      void memory;
+      const { type, command, memory, memoryBytes, memorySha256, memoryChanged, ...rest } = d;
       const title = `decision: ${type}${typeof command === 'string' ? ` ${command}` : ''}`;
       section(title, Object.keys(rest).length ? asText(rest) : undefined, 'green');
+      const mem = memoryLine(memory, memoryBytes, memorySha256, memoryChanged);
+      if (mem) parts.push(`      ${paint(out, 'dim', mem)}`);
     } else section('directive', asText(d));
   }
   if (s.validationErrors?.length) {
@@ -204,6 +205,24 @@ export function renderRecord(out: Output, s: StepView, opts: ShowOptions): strin
   }
   if (s.error !== undefined) section('error', errorText(s.error), 'red');
   return parts.join('\n') + '\n';
+}
+
+/**
+ * What a decision did to the task memory, in one line: the engine records the new memory's size, SHA-256 and whether
+ * it changed (the memory itself is in the task row); records written before that carry the whole memory instead.
+ * Undefined when the decision kept the memory as it was.
+ */
+function memoryLine(memory: unknown, bytes: unknown, sha256: unknown, changed: unknown): string | undefined {
+  if (typeof bytes === 'number') {
+    const what = changed === false ? 'unchanged' : changed === true ? 'changed' : 'set';
+    const hash = typeof sha256 === 'string' ? ` · sha256 ${sha256.slice(0, 12)}` : '';
+    return `memory ${what}: ${bytes.toLocaleString('en-US')} bytes${hash}`;
+  }
+  if (memory !== undefined) {
+    const size = Buffer.byteLength(JSON.stringify(memory), 'utf8');
+    return `memory set: ${size.toLocaleString('en-US')} bytes (an older record: the full memory is in it, --json shows it)`;
+  }
+  return undefined;
 }
 
 function renderInput(

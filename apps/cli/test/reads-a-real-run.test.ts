@@ -56,6 +56,18 @@ describe('human output (snapshots)', () => {
       'tool result: ok, but the program failed\n      ok: false\n      output: ""\n      error:\n        countdown.lua:1: attempt to index global \'arg\' (a nil value)',
     );
     expect(r.stdout).toContain('tool result: failed\n      not_found: countdown.lua: no such file');
+    // Decision records fingerprint the memory instead of copying it: the last one matches the task row's memory.
+    const decisions = stored.filter((s) => s.kind === 'decision');
+    for (const s of decisions) expect(s.directive).not.toHaveProperty('memory');
+    const last = decisions.filter((s) => (s.directive as { memorySha256?: string }).memorySha256).at(-1);
+    const store = openSqliteStore({ path: db, readonly: true });
+    const memoryText = JSON.stringify((await store.getTask(ID))?.memory);
+    await store.close();
+    expect(last?.directive).toMatchObject({
+      memoryBytes: Buffer.byteLength(memoryText, 'utf8'),
+      memorySha256: createHash('sha256').update(memoryText).digest('hex'),
+    });
+    expect(r.stdout).toMatch(/^ {6}memory changed: [\d,]+ bytes · sha256 [0-9a-f]{12}$/m);
   });
 
   it('tasks show of a task waiting for a person shows the open question and how to answer it', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from './clock.js';
 import { Engine, type EngineOptions } from './engine.js';
@@ -207,6 +208,38 @@ describe('Engine lifecycle', () => {
     expect(await h.engine.getSteps('l', { afterSeq: 1, limit: 1 })).toEqual(steps.slice(1, 2));
     const bad = await h.engine.getSteps('l', { afterSeq: -2 }).catch((e: unknown) => e);
     expect(isEngineError(bad, 'invalid_input')).toBe(true);
+  });
+
+  it('decision records carry the decision without its memory, with size, SHA-256 and a changed flag (guards against the step log growing as steps × memory)', async () => {
+    const big = { notes: Array.from({ length: 200 }, (_, i) => `note ${i} é`) };
+    const h = setup(
+      scripted([
+        { type: 'continue', memory: big, progress: 0.5 },
+        { type: 'continue', memory: structuredClone(big) }, // a new object with equal content
+        { type: 'continue', note: 'no memory this time' },
+        complete(),
+      ]),
+    );
+    await h.engine.start();
+    await h.engine.createTask({ id: 'mem', kind: 'demo', prompt: '', memory: { start: true } });
+    await h.until('completed', async () => (await h.statusOf('mem')) === 'completed');
+    const records = (await h.engine.getSteps('mem')).filter((s) => s.kind === 'decision');
+    const text = JSON.stringify(big);
+    const fingerprint = {
+      memoryBytes: Buffer.byteLength(text, 'utf8'),
+      memorySha256: createHash('sha256').update(text).digest('hex'),
+    };
+    expect(fingerprint.memoryBytes).toBeGreaterThan(text.length); // counted in UTF-8 bytes, not UTF-16 units
+    expect(records.map((r) => r.directive)).toEqual([
+      { type: 'continue', progress: 0.5, ...fingerprint, memoryChanged: true },
+      { type: 'continue', ...fingerprint, memoryChanged: false },
+      { type: 'continue', note: 'no memory this time' },
+      { type: 'complete', result: 'ok' },
+    ]);
+    for (const r of records) expect(JSON.stringify(r)).not.toContain('note 1');
+    // The memory itself is in the task row.
+    expect((await h.store.getTask('mem'))?.memory).toEqual(big);
+    await h.engine.stop();
   });
 
   it('after stop, public mutators reject with stopped (guards against writes after shutdown)', async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { systemClock } from './clock.js';
 import { EngineError, isEngineError } from './engine-error.js';
 import type { EngineEventName, EngineEvents, EngineListener } from './events.js';
+import { decisionRecord } from './memory-json.js';
 import { ModelLimiter } from './model-limiter.js';
 import type {
   Clock,
@@ -596,7 +597,12 @@ export class Engine {
         };
         if (decision.progress !== undefined) base.progress = decision.progress;
         if (decision.message !== undefined) base.progressMessage = decision.message;
-        const decisionStep = { kind: 'decision', directive: decision as unknown as JsonValue, step, at: now };
+        const decisionStep = {
+          kind: 'decision',
+          directive: decisionRecord(decision, current.memory) as unknown as JsonValue,
+          step,
+          at: now,
+        };
         const change: TaskCommit = { task: base, expectedStatus: 'running', steps: [decisionStep] };
 
         switch (decision.type) {

@@ -14,6 +14,7 @@ export type {
   CommandOutcome,
   Decision,
   DecisionBase,
+  DecisionRecord,
   HistoryEntry,
   HistoryEntryBody,
   JsonValue,
@@ -51,6 +52,7 @@ export { TASK_TRANSITIONS, assertTransition, canTransition, isTerminalStatus } f
 export { ManualClock, systemClock } from './clock.js';
 export { InMemoryTaskStore } from './in-memory-task-store.js';
 export { normalizeStepQuery, type NormalizedStepQuery } from './step-query.js';
+export { decisionRecord, memoryJson } from './memory-json.js';
 export {
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_TASK_CACHE_SIZE,

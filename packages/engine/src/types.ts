@@ -117,6 +117,23 @@ export type Decision =
       wakeAfterMs?: number;
     });
 
+/**
+ * What a `decision` step record stores as its `directive`: the {@link Decision} without `memory` (the task row holds
+ * the current memory), plus a fingerprint of the memory when the decision set one.
+ */
+export type DecisionRecord = Decision extends infer D
+  ? D extends Decision
+    ? Omit<D, 'memory'> & {
+        /** Size of the new memory's JSON text in UTF-8 bytes. */
+        memoryBytes?: number;
+        /** SHA-256 (hex) of the new memory's JSON text: equal hashes, equal memories. */
+        memorySha256?: string;
+        /** False when the decision set a memory equal to the one the step started from. */
+        memoryChanged?: boolean;
+      }
+    : never
+  : never;
+
 /** Error reported by a command execution (mirrors the client's `command_result` error). */
 export interface CommandError {
   code?: string;
@@ -192,7 +209,10 @@ export interface StepRecord {
   input?: JsonValue;
   /** Raw model output. */
   output?: JsonValue;
-  /** Parsed directive / decision. */
+  /**
+   * Parsed directive (strategy records) or, in the engine's `decision` records, a {@link DecisionRecord}: the
+   * decision without its memory, with `memoryBytes` / `memorySha256` / `memoryChanged` when it set one.
+   */
   directive?: JsonValue;
   validationErrors?: string[];
   toolCall?: JsonValue;

@@ -4,6 +4,7 @@ import {
   EngineError,
   canTransition,
   isEngineError,
+  memoryJson,
   normalizeStepQuery,
   type CommandCallFilter,
   type CommandCallRecord,
@@ -712,21 +713,13 @@ export class SqliteStore implements TaskStore {
 }
 
 /**
- * JSON text of a task's memory, reused for the same object: a command round trip commits the task twice (the result,
+ * JSON text of a task's memory, reused for the same object (the engine's `memoryJson`, so the text the engine made
+ * for a decision record's fingerprint is the one written): a command round trip commits the task twice (the result,
  * then the next decision) and the first commit carries the memory object of the previous one unchanged — encoding
  * kilobytes of strategy memory again was a visible share of the server's time. Committed values are immutable by
  * the port's contract (the engine copies before it changes anything; strategies get them read-only).
  */
-const memoryText = new WeakMap<object, string>();
-function encodeMemory(memory: Task['memory']): string {
-  if (typeof memory !== 'object' || memory === null) return JSON.stringify(memory ?? null);
-  let text = memoryText.get(memory);
-  if (text === undefined) {
-    text = JSON.stringify(memory);
-    memoryText.set(memory, text);
-  }
-  return text;
-}
+const encodeMemory = (memory: Task['memory']): string => memoryJson(memory);
 
 /** `{ column: sql.placeholder(column) }` for every column of `table` (for prepared inserts and updates). */
 function placeholders<T extends SQLiteTable>(table: T): T['$inferInsert'] {

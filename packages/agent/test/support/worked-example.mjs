@@ -122,5 +122,5 @@ if (plannerAfterSkip) {
   console.log(`\nThe memory the planner saw next (seq ${plannerAfterSkip.seq}):\n\n~~~text\n${memory}\n~~~`);
 }
 const decision = structuredClone(final.directive);
-delete decision.memory;
+delete decision.memory; // logs written before decision records fingerprinted the memory carried all of it
 console.log(`\nThe final decision (seq ${final.seq}):\n\n${json({ kind: final.kind, directive: decision })}`);
