@@ -15,6 +15,7 @@ import type {
   TaskListQuery,
   TaskPageView,
   TaskSource,
+  TaskUpdates,
   TaskView,
   ToolView,
 } from './source.js';
@@ -104,6 +105,26 @@ export class DbTaskSource implements TaskSource {
       if (!task) throw new CliError('not_found', `no task ${id}`);
       const [steps, questions] = await Promise.all([this.store.getSteps(id), this.store.listQuestions(id)]);
       return { task: taskView(task), steps: steps.map(stepView), questions: questions.map(questionView) };
+    } catch (err) {
+      throw readError(err);
+    }
+  }
+
+  async getTaskUpdates(id: string, afterSeq: number, limit: number): Promise<TaskUpdates> {
+    try {
+      // The task first: when it is finished, the steps read after it include every record it wrote.
+      const task = await this.store.getTask(id);
+      if (!task) throw new CliError('not_found', `no task ${id}`);
+      // One record more than the page tells whether more follow.
+      const steps = await this.store.getSteps(id, { afterSeq, limit: limit + 1 });
+      const questions = await this.store.listQuestions(id);
+      const hasMore = steps.length > limit;
+      return {
+        task: taskView(task),
+        steps: (hasMore ? steps.slice(0, limit) : steps).map(stepView),
+        questions: questions.map(questionView),
+        hasMore,
+      };
     } catch (err) {
       throw readError(err);
     }

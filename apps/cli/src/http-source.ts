@@ -8,6 +8,7 @@ import type {
   TaskListQuery,
   TaskPageView,
   TaskSource,
+  TaskUpdates,
   TaskView,
   ToolView,
 } from './source.js';
@@ -134,6 +135,11 @@ export class HttpTaskSource implements TaskSource, TaskActions {
 
   async getTask(id: string): Promise<TaskDetail> {
     return this.request(wireBodies.taskDetail, 'GET', `/api/tasks/${encodeURIComponent(id)}`);
+  }
+
+  async getTaskUpdates(id: string, afterSeq: number, limit: number): Promise<TaskUpdates> {
+    const params = new URLSearchParams({ after_seq: String(afterSeq), limit: String(limit) });
+    return this.request(wireBodies.taskSteps, 'GET', `/api/tasks/${encodeURIComponent(id)}/steps?${params}`);
   }
 
   async listClients(): Promise<ClientView[]> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CliError } from './errors.js';
 import { wantsColor, type Output } from './output.js';
-import { runCli } from './program.js';
+import { FOLLOW_PAGE, runCli } from './program.js';
 import type { StepView, TaskDetail, TaskSource, TaskView } from './source.js';
 
 // Fast checks of the program's own rules against a scripted source (a fake of the CLI's own TaskSource port).
@@ -58,6 +58,11 @@ function fakeSource(): TaskSource {
       if (id !== task.id) throw new CliError('not_found', `no task ${id}`);
       return structuredClone(detail);
     },
+    getTaskUpdates: async (id, afterSeq, limit) => {
+      if (id !== task.id) throw new CliError('not_found', `no task ${id}`);
+      const after = detail.steps.filter((r) => r.seq > afterSeq);
+      return { ...structuredClone(detail), steps: after.slice(0, limit), hasMore: after.length > limit };
+    },
     listClients: async () => [],
     listTools: async () => [],
     close: async () => {},
@@ -96,6 +101,63 @@ describe('ccagent program rules', () => {
     expect(one.out).not.toContain('#1 ');
     const none = await run(['--db', 'x.db', 'tasks', 'show', 't-1', '--step', '9']);
     expect(none).toEqual({ code: 3, out: '', err: 'ccagent: task t-1 has no step 9 (steps 1..2)\n' });
+  });
+
+  it('tasks follow reads only the records after the last one it printed, pages through a backlog before the status it led to, and prints each record once (guards against O(n) polls of a long task)', async () => {
+    const mk = (seq: number): StepView => ({ seq, step: seq, kind: 'note', at: task.createdAt + seq });
+    const running: TaskView = { ...task, status: 'running' };
+    let stored = Array.from({ length: 450 }, (_, i) => mk(i + 1));
+    let current = running;
+    const calls: string[] = [];
+    const source: TaskSource = {
+      ...fakeSource(),
+      getTask: async () => {
+        calls.push('getTask');
+        return { task: current, steps: [...stored], questions: [] };
+      },
+      getTaskUpdates: async (_id, afterSeq, limit) => {
+        calls.push(`after ${afterSeq} limit ${limit}`);
+        const after = stored.filter((r) => r.seq > afterSeq);
+        const answer = {
+          task: current,
+          steps: after.slice(0, limit),
+          questions: [],
+          hasMore: after.length > limit,
+        };
+        // While the follower waits, the task writes a backlog of 450 more records and completes.
+        if (stored.length === 450) {
+          stored = [...stored, ...Array.from({ length: 450 }, (_, i) => mk(451 + i))];
+          current = { ...task, status: 'completed' };
+        }
+        return answer;
+      },
+    };
+    let out = '';
+    const code = await runCli(['--db', 'x.db', '--json', 'tasks', 'follow', 't-1', '--interval', '1'], {
+      out: { color: false, width: 100, wrap: false, write: (t) => (out += t) },
+      err: () => {},
+      openDb: async () => source,
+      env: {},
+    });
+    expect(code).toBe(0);
+    expect(FOLLOW_PAGE).toBe(200);
+    expect(calls).toEqual([
+      'getTask',
+      'after 450 limit 200', // nothing new yet (the backlog is written after this answer)
+      'after 450 limit 200',
+      'after 650 limit 200',
+      'after 850 limit 200',
+    ]);
+    const events = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event: string; step?: { seq: number }; status?: string });
+    expect(events.filter((e) => e.event === 'step').map((e) => e.step?.seq)).toEqual(
+      Array.from({ length: 900 }, (_, i) => i + 1),
+    );
+    // The status change comes after the last record it led to.
+    expect(events.slice(-3).map((e) => e.event)).toEqual(['step', 'status', 'end']);
+    expect(events.at(-2)).toMatchObject({ status: 'completed' });
   });
 
   it('usage errors exit 2 with a one-line message and no stack', async () => {

@@ -18,10 +18,13 @@ import {
   renderTaskShow,
   renderTools,
 } from './render.js';
-import type { TaskActions, TaskDetail, TaskSource } from './source.js';
+import type { TaskActions, TaskSource, TaskUpdates } from './source.js';
 
 /** Version of the `ccagent` command. */
 export const CLI_VERSION = '0.1.0';
+
+/** Step-log records `tasks follow` reads per request (the HTTP API allows up to 500). */
+export const FOLLOW_PAGE = 200;
 
 /** Orchestrator URL used by actions (and reads with `--url` omitted but required) when none is given. */
 export const DEFAULT_URL = 'http://127.0.0.1:7420';
@@ -249,7 +252,26 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
   async function follow(s: TaskSource, id: string, pollMs: number, full: boolean): Promise<number> {
     const json = globals().json === true;
     const out = output();
-    let d: TaskDetail = await s.getTask(id);
+    let unreachable = false;
+    /**
+     * The task and the records after `afterSeq`. A source that cannot be reached (a restarting orchestrator) is not
+     * the end of the task: it says so once and answers `previous` with no new records.
+     */
+    const poll = async (afterSeq: number, previous: TaskUpdates): Promise<TaskUpdates> => {
+      try {
+        const next = await s.getTaskUpdates(id, afterSeq, FOLLOW_PAGE);
+        if (unreachable) err(`ccagent: ${s.label} is reachable again`);
+        unreachable = false;
+        return next;
+      } catch (e) {
+        if (!(e instanceof CliError && e.code === 'unavailable')) throw e;
+        if (!unreachable) err(`ccagent: ${e.message}; still following, retrying every ${pollMs} ms`);
+        unreachable = true;
+        return { ...previous, steps: [], hasMore: false };
+      }
+    };
+    // The whole log once; then each poll reads only the records after the last one printed.
+    let d: TaskUpdates = { ...(await s.getTask(id)), hasMore: false };
     let lastSeq = 0;
     let lastStep: number | undefined;
     let status = d.task.status;
@@ -257,7 +279,6 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     let lastQuestion = !json && status === 'waiting_for_user' ? openQuestion(d)?.questionId : undefined;
     if (json) printEvent({ event: 'task', task: d.task });
     else print(renderTaskHeader(out, d) + '\n');
-    let unreachable = false;
     for (;;) {
       for (const r of d.steps) {
         if (r.seq <= lastSeq) continue;
@@ -269,6 +290,11 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
         }
         lastSeq = r.seq;
         lastStep = r.step;
+      }
+      if (d.hasMore) {
+        // A backlog larger than a page: print all of it before the status it led to.
+        d = await poll(lastSeq, d);
+        continue;
       }
       if (d.task.status !== status) {
         if (json)
@@ -284,16 +310,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
       }
       if (isTerminal(status)) break;
       await new Promise((r) => setTimeout(r, pollMs));
-      try {
-        d = await s.getTask(id);
-        if (unreachable) err(`ccagent: ${s.label} is reachable again`);
-        unreachable = false;
-      } catch (e) {
-        // A restarting orchestrator is not the end of the task: keep polling until it answers again.
-        if (!(e instanceof CliError && e.code === 'unavailable')) throw e;
-        if (!unreachable) err(`ccagent: ${e.message}; still following, retrying every ${pollMs} ms`);
-        unreachable = true;
-      }
+      d = await poll(lastSeq, d);
     }
     if (json) printEvent({ event: 'end', taskId: id, status, task: d.task });
     return status === 'completed' ? 0 : 1;

@@ -82,6 +82,15 @@ export interface TaskDetail {
   questions: QuestionView[];
 }
 
+/**
+ * What a follower reads each poll: the task, its questions, and only the step-log records after the last `seq` it
+ * has (at most a page of them). The task is read first, so a finished task comes with every record it wrote.
+ */
+export interface TaskUpdates extends TaskDetail {
+  /** More records follow this page: read again at once, from the last `seq` of `steps`. */
+  hasMore: boolean;
+}
+
 /** A CC client the orchestrator has seen. `connected` is the server's last recorded state in `--db` mode. */
 export interface ClientView {
   clientId: string;
@@ -134,6 +143,8 @@ export interface TaskSource {
   readonly label: string;
   listTasks(query: TaskListQuery): Promise<TaskPageView>;
   getTask(id: string): Promise<TaskDetail>;
+  /** The task, its questions, and at most `limit` step-log records with `seq > afterSeq`, in `seq` order. */
+  getTaskUpdates(id: string, afterSeq: number, limit: number): Promise<TaskUpdates>;
   listClients(): Promise<ClientView[]>;
   listTools(): Promise<ToolView[]>;
   close(): Promise<void>;

@@ -10,6 +10,7 @@ import type {
   StepView,
   TaskDetail,
   TaskPageView,
+  TaskUpdates,
   TaskView,
   ToolView,
 } from './source.js';
@@ -190,6 +191,20 @@ export const wireBodies = {
   taskDetail: z
     .object({ task: wireTask, steps: z.array(wireStep), questions: z.array(wireQuestion).default([]) })
     .transform((b): TaskDetail => ({ task: b.task, steps: b.steps, questions: b.questions })),
+  /** `GET /api/tasks/:id/steps` */
+  taskSteps: z
+    .object({
+      task: wireTask,
+      steps: z.array(wireStep),
+      questions: z.array(wireQuestion).default([]),
+      has_more: z.boolean(),
+    })
+    .transform((b): TaskUpdates => ({
+      task: b.task,
+      steps: b.steps,
+      questions: b.questions,
+      hasMore: b.has_more,
+    })),
   /** `POST /api/tasks` */
   created: z.object({ task: wireTask, created: z.boolean().default(true) }),
   /** `POST /api/tasks/:id/cancel`, `POST /api/tasks/:id/answer` */

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Decision } from '@ccagent/engine';
+import type { Decision, TaskStrategy } from '@ccagent/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   everyKind,
@@ -53,6 +53,7 @@ describe('HTTP API', () => {
     for (const [method, p] of [
       ['GET', '/api/tasks'],
       ['GET', '/api/tasks/x'],
+      ['GET', '/api/tasks/x/steps'],
       ['POST', '/api/tasks'],
       ['POST', '/api/tasks/x/cancel'],
       ['POST', '/api/tasks/x/answer'],
@@ -156,6 +157,63 @@ describe('HTTP API', () => {
     expect(cancel2.status).toBe(200);
     expect((await h.http('/api/tasks/nope/cancel', { method: 'POST' })).status).toBe(404);
     expect((await h.http('/api/tasks/nope')).status).toBe(404);
+  });
+
+  it('GET /api/tasks/:id/steps pages the step log after a seq, with the task and its questions (guards against a follower re-reading the whole log of a long task every poll)', async () => {
+    const chatty: TaskStrategy = {
+      async decide(_task, _history, ctx) {
+        for (let i = 1; i <= 250; i++) await ctx.logStep({ kind: 'note', output: { i } });
+        return { type: 'ask_user', question: 'more?' };
+      },
+    };
+    h = await startHarness({ strategies: everyKind(chatty) });
+    const created = await json(
+      await h.http('/api/tasks', { method: 'POST', json: { task_kind: 'code_job', prompt: 'p' } }),
+    );
+    const id = (created.task as Json).id as string;
+    await eventually(async () => {
+      const b = await json(await h!.http(`/api/tasks/${id}`));
+      return (b.task as Json).status === 'waiting_for_user';
+    });
+    const all = (await json(await h.http(`/api/tasks/${id}`))).steps as Json[];
+    expect(all.length).toBe(251); // 250 notes + the decision
+
+    // Default page: the first 100, and where to go on from.
+    const first = await json(await h.http(`/api/tasks/${id}/steps`));
+    expect(first).toMatchObject({ after_seq: 0, limit: 100, has_more: true, next_after_seq: 100 });
+    expect((first.task as Json).status).toBe('waiting_for_user');
+    expect(first.questions).toEqual([expect.objectContaining({ question: 'more?' })]);
+    expect(first.steps).toEqual(all.slice(0, 100));
+
+    // Walking the pages yields every record exactly once, in order.
+    const walked: Json[] = [];
+    let after = 0;
+    for (;;) {
+      const page = await json(await h.http(`/api/tasks/${id}/steps?after_seq=${after}&limit=70`));
+      walked.push(...(page.steps as Json[]));
+      after = page.next_after_seq as number;
+      if (!page.has_more) break;
+    }
+    expect(walked).toEqual(all);
+    const tail = await json(await h.http(`/api/tasks/${id}/steps?after_seq=251&limit=500`));
+    expect(tail).toMatchObject({ steps: [], has_more: false, next_after_seq: 251, limit: 500 });
+
+    // Bad values: 400 with a structured error naming the parameter.
+    for (const [query, path] of [
+      ['after_seq=-1', '$.after_seq'],
+      ['after_seq=1.5', '$.after_seq'],
+      ['after_seq=', '$.after_seq'],
+      ['after_seq=abc', '$.after_seq'],
+      ['limit=0', '$.limit'],
+      ['limit=501', '$.limit'],
+      ['limit=1e2', '$.limit'],
+      ['after=3', '$'],
+    ] as const) {
+      const res = await h.http(`/api/tasks/${id}/steps?${query}`);
+      expect(res.status, query).toBe(400);
+      expect((await json(res)).error, query).toMatchObject({ code: 'invalid_query', path });
+    }
+    expect((await h.http('/api/tasks/nope/steps')).status).toBe(404);
   });
 
   it('answers a waiting task over HTTP; 409 when it is not waiting', async () => {

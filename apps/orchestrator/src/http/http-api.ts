@@ -94,6 +94,22 @@ const createBody = z.strictObject({
   request_id: z.string().min(1).max(200).optional(),
 });
 
+/** Default `limit` of `GET /api/tasks/:id/steps`. */
+export const STEP_PAGE_DEFAULT = 100;
+/** Largest `limit` of `GET /api/tasks/:id/steps` (step records carry whole model inputs: pages stay bounded). */
+export const STEP_PAGE_MAX = 500;
+
+/** A query parameter that must be a whole number (no sign, exponent, blank or fraction). */
+const wholeNumber = z
+  .string()
+  .regex(/^\d{1,15}$/, 'expected a whole number ≥ 0')
+  .transform(Number);
+
+const stepsQuery = z.strictObject({
+  after_seq: wholeNumber.optional(),
+  limit: wholeNumber.pipe(z.number().min(1).max(STEP_PAGE_MAX)).optional(),
+});
+
 const cancelBody = z.strictObject({ reason: z.string().max(1000).optional() });
 const answerBody = z.strictObject({ text: z.string(), question_id: z.string().min(1).optional() });
 const toolsQuery = z.strictObject({
@@ -142,6 +158,12 @@ export class HttpApi {
         pattern: /^\/api\/tasks\/([^/]+)$/,
         name: 'tasks.get',
         handler: (q, s, p) => this.getTask(s, p),
+      },
+      {
+        method: 'GET',
+        pattern: /^\/api\/tasks\/([^/]+)\/steps$/,
+        name: 'tasks.steps',
+        handler: (q, s, p, u) => this.getSteps(s, p, u),
       },
       {
         method: 'POST',
@@ -322,6 +344,33 @@ export class HttpApi {
       history: history.map(historyToWire),
       command_calls: calls.map(callToWire),
       questions: questions.map(questionToWire),
+    });
+  }
+
+  /**
+   * One page of a task's step log (`seq > after_seq`, at most `limit`), with the task and its questions, so a follower
+   * reads only what is new in one request per poll. The task is read before the steps: when it is seen finished, the
+   * steps read after it hold every record it wrote.
+   */
+  private async getSteps(res: ServerResponse, [id]: string[], url: URL): Promise<void> {
+    const q = parseWith(stepsQuery, Object.fromEntries(url.searchParams), 'query');
+    const afterSeq = q.after_seq ?? 0;
+    const limit = q.limit ?? STEP_PAGE_DEFAULT;
+    const task = await this.o.engine.getTask(id as string);
+    if (!task) throw new HttpError(404, 'not_found', `no task ${id}`);
+    // One more than asked tells whether the page is the last.
+    const steps = await this.o.store.getSteps(task.id, { afterSeq, limit: limit + 1 });
+    const questions = await this.o.store.listQuestions(task.id);
+    const hasMore = steps.length > limit;
+    const page = hasMore ? steps.slice(0, limit) : steps;
+    sendJson(res, 200, {
+      task: taskToWire(task),
+      steps: page.map(stepToWire),
+      questions: questions.map(questionToWire),
+      after_seq: afterSeq,
+      limit,
+      has_more: hasMore,
+      next_after_seq: page.at(-1)?.seq ?? afterSeq,
     });
   }
 
