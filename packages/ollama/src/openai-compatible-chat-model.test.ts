@@ -196,6 +196,33 @@ describe('OpenAICompatibleChatModel — happy path over fetch', () => {
     });
   });
 
+  it('does not send numCtx, keepAlive or a boolean think, and warns once per field (guards against a context size silently ignored)', async () => {
+    const warnings: { obj: Record<string, unknown>; msg: string | undefined }[] = [];
+    const logged = new OpenAICompatibleChatModel({
+      baseUrl: `${fake.url}/v1`,
+      retry: FAST_RETRY,
+      logger: { warn: (obj, msg) => warnings.push({ obj, msg }), debug: () => undefined },
+    });
+    fake.script('m', ['one', 'two', 'three']);
+    const big = ask({ options: { numCtx: 32768, temperature: 0.1 }, keepAlive: '30m', think: true });
+    await logged.chat(big);
+    await logged.chat(big);
+    const body = (fake.chatRequests()[0]?.body ?? {}) as Record<string, unknown>;
+    expect(body['temperature']).toBe(0.1);
+    for (const key of ['num_ctx', 'options', 'keep_alive', 'think', 'reasoning_effort'])
+      expect(body).not.toHaveProperty(key);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.obj).toMatchObject({
+      provider: 'openai-compatible',
+      model: 'm',
+      not_sent: ['numCtx', 'keepAlive', 'think'],
+    });
+    expect(warnings[0]?.msg).toMatch(/--ctx-size/);
+    await logged.chat(ask({ think: 'low' }));
+    expect((fake.chatRequests()[2]?.body as Record<string, unknown>)['reasoning_effort']).toBe('low');
+    expect(warnings).toHaveLength(1);
+  });
+
   it('sends the API key as a bearer token (guards against unauthenticated calls to hosted servers)', async () => {
     const keyed = new OpenAICompatibleChatModel({ baseUrl: `${fake.url}/v1`, apiKey: 'sk-test-123' });
     fake.script('m', ['ok', 'ok']);

@@ -75,7 +75,18 @@ interface WireMessage {
   tool_call_id?: string;
 }
 
-/** The `ChatModel` adapter for OpenAI-compatible servers. Stateless apart from its settings; safe to share. */
+/**
+ * The `ChatModel` adapter for OpenAI-compatible servers. Stateless apart from its settings; safe to share.
+ *
+ * Not sent, because `/v1/chat/completions` has no field for them: `options.numCtx` (`num_ctx`), `keepAlive`
+ * (`keep_alive`) and a boolean `think`. These servers fix the context size and how long a model stays loaded when
+ * the model is loaded — llama.cpp's server with `--ctx-size` at launch, vLLM with `--max-model-len`, LM Studio in
+ * its load settings, Ollama's `/v1` with `OLLAMA_CONTEXT_LENGTH` / `OLLAMA_KEEP_ALIVE` or a Modelfile
+ * `PARAMETER num_ctx`. Size the server's context at least as large as the prompts the agent builds (its
+ * `memory.numCtx` policy), or long histories are truncated by the server. The first request that sets one of them
+ * logs a warning (once per adapter) naming what was not sent. A `think` level (`'low'` …) is sent as
+ * `reasoning_effort`; `numPredict` as `max_tokens`.
+ */
 export class OpenAICompatibleChatModel implements ChatModel, ModelInventory {
   readonly provider = PROVIDER;
   /** Base URL without a trailing slash, e.g. `http://127.0.0.1:1234/v1`. */
@@ -83,6 +94,8 @@ export class OpenAICompatibleChatModel implements ChatModel, ModelInventory {
   private readonly options: OpenAICompatibleChatModelOptions;
   private readonly timeoutMs: number;
   private readonly fetchImpl: typeof fetch;
+  /** Request fields already reported as not sent (each is logged once). */
+  private readonly reportedUnsent = new Set<string>();
 
   /** Throws a `TypeError` when `baseUrl` is not an http(s) URL. */
   constructor(options: OpenAICompatibleChatModelOptions) {
@@ -219,6 +232,24 @@ export class OpenAICompatibleChatModel implements ChatModel, ModelInventory {
     return response;
   }
 
+  /** Warns once per field that a request set something this API cannot carry (see the class comment). */
+  private reportUnsent(request: ChatRequest): void {
+    const logger = this.options.logger;
+    if (!logger) return;
+    const unsent: string[] = [];
+    if (request.options?.numCtx !== undefined) unsent.push('numCtx');
+    if (request.keepAlive !== undefined) unsent.push('keepAlive');
+    if (typeof request.think === 'boolean') unsent.push('think');
+    const fresh = unsent.filter((f) => !this.reportedUnsent.has(f));
+    if (fresh.length === 0) return;
+    for (const f of fresh) this.reportedUnsent.add(f);
+    logger.warn(
+      { provider: PROVIDER, host: this.baseUrl, model: request.model, not_sent: fresh },
+      `${fresh.join(', ')} not sent: OpenAI-compatible servers set context size and model lifetime when the model ` +
+        'is loaded (llama.cpp --ctx-size, vLLM --max-model-len, OLLAMA_CONTEXT_LENGTH / OLLAMA_KEEP_ALIVE)',
+    );
+  }
+
   private toWireRequest(request: ChatRequest, stream: boolean): Record<string, unknown> {
     const o = request.options ?? {};
     const wire: Record<string, unknown> = {
@@ -249,8 +280,9 @@ export class OpenAICompatibleChatModel implements ChatModel, ModelInventory {
     if (o.seed !== undefined) wire['seed'] = o.seed;
     if (o.stop !== undefined) wire['stop'] = o.stop;
     if (o.numPredict !== undefined) wire['max_tokens'] = o.numPredict;
-    // numCtx and keepAlive have no OpenAI equivalent; the server's own configuration applies.
+    // numCtx, keepAlive and a boolean think have no OpenAI equivalent; the server's load-time settings apply.
     if (typeof request.think === 'string') wire['reasoning_effort'] = request.think;
+    this.reportUnsent(request);
     return wire;
   }
 }
