@@ -58,6 +58,32 @@ parallel.waitForAny(function() client:run() end, function()
 end)
 `;
 
+// Follows one task to its end, then — after the orchestrator dropped and the client came back — records what the
+// replay of that end announces, until the marker task shows up.
+const REPLAY = `${PRELUDE}
+local ccagent = require "ccagent"
+local client = ccagent.connect(..., { client_id = "api-test", reconnect_min = 0.1, reconnect_max = 0.2 })
+local seen, fired, id = {}, 0, nil
+parallel.waitForAny(function() client:run() end, function()
+    os.pullEvent("ccagent_connection")
+    client:create_task({ prompt = "x", on_created = function(tid) fired = fired + 1 id = tid end })
+    while true do
+        local e, a, b = os.pullEvent()
+        if e == "ccagent_task" then
+            seen[#seen + 1] = "task " .. a .. " " .. b
+            if a == "marker" then break end
+        elseif e == "ccagent_connection" then
+            seen[#seen + 1] = "connection " .. a
+        end
+    end
+    local t = client.tasks[id]
+    local h = fs.open("/out.json", "w")
+    h.write(ccagent.json.encode({ seen = seen, fired = fired, status = t.status, result = t.result,
+        message = t.message }))
+    h.close()
+end)
+`;
+
 describe.skipIf(!craftos)('client library API in CraftOS', () => {
   let s: Scenario;
   afterEach(async () => {
@@ -118,6 +144,62 @@ describe.skipIf(!craftos)('client library API in CraftOS', () => {
       expect(out.status).toBe('completed');
       expect(out.result).toEqual({ summary: 'painted', report });
       expect(out.ticks).toBeGreaterThan(0); // the neighbour coroutine kept running
+    });
+  });
+
+  describe('after a reconnect', () => {
+    beforeEach(async () => {
+      s = await Scenario.start();
+    });
+
+    it('a replayed task end (task_update + task_completed) and a stale update are not announced again; the entry keeps the first result', async () => {
+      // guards: the orchestrator replays the current state of a returning client's tasks after welcome; a client
+      // that already saw the end fired ccagent_task "completed" a second time and overwrote the result
+      const c = s.boot(REPLAY, { args: [s.server.url] });
+      await s.server.hello();
+      const ct = await s.server.waitFor<CreateTask>((m) => m.type === 'create_task');
+      const taskId = s.server.tasks.get(ct.request_id)!;
+      s.server.send({ type: 'task_update', task_id: taskId, status: 'running' });
+      s.server.send({
+        type: 'task_update',
+        task_id: taskId,
+        status: 'completed',
+        progress: 1,
+        message: 'done',
+      });
+      s.server.send({ type: 'task_completed', task_id: taskId, result: { n: 1 } });
+      // The pong proves the computer handled everything sent before the ping.
+      const from = s.server.received.length;
+      s.server.send({ type: 'ping', id: 'sync-1' });
+      await s.server.waitFor((m) => m.type === 'pong', 15_000, from);
+      s.server.drop();
+      await s.server.hello(2);
+      s.server.send({
+        type: 'task_update',
+        task_id: taskId,
+        status: 'completed',
+        progress: 1,
+        message: 'replayed',
+      });
+      s.server.send({ type: 'task_completed', task_id: taskId, result: { n: 2 } });
+      s.server.send({ type: 'task_update', task_id: taskId, status: 'running', message: 'stale' });
+      s.server.send({ type: 'task_update', task_id: 'marker', status: 'running' });
+      expect((await c.exited).code).toBe(0);
+      const out = JSON.parse(readFileSync(path.join(c.disk, 'out.json'), 'utf8')) as Record<string, unknown>;
+      expect(out).toEqual({
+        seen: [
+          `task ${taskId} queued`,
+          `task ${taskId} running`,
+          `task ${taskId} completed`,
+          'connection disconnected',
+          'connection connected',
+          'task marker running',
+        ],
+        fired: 1,
+        status: 'completed',
+        result: { n: 1 },
+        message: 'done',
+      });
     });
   });
 
