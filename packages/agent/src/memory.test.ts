@@ -1,7 +1,10 @@
+import type { JsonValue } from '@ccagent/engine';
 import { describe, expect, it } from 'vitest';
 import {
   estimateTokens,
   loadPlannerMemory,
+  memoryToJson,
+  plannerMemoryValidations,
   renderMemory,
   sharedPrefixFraction,
   type PlannerMemory,
@@ -143,5 +146,34 @@ describe('loadPlannerMemory', () => {
   it('starts fresh from absent or foreign memory instead of crashing', () => {
     expect(loadPlannerMemory(null).facts).toEqual([]);
     expect(loadPlannerMemory({ v: 99 } as never).compactedThroughSeq).toBe(0);
+  });
+
+  it('does not re-validate the memory it handed the engine, and returns a copy the step may change (guards against re-parsing every step and against aliasing the committed memory)', () => {
+    const working = { ...loadPlannerMemory(null), plan: '1. fix', facts: ['a'] };
+    const committed = memoryToJson(working);
+    const before = plannerMemoryValidations();
+    const next = loadPlannerMemory(committed);
+    expect(plannerMemoryValidations()).toBe(before);
+    expect(next).toEqual(working);
+    next.facts.push('b');
+    next.counters.bounces = 3;
+    expect(committed).toMatchObject({ facts: ['a'], counters: { bounces: 0 } });
+    expect(loadPlannerMemory(committed).facts).toEqual(['a']);
+    expect(plannerMemoryValidations()).toBe(before);
+  });
+
+  it('validates a new object, also a changed copy of a known memory (guards against a stale validation of different content)', () => {
+    const committed = memoryToJson({ ...loadPlannerMemory(null), plan: 'p' }) as Record<string, unknown>;
+    const before = plannerMemoryValidations();
+    expect(loadPlannerMemory({ ...committed, plan: 'q' }).plan).toBe('q');
+    expect(plannerMemoryValidations()).toBe(before + 1);
+    // Same content, but an object never seen (e.g. read back after a restart): validated once, then cached.
+    const reread = JSON.parse(JSON.stringify(committed)) as JsonValue;
+    loadPlannerMemory(reread);
+    loadPlannerMemory(reread);
+    expect(plannerMemoryValidations()).toBe(before + 2);
+    // A copy that no longer fits the schema is refused: fresh memory.
+    expect(loadPlannerMemory({ ...committed, facts: 'x' }).plan).toBeNull();
+    expect(plannerMemoryValidations()).toBe(before + 3);
   });
 });

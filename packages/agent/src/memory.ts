@@ -8,6 +8,7 @@ import {
   lastFailure,
   viewOutcome,
 } from './history-view.js';
+import { MemoryValidationCache } from './memory-cache.js';
 
 const runSpec = z.object({ path: z.string(), args: z.array(z.string()) });
 
@@ -50,15 +51,34 @@ export const plannerMemorySchema = z.object({
 /** Task memory of the planner/executor strategy. */
 export type PlannerMemory = z.infer<typeof plannerMemorySchema>;
 
-/** Read the memory stored on a task; absent or foreign memory starts fresh (and is never trusted blindly). */
-export function loadPlannerMemory(value: JsonValue | undefined): PlannerMemory {
+/**
+ * Validated planner memories by object: the JSON value {@link memoryToJson} hands the engine is built from a typed
+ * memory and registered as valid, so the next step (handed that same object) skips the schema.
+ */
+const plannerMemories = new MemoryValidationCache<PlannerMemory>((value) => {
   const parsed = plannerMemorySchema.safeParse(value ?? {});
   return parsed.success ? parsed.data : plannerMemorySchema.parse({});
+});
+
+/** How many planner memories have been validated with zod in this process (for tests). */
+export function plannerMemoryValidations(): number {
+  return plannerMemories.validations;
 }
 
-/** Memory as the JSON value handed back to the engine. */
+/**
+ * Read the memory stored on a task; absent or foreign memory starts fresh (and is never trusted blindly). Returns a
+ * new object the caller may change. A memory object seen before (validated, or made by {@link memoryToJson}) is not
+ * validated again.
+ */
+export function loadPlannerMemory(value: JsonValue | undefined): PlannerMemory {
+  return structuredClone(plannerMemories.get(value));
+}
+
+/** Memory as the JSON value handed back to the engine (a new object, registered as a valid memory). */
 export function memoryToJson(memory: PlannerMemory): JsonValue {
-  return JSON.parse(JSON.stringify(memory)) as JsonValue;
+  const json = JSON.parse(JSON.stringify(memory)) as PlannerMemory;
+  plannerMemories.remember(json, json);
+  return json as unknown as JsonValue;
 }
 
 /**

@@ -10,6 +10,7 @@ import type {
 import type { ChatMessage, ToolDefinition } from '@ccagent/ollama';
 import { z } from 'zod';
 import { AgentError } from './agent-error.js';
+import { MemoryValidationCache } from './memory-cache.js';
 import { callModel, type ModelRole } from './model-call.js';
 import { loadPrompt } from './prompts.js';
 
@@ -90,10 +91,36 @@ const nativeMemorySchema = z.object({
 
 type NativeMemory = z.infer<typeof nativeMemorySchema>;
 type NativeTurn = z.infer<typeof turnSchema>;
+type NativeCall = z.infer<typeof callSchema>;
 
-function loadNativeMemory(value: JsonValue): NativeMemory {
+/**
+ * Validated native memories by object. The strategy never changes a memory in place: each decision builds a new
+ * memory object sharing the unchanged turns (frozen, so an accidental in-place change throws instead of leaving a
+ * stale validation behind) and registers it as valid, so the next step — handed that same object by the engine —
+ * validates nothing.
+ */
+const nativeMemories = new MemoryValidationCache<NativeMemory>((value) => {
   const parsed = nativeMemorySchema.safeParse(value ?? {});
   return parsed.success ? parsed.data : nativeMemorySchema.parse({});
+});
+
+/** How many native memories have been validated with zod in this process (for tests). */
+export function nativeMemoryValidations(): number {
+  return nativeMemories.validations;
+}
+
+/** A new memory object built from validated data: frozen at the top and registered as valid. */
+function nextMemory(memory: NativeMemory): NativeMemory {
+  Object.freeze(memory.turns);
+  Object.freeze(memory);
+  nativeMemories.remember(memory, memory);
+  return memory;
+}
+
+/** `turn` with `calls` replaced (a new frozen turn object; the old one is left as it was). */
+function withCalls(turn: NativeTurn, calls: NativeCall[]): NativeTurn {
+  for (const c of calls) Object.freeze(c);
+  return Object.freeze({ ...turn, calls: Object.freeze(calls) as NativeCall[] });
 }
 
 function clip(text: string, max: number): string {
@@ -187,36 +214,57 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
   const prompt = loadPrompt('native-system');
   const system = opts.systemPrompt?.trim() ? opts.systemPrompt.trim() : prompt.text;
 
-  function toolCallDecision(mem: NativeMemory, turn: NativeTurn, available: Set<string>): Decision | null {
-    for (const c of turn.calls) {
+  /**
+   * Hand out the last turn's next queued call: the memory after it (that call dispatched, unknown tools before it
+   * rejected) and the tool_call decision, or — when no queued call is left — the memory with any rejections and no
+   * decision. `mem` is not changed.
+   */
+  function nextQueuedCall(
+    mem: NativeMemory,
+    available: Set<string>,
+  ): { mem: NativeMemory; decision?: Decision } {
+    const last = mem.turns.length - 1;
+    const turn = mem.turns[last];
+    if (!turn || !turn.calls.some((c) => c.status === 'queued')) return { mem };
+    const calls = turn.calls.slice();
+    let dispatched: NativeCall | undefined;
+    for (let i = 0; i < calls.length && !dispatched; i++) {
+      const c = calls[i] as NativeCall;
       if (c.status !== 'queued') continue;
       if (!available.has(c.name)) {
-        c.status = 'rejected';
-        c.error = `unknown tool "${c.name}"; the available tools are: ${[...available].join(', ') || 'none'}`;
+        calls[i] = {
+          ...c,
+          status: 'rejected',
+          error: `unknown tool "${c.name}"; the available tools are: ${[...available].join(', ') || 'none'}`,
+        };
         continue;
       }
-      c.status = 'dispatched';
-      return {
-        type: 'tool_call',
-        command: c.name,
-        args: c.arguments as JsonValue,
-        ...(opts.toolTimeoutMs !== undefined ? { timeoutMs: opts.toolTimeoutMs } : {}),
-        memory: mem as unknown as JsonValue,
-        message: `calling ${c.name}`,
-      };
+      dispatched = calls[i] = { ...c, status: 'dispatched' };
     }
-    return null;
+    const turns = mem.turns.slice();
+    turns[last] = withCalls(turn, calls);
+    const next = nextMemory({ ...mem, turns });
+    if (!dispatched) return { mem: next };
+    return {
+      mem: next,
+      decision: {
+        type: 'tool_call',
+        command: dispatched.name,
+        args: dispatched.arguments as JsonValue,
+        ...(opts.toolTimeoutMs !== undefined ? { timeoutMs: opts.toolTimeoutMs } : {}),
+        memory: next as unknown as JsonValue,
+        message: `calling ${dispatched.name}`,
+      },
+    };
   }
 
   async function decide(task: Task, history: HistoryEntry[], ctx: StepContext): Promise<Decision> {
-    const mem = loadNativeMemory(task.memory);
     const commands = ctx.availableCommands();
     const available = new Set(commands.map((c) => c.name));
+    const queued = nextQueuedCall(nativeMemories.get(task.memory), available);
+    if (queued.decision) return queued.decision;
+    const mem = queued.mem;
     const lastTurn = mem.turns[mem.turns.length - 1];
-    if (lastTurn) {
-      const queued = toolCallDecision(mem, lastTurn, available);
-      if (queued) return queued;
-    }
     const failDecision = (
       code: string,
       message: string,
@@ -245,44 +293,46 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
     );
     await ctx.logStep(call.record);
     if (!call.response) {
-      mem.modelFailures++;
-      if (mem.modelFailures >= maxFailures) {
-        return failDecision(
-          'model_failed',
-          `the model failed ${mem.modelFailures} times in a row: ${call.error?.message ?? ''}`,
-        );
+      const failed = nextMemory({ ...mem, modelFailures: mem.modelFailures + 1 });
+      if (failed.modelFailures >= maxFailures) {
+        return {
+          ...failDecision(
+            'model_failed',
+            `the model failed ${failed.modelFailures} times in a row: ${call.error?.message ?? ''}`,
+          ),
+          memory: failed as unknown as JsonValue,
+        };
       }
-      return { type: 'continue', memory: mem as unknown as JsonValue };
+      return { type: 'continue', memory: failed as unknown as JsonValue };
     }
-    mem.modelFailures = 0;
     const reply = call.response.message;
-    const turn: NativeTurn = {
-      content: reply.content,
-      calls: reply.toolCalls.map((c) => ({
-        name: c.name,
-        arguments: c.arguments,
-        status: 'queued' as const,
-      })),
-    };
-    mem.turns.push(turn);
+    const empty = reply.toolCalls.length === 0 && reply.content.trim() === '';
+    const turn = withCalls(
+      {
+        content: reply.content,
+        calls: [],
+        ...(empty
+          ? { nudge: 'Your reply was empty. Call a tool, or answer with the result if the task is done.' }
+          : {}),
+      },
+      reply.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, status: 'queued' as const })),
+    );
+    const withTurn = nextMemory({ ...mem, modelFailures: 0, turns: [...mem.turns, turn] });
     if (turn.calls.length === 0) {
-      if (reply.content.trim() === '') {
-        turn.nudge = 'Your reply was empty. Call a tool, or answer with the result if the task is done.';
-        return { type: 'continue', memory: mem as unknown as JsonValue };
-      }
+      if (empty) return { type: 'continue', memory: withTurn as unknown as JsonValue };
       return {
         type: 'complete',
-        result: { message: reply.content, iterations: mem.turns.length },
-        memory: mem as unknown as JsonValue,
+        result: { message: reply.content, iterations: withTurn.turns.length },
+        memory: withTurn as unknown as JsonValue,
       };
     }
-    const next = toolCallDecision(mem, turn, available);
-    if (next) return next;
+    const next = nextQueuedCall(withTurn, available);
+    if (next.decision) return next.decision;
     // Every call named an unknown tool: the errors go back to the model on the next step.
     return {
       type: 'continue',
       note: 'the model called only unknown tools',
-      memory: mem as unknown as JsonValue,
+      memory: next.mem as unknown as JsonValue,
     };
   }
 

@@ -3,6 +3,7 @@
 // per-tool timeout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNativeToolStrategy, type NativeToolOptions } from '../src/index.js';
+import { nativeMemoryValidations } from '../src/native-tool-strategy.js';
 import { removeRoot, runTask, startModels } from './support/harness.mjs';
 
 let models: Awaited<ReturnType<typeof startModels>>;
@@ -93,6 +94,21 @@ describe('native tool loop', () => {
       expect(run.body(i).messages.slice(0, prev.length)).toEqual(prev);
     }
     expect(run.steps.filter((s) => s.kind === 'native')).toHaveLength(4);
+  });
+
+  it('validates the task memory once per run, not once per step (guards against re-parsing the memory every step)', async () => {
+    const before = nativeMemoryValidations();
+    const run = await runNative([
+      {
+        content: '',
+        toolCalls: [0, 1, 2, 3].map((i) => ({ name: 'fs_list', arguments: { path: `/d${i}` } })),
+      },
+      'Listed.',
+    ]);
+    expect(run.task.status).toBe('completed');
+    expect(run.steps.filter((s) => s.kind === 'decision')).toHaveLength(5);
+    // Only the task's initial memory (null) is validated; every later step gets the memory the last one built.
+    expect(nativeMemoryValidations() - before).toBe(1);
   });
 
   it('answers an unknown tool with an error message and continues', async () => {
