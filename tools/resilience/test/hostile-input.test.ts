@@ -250,7 +250,7 @@ describe('authentication and authorization', () => {
       await expect(imp.connect(s.url)).rejects.toThrow(/unauthorized/);
       expect((await imp.whenClosed()).code).toBe(4001);
     }
-    expect(victim.v.open).toBe(true);
+    expect(victim.v.isOpen).toBe(true);
     const clients = (await (await s.http('/api/clients')).json()) as {
       clients: Array<{ client_id: string; connected: boolean }>;
     };
