@@ -4,31 +4,18 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Decision, TaskStrategy } from '@ccagent/engine';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  everyKind,
-  eventually,
-  startHarness,
-  strategyOf,
-  writeThenRun,
-  type Harness,
-} from './support/harness.js';
-import { TestClient } from './support/ws-test-client.js';
+import { describe, expect, it } from 'vitest';
+import { everyKind, eventually, strategyOf, writeThenRun } from './support/harness.js';
+import { useHarness } from './support/session.js';
 
-let h: Harness | undefined;
-const clients: TestClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.terminate();
-  await h?.close();
-  h = undefined;
-});
+const t = useHarness();
 
 type Json = Record<string, unknown>;
 const json = async (r: Response): Promise<Json> => (await r.json()) as Json;
 
 describe('HTTP API', () => {
   it('GET /health reports DB, model server, models, uptime and version without a token', async () => {
-    h = await startHarness({ token: 'secret-token-1' });
+    const h = await t.start({ token: 'secret-token-1' });
     const res = await h.http('/health', { auth: false });
     expect(res.status).toBe(200);
     const body = await json(res);
@@ -43,13 +30,13 @@ describe('HTTP API', () => {
   });
 
   it('reports missing models and an unreachable model server as degraded, not down', async () => {
-    h = await startHarness({ config: { models: { native: { name: 'not-pulled:1b' } } } });
+    const h = await t.start({ config: { models: { native: { name: 'not-pulled:1b' } } } });
     const body = await json(await h.http('/health'));
     expect(body).toMatchObject({ ok: true, degraded: true, models: { missing: ['not-pulled:1b'] } });
   });
 
   it('requires the bearer token on every API route when one is set (401 with a structured error)', async () => {
-    h = await startHarness({ token: 'secret-token-1' });
+    const h = await t.start({ token: 'secret-token-1' });
     for (const [method, p] of [
       ['GET', '/api/tasks'],
       ['GET', '/api/tasks/x'],
@@ -69,7 +56,7 @@ describe('HTTP API', () => {
   });
 
   it('rejects bad bodies with 400 and a path, and creates nothing', async () => {
-    h = await startHarness();
+    const h = await t.start();
     const cases: Array<[unknown, string]> = [
       [{ prompt: 'p' }, '$.task_kind'],
       [{ task_kind: 'code_job', prompt: 5 }, '$.prompt'],
@@ -100,7 +87,7 @@ describe('HTTP API', () => {
 
   it('creates, lists (filters, paging), shows with steps, and cancels tasks', async () => {
     const waiting = strategyOf((): Decision => ({ type: 'ask_user', question: 'ok?' }));
-    h = await startHarness({ strategies: everyKind(waiting) });
+    const h = await t.start({ strategies: everyKind(waiting) });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await h.http('/api/tasks', {
@@ -166,7 +153,7 @@ describe('HTTP API', () => {
         return { type: 'ask_user', question: 'more?' };
       },
     };
-    h = await startHarness({ strategies: everyKind(chatty) });
+    const h = await t.start({ strategies: everyKind(chatty) });
     const created = await json(
       await h.http('/api/tasks', { method: 'POST', json: { task_kind: 'code_job', prompt: 'p' } }),
     );
@@ -223,7 +210,7 @@ describe('HTTP API', () => {
         ? { type: 'complete', result: a.answer }
         : { type: 'ask_user', question: 'name?' };
     });
-    h = await startHarness({ strategies: everyKind(asking) });
+    const h = await t.start({ strategies: everyKind(asking) });
     const res = await h.http('/api/tasks', { method: 'POST', json: { task_kind: 'code_job', prompt: 'p' } });
     const id = ((await json(res)).task as Json).id as string;
     await eventually(
@@ -243,9 +230,8 @@ describe('HTTP API', () => {
   });
 
   it('GET /api/clients lists connected clients with their commands', async () => {
-    h = await startHarness();
-    const c = await TestClient.connect(h.url, 'pc-9');
-    clients.push(c);
+    const h = await t.start();
+    await t.connect('pc-9');
     const body = await json(await h.http('/api/clients'));
     const list = body.clients as Json[];
     expect(list).toHaveLength(1);
@@ -255,9 +241,8 @@ describe('HTTP API', () => {
   });
 
   it('GET /metrics exposes tasks by status, command round trips, connected clients in Prometheus text', async () => {
-    h = await startHarness({ strategies: everyKind(writeThenRun) });
-    const c = await TestClient.connect(h.url, 'pc-1');
-    clients.push(c);
+    const h = await t.start({ strategies: everyKind(writeThenRun) });
+    const c = await t.connect('pc-1');
     c.send({
       type: 'create_task',
       request_id: 'r',
@@ -283,7 +268,7 @@ describe('HTTP API', () => {
   });
 
   it('answers unknown routes with 404 and wrong methods with 405, as JSON', async () => {
-    h = await startHarness();
+    const h = await t.start();
     const a = await h.http('/nope');
     expect(a.status).toBe(404);
     expect(((await json(a)).error as Json).code).toBe('not_found');
@@ -321,7 +306,7 @@ describe('Lua client bundle', () => {
   }
 
   it('serves install.lua with the server URL as the requester addressed it', async () => {
-    h = await startHarness({ luaDir: luaDir() });
+    const h = await t.start({ luaDir: luaDir() });
     const port = new URL(h.url).port;
     const res = await getWithHost(h.url, '/lua/install.lua', `localhost:${port}`);
     expect(res.status).toBe(200);
@@ -331,7 +316,7 @@ describe('Lua client bundle', () => {
   });
 
   it('refuses a Host header that could inject Lua', async () => {
-    h = await startHarness({ luaDir: luaDir() });
+    const h = await t.start({ luaDir: luaDir() });
     const res = await getWithHost(h.url, '/lua/install.lua', 'x"..os.shutdown()..".y');
     expect(res.status).toBe(400);
     expect(res.body).not.toContain('os.shutdown');
@@ -339,7 +324,7 @@ describe('Lua client bundle', () => {
 
   it('lists files with size and sha256 and serves each; no path traversal', async () => {
     const dir = luaDir();
-    h = await startHarness({ luaDir: dir });
+    const h = await t.start({ luaDir: dir });
     const manifest = await json(await h.http('/lua/manifest.json'));
     const files = manifest.files as Array<{ path: string; size: number; sha256: string }>;
     expect(files.map((f) => f.path)).toEqual(['ccagent/json.lua', 'install.lua']);
@@ -365,7 +350,7 @@ describe('Lua client bundle', () => {
   });
 
   it('serves the bundled Lua client from dist/lua by default (the build copies lua-client/src)', async () => {
-    h = await startHarness({ luaDir: path.join(import.meta.dirname, '..', 'dist', 'lua') });
+    const h = await t.start({ luaDir: path.join(import.meta.dirname, '..', 'dist', 'lua') });
     const manifest = await json(await h.http('/lua/manifest.json'));
     const paths = (manifest.files as Array<{ path: string }>).map((f) => f.path);
     expect(paths).toContain('ccagent.lua');

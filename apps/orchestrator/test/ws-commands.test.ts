@@ -1,57 +1,26 @@
 import type { Decision } from '@ccagent/engine';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  everyKind,
-  eventually,
-  results,
-  startHarness,
-  strategyOf,
-  writeThenRun,
-  type Harness,
-} from './support/harness.js';
-import { TestClient, type Msg } from './support/ws-test-client.js';
+import { describe, expect, it } from 'vitest';
+import { everyKind, eventually, results, strategyOf, writeThenRun } from './support/harness.js';
+import { useHarness } from './support/session.js';
+import { type TestClient, type Msg } from './support/ws-test-client.js';
 
-let h: Harness | undefined;
-const clients: TestClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.terminate();
-  await h?.close();
-  h = undefined;
-});
+const t = useHarness();
 
-async function connect(
-  clientId: string,
-  opts: Parameters<typeof TestClient.connect>[2] = {},
-): Promise<TestClient> {
-  const c = await TestClient.connect((h as Harness).url, clientId, opts);
-  clients.push(c);
-  return c;
-}
+const connect = t.connect;
 
-async function createTask(
+const createTask = (
   c: TestClient,
   clientId: string,
   requestId = 'req-1',
   kind = 'code_job',
-): Promise<string> {
-  c.send({
-    type: 'create_task',
-    request_id: requestId,
-    task_kind: kind,
-    client_id: clientId,
-    prompt: 'write and run hello',
-    allowed_commands: [],
-  });
-  const created = await c.waitFor('task_created', { request_id: requestId });
-  return String(created.task_id);
-}
+): Promise<string> => t.createTask(c, clientId, { requestId, kind, prompt: 'write and run hello' });
 
 async function taskDetail(taskId: string): Promise<{
   task: { status: string; result?: unknown };
   history: Array<Record<string, unknown>>;
   command_calls: Array<Record<string, unknown>>;
 }> {
-  const res = await (h as Harness).http(`/api/tasks/${taskId}`);
+  const res = await t.h.http(`/api/tasks/${taskId}`);
   expect(res.status).toBe(200);
   return (await res.json()) as never;
 }
@@ -62,7 +31,7 @@ function answer(c: TestClient, call: Msg, result: unknown = { ok: 1 }): void {
 
 describe('command routing and results', () => {
   it('runs a whole task over the socket: created, calls answered and acked, progress, completed', async () => {
-    h = await startHarness({ strategies: everyKind(writeThenRun) });
+    await t.start({ strategies: everyKind(writeThenRun) });
     const c = await connect('pc-1');
     const taskId = await createTask(c, 'pc-1');
     const first = await c.waitFor('command_call', { command: 'fs_write' });
@@ -93,7 +62,7 @@ describe('command routing and results', () => {
   });
 
   it('a repeated create_task request_id returns the same task instead of a second one', async () => {
-    h = await startHarness({ strategies: everyKind(writeThenRun) });
+    const h = await t.start({ strategies: everyKind(writeThenRun) });
     const c = await connect('pc-1');
     const a = await createTask(c, 'pc-1', 'same');
     c.send({
@@ -112,7 +81,7 @@ describe('command routing and results', () => {
   });
 
   it('routes a task bound to a client only to that client', async () => {
-    h = await startHarness({
+    await t.start({
       strategies: everyKind(writeThenRun),
       config: { server: { crossClientAccess: true } },
     });
@@ -126,7 +95,7 @@ describe('command routing and results', () => {
   });
 
   it('routes a task bound to no client to a connected client that registered the command', async () => {
-    h = await startHarness({ strategies: everyKind(writeThenRun) });
+    const h = await t.start({ strategies: everyKind(writeThenRun) });
     const plain = await connect('no-fs', { commands: [{ name: 'other' }] });
     const fs = await connect('has-fs');
     const res = await h.http('/api/tasks', { method: 'POST', json: { task_kind: 'code_job', prompt: 'p' } });
@@ -144,7 +113,7 @@ describe('command routing and results', () => {
       if (r.length === 0) return { type: 'tool_call', command: 'fs_write', args: { path: 7, extra: true } };
       return { type: 'complete', result: null };
     });
-    h = await startHarness({ strategies: everyKind(bad) });
+    await t.start({ strategies: everyKind(bad) });
     const c = await connect('pc-1');
     const taskId = await createTask(c, 'pc-1');
     await c.waitFor('task_completed', { task_id: taskId });
@@ -165,7 +134,7 @@ describe('command routing and results', () => {
         ? { type: 'tool_call', command: 'turtle_dig', args: {} }
         : { type: 'complete', result: null },
     );
-    h = await startHarness({ strategies: everyKind(s) });
+    await t.start({ strategies: everyKind(s) });
     const c = await connect('pc-1');
     const taskId = await createTask(c, 'pc-1', 'r', 'general_agent');
     await c.waitFor('task_completed', { task_id: taskId });
@@ -178,7 +147,7 @@ describe('command routing and results', () => {
   });
 
   it('refuses a command_result from a client the call was not sent to; the call stays open', async () => {
-    h = await startHarness({
+    await t.start({
       strategies: everyKind(writeThenRun),
       config: { server: { crossClientAccess: true } },
     });
@@ -200,7 +169,7 @@ describe('command routing and results', () => {
   });
 
   it('answers a result for an unknown call_id with unknown_call and changes nothing', async () => {
-    h = await startHarness({ strategies: everyKind(writeThenRun) });
+    await t.start({ strategies: everyKind(writeThenRun) });
     const c = await connect('pc-1');
     const taskId = await createTask(c, 'pc-1');
     const call = await c.waitFor('command_call');
@@ -216,7 +185,7 @@ describe('command routing and results', () => {
   });
 
   it('acknowledges a repeated result again without recording it twice (lost-ack recovery)', async () => {
-    h = await startHarness({ strategies: everyKind(writeThenRun) });
+    await t.start({ strategies: everyKind(writeThenRun) });
     const c = await connect('pc-1');
     const taskId = await createTask(c, 'pc-1');
     const call = await c.waitFor('command_call');
@@ -231,7 +200,7 @@ describe('command routing and results', () => {
   });
 
   it('maps a failed command_result (string or object error) onto the history', async () => {
-    h = await startHarness({ strategies: everyKind(writeThenRun) });
+    await t.start({ strategies: everyKind(writeThenRun) });
     const c = await connect('pc-1');
     const taskId = await createTask(c, 'pc-1');
     const call = await c.waitFor('command_call');
@@ -253,7 +222,7 @@ describe('command routing and results', () => {
 
 describe('task access and events', () => {
   it('forbids creating, subscribing to, cancelling or answering another client’s task by default', async () => {
-    h = await startHarness({ strategies: everyKind(writeThenRun) });
+    await t.start({ strategies: everyKind(writeThenRun) });
     const owner = await connect('owner');
     const other = await connect('other');
     const taskId = await createTask(owner, 'owner');
@@ -285,7 +254,7 @@ describe('task access and events', () => {
   });
 
   it('delivers events to subscribers when cross-client access is on; subscribe replies with the status', async () => {
-    h = await startHarness({
+    await t.start({
       strategies: everyKind(writeThenRun),
       config: { server: { crossClientAccess: true } },
     });
@@ -304,7 +273,7 @@ describe('task access and events', () => {
   });
 
   it('cancel_task ends the task as cancelled for its creator, and a cancelled task stays cancelled', async () => {
-    h = await startHarness({ strategies: everyKind(writeThenRun) });
+    await t.start({ strategies: everyKind(writeThenRun) });
     const c = await connect('pc-1');
     const taskId = await createTask(c, 'pc-1');
     await c.waitFor('command_call');
@@ -326,7 +295,7 @@ describe('task access and events', () => {
       if (!a) return { type: 'ask_user', question: 'Which wood?', why: 'two kinds in the chest' };
       return { type: 'complete', result: { answer: a.type === 'answer' ? a.answer : null } };
     });
-    h = await startHarness({ strategies: everyKind(asking) });
+    await t.start({ strategies: everyKind(asking) });
     const c = await connect('pc-1');
     const taskId = await createTask(c, 'pc-1');
     const q = await c.waitFor('ask_user', { task_id: taskId });
@@ -340,7 +309,7 @@ describe('task access and events', () => {
   });
 
   it('persists tools_update and hello.tools snapshots, served by GET /api/tools', async () => {
-    h = await startHarness();
+    const h = await t.start();
     const c = await connect('pc-1', { tools: [{ name: 'miner', status: 'draft', version: 1 }] });
     let tools = (await (await h.http('/api/tools')).json()) as { tools: unknown[] };
     expect(tools.tools).toEqual([

@@ -1,27 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CLOSE_CODES } from '../src/ws/close-codes.js';
-import { startHarness, type Harness } from './support/harness.js';
-import { TestClient } from './support/ws-test-client.js';
+import { useHarness } from './support/session.js';
 
-let h: Harness | undefined;
-const clients: TestClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.terminate();
-  await h?.close();
-  h = undefined;
-});
-
-function open(url: string): TestClient {
-  const c = new TestClient(url);
-  clients.push(c);
-  return c;
-}
+const t = useHarness();
 
 describe('WebSocket handshake', () => {
   it('welcomes a valid hello with the server limits (guards a client that cannot learn heartbeat/frame size)', async () => {
-    h = await startHarness({ token: 'secret-token-1', config: { server: { heartbeatMs: 5000 } } });
-    const c = open(h.url);
+    const h = await t.start({ token: 'secret-token-1', config: { server: { heartbeatMs: 5000 } } });
+    const c = t.open();
     await c.opened;
     c.send({ type: 'hello', client_id: 'pc-1', token: 'secret-token-1', protocol_version: 1, commands: [] });
     const w = await c.waitFor('welcome');
@@ -39,9 +26,9 @@ describe('WebSocket handshake', () => {
   });
 
   it('refuses a wrong or missing token with an error and close 4001 (guards unauthenticated command access)', async () => {
-    h = await startHarness({ token: 'secret-token-1' });
+    const h = await t.start({ token: 'secret-token-1' });
     for (const token of ['wrong-token', undefined]) {
-      const c = open(h.url);
+      const c = t.open();
       await c.opened;
       c.send({
         type: 'hello',
@@ -61,8 +48,8 @@ describe('WebSocket handshake', () => {
   });
 
   it('refuses another protocol version with close 4002 and names both versions', async () => {
-    h = await startHarness();
-    const c = open(h.url);
+    await t.start();
+    const c = t.open();
     await c.opened;
     c.send({ type: 'hello', client_id: 'pc-1', protocol_version: 2, commands: [] });
     const err = await c.waitFor('error');
@@ -72,8 +59,8 @@ describe('WebSocket handshake', () => {
   });
 
   it('closes a connection whose first message is not hello (guards acting before authentication)', async () => {
-    h = await startHarness();
-    const c = open(h.url);
+    await t.start();
+    const c = t.open();
     await c.opened;
     c.send({ type: 'cancel_task', task_id: 't-1' });
     expect(await c.waitFor('error')).toMatchObject({ code: 'unauthorized' });
@@ -81,8 +68,8 @@ describe('WebSocket handshake', () => {
   });
 
   it('answers garbage before hello with invalid_json and close 4005', async () => {
-    h = await startHarness();
-    const c = open(h.url);
+    await t.start();
+    const c = t.open();
     await c.opened;
     c.send('{not json');
     expect(await c.waitFor('error')).toMatchObject({ code: 'invalid_json' });
@@ -90,8 +77,8 @@ describe('WebSocket handshake', () => {
   });
 
   it('refuses a hello whose args_schema cannot be compiled, naming the field', async () => {
-    h = await startHarness();
-    const c = open(h.url);
+    await t.start();
+    const c = t.open();
     await c.opened;
     c.send({
       type: 'hello',
@@ -107,19 +94,17 @@ describe('WebSocket handshake', () => {
   });
 
   it('closes a socket that never says hello (close 4004)', async () => {
-    h = await startHarness({ config: { server: { helloTimeoutMs: 200 } } });
-    const c = open(h.url);
+    await t.start({ config: { server: { helloTimeoutMs: 200 } } });
+    const c = t.open();
     await c.opened;
     const closed = await c.whenClosed(3000);
     expect(closed.code).toBe(CLOSE_CODES.helloTimeout);
   });
 
   it('a second connection with the same client_id replaces the first, which is told why (close 4003)', async () => {
-    h = await startHarness();
-    const first = await TestClient.connect(h.url, 'turtle-1');
-    clients.push(first);
-    const second = await TestClient.connect(h.url, 'turtle-1');
-    clients.push(second);
+    const h = await t.start();
+    const first = await t.connect('turtle-1');
+    const second = await t.connect('turtle-1');
     expect(await first.waitFor('error')).toMatchObject({ code: 'duplicate' });
     const closed = await first.whenClosed();
     expect(closed.code).toBe(CLOSE_CODES.replaced);
@@ -132,7 +117,7 @@ describe('WebSocket handshake', () => {
   });
 
   it('terminates a socket that stops answering pings (dead peer detection)', async () => {
-    h = await startHarness({ config: { server: { heartbeatMs: 150 } } });
+    const h = await t.start({ config: { server: { heartbeatMs: 150 } } });
     const raw = new WebSocket(`${h.url.replace('http', 'ws')}/ws`);
     await new Promise((r) => raw.once('open', r));
     raw.send(JSON.stringify({ type: 'hello', client_id: 'mute', protocol_version: 1, commands: [] }));
@@ -146,7 +131,7 @@ describe('WebSocket handshake', () => {
   });
 
   it('rejects upgrades on other paths', async () => {
-    h = await startHarness();
+    const h = await t.start();
     const raw = new WebSocket(`${h.url.replace('http', 'ws')}/nope`);
     const err = await new Promise<Error>((resolve) => raw.once('error', resolve));
     expect(err.message).toMatch(/404/);

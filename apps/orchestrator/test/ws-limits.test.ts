@@ -1,47 +1,21 @@
 import type { Decision } from '@ccagent/engine';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CLOSE_CODES } from '../src/ws/close-codes.js';
-import {
-  everyKind,
-  eventually,
-  results,
-  startHarness,
-  strategyOf,
-  writeThenRun,
-  type Harness,
-} from './support/harness.js';
+import { everyKind, eventually, results, strategyOf, writeThenRun } from './support/harness.js';
+import { useHarness } from './support/session.js';
 import { TestClient } from './support/ws-test-client.js';
 
-let h: Harness | undefined;
-const clients: TestClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.terminate();
-  await h?.close();
-  h = undefined;
-});
+const t = useHarness();
 
-async function connect(clientId: string): Promise<TestClient> {
-  const c = await TestClient.connect((h as Harness).url, clientId);
-  clients.push(c);
-  return c;
-}
+const connect = t.connect;
 
-async function createTask(c: TestClient, clientId: string, requestId = 'req-1'): Promise<string> {
-  c.send({
-    type: 'create_task',
-    request_id: requestId,
-    task_kind: 'code_job',
-    client_id: clientId,
-    prompt: 'p',
-    allowed_commands: [],
-  });
-  return String((await c.waitFor('task_created', { request_id: requestId })).task_id);
-}
+const createTask = (c: TestClient, clientId: string, requestId?: string): Promise<string> =>
+  t.createTask(c, clientId, requestId !== undefined ? { requestId } : {});
 
 describe('frame size limits and chunking', () => {
   it('answers an oversize frame with message_too_large and keeps the connection usable', async () => {
-    h = await startHarness();
+    await t.start();
     const c = await connect('pc-1');
     c.send({ type: 'ping', id: 'x'.repeat(140_000) });
     expect(await c.waitFor('error')).toMatchObject({ code: 'message_too_large' });
@@ -51,7 +25,7 @@ describe('frame size limits and chunking', () => {
   });
 
   it('closes with 1009 on a frame above the hard cap (8x the limit) without crashing', async () => {
-    h = await startHarness();
+    await t.start();
     const c = await connect('pc-1');
     c.send('x'.repeat(1024 * 1024 + 10));
     expect((await c.whenClosed()).code).toBe(CLOSE_CODES.tooBig);
@@ -71,7 +45,7 @@ describe('frame size limits and chunking', () => {
         result: { got: r[0]?.outcome.ok ? (r[0].outcome.result as { len: number }).len : -1 },
       };
     });
-    h = await startHarness({ strategies: everyKind(s) });
+    await t.start({ strategies: everyKind(s) });
     const raw: string[] = [];
     const c = await connect('pc-1');
     c.ws.on('message', (d: Buffer) => raw.push(d.toString('utf8')));
@@ -95,7 +69,7 @@ describe('frame size limits and chunking', () => {
   });
 
   it('rejects an inconsistent chunk with chunk_error', async () => {
-    h = await startHarness();
+    await t.start();
     const c = await connect('pc-1');
     c.send({ type: 'chunk', chunk_id: 'z', index: 0, count: 2, data: '{"type":' });
     c.send({ type: 'chunk', chunk_id: 'z', index: 0, count: 2, data: '{"type":' });
@@ -105,7 +79,7 @@ describe('frame size limits and chunking', () => {
 
 describe('rate limit and backpressure', () => {
   it('drops messages over the per-client rate with a rate_limited error', async () => {
-    h = await startHarness({ config: { server: { rateLimit: { messagesPerSecond: 1, burst: 5 } } } });
+    await t.start({ config: { server: { rateLimit: { messagesPerSecond: 1, burst: 5 } } } });
     const c = await connect('pc-1');
     for (let i = 0; i < 15; i++) c.send({ type: 'ping', id: `p${i}` });
     expect(await c.waitFor('error')).toMatchObject({ code: 'rate_limited' });
@@ -118,14 +92,14 @@ describe('rate limit and backpressure', () => {
   });
 
   it('closes a client that keeps flooding far beyond its limit (close 4008)', async () => {
-    h = await startHarness({ config: { server: { rateLimit: { messagesPerSecond: 1, burst: 5 } } } });
+    await t.start({ config: { server: { rateLimit: { messagesPerSecond: 1, burst: 5 } } } });
     const c = await connect('pc-1');
     for (let i = 0; i < 60; i++) c.send({ type: 'ping' });
     expect((await c.whenClosed()).code).toBe(CLOSE_CODES.rateLimited);
   });
 
   it('answers the messages admitted before a flood is cut off, even when the whole flood arrives in one read (guards against the 4008 close dropping the replies a loaded server had not sent yet)', async () => {
-    h = await startHarness({ config: { server: { rateLimit: { messagesPerSecond: 1, burst: 20 } } } });
+    await t.start({ config: { server: { rateLimit: { messagesPerSecond: 1, burst: 20 } } } });
     const c = await connect('pc-1');
     // One TCP write: the server parses every frame in one synchronous pass, the way a busy server reads a flood
     // that piled up in its receive buffer.
@@ -143,7 +117,7 @@ describe('rate limit and backpressure', () => {
   });
 
   it('keeps the limit of a client id across reconnects: a client that used its burst and reconnects at once is still limited (guards against a fresh bucket per connection)', async () => {
-    h = await startHarness({ config: { server: { rateLimit: { messagesPerSecond: 0.5, burst: 5 } } } });
+    await t.start({ config: { server: { rateLimit: { messagesPerSecond: 0.5, burst: 5 } } } });
     const c1 = await connect('pc-1');
     for (let i = 0; i < 4; i++) c1.send({ type: 'ping', id: `a${i}` });
     await c1.waitFor('pong', { id: 'a3' });
@@ -157,14 +131,14 @@ describe('rate limit and backpressure', () => {
   });
 
   it('refuses a flooder that reconnects at once with the same client_id (rate_limited, 4008; frames sent with its hello are not handled) while another client is unaffected', async () => {
-    h = await startHarness({ config: { server: { rateLimit: { messagesPerSecond: 0.5, burst: 5 } } } });
+    const h = await t.start({ config: { server: { rateLimit: { messagesPerSecond: 0.5, burst: 5 } } } });
     const other = await connect('pc-2');
     const f = await connect('pc-1');
     for (let i = 0; i < 60; i++) f.send({ type: 'ping' });
     expect((await f.whenClosed()).code).toBe(CLOSE_CODES.rateLimited);
 
     const back = new TestClient(h.url);
-    clients.push(back);
+    t.track(back);
     await back.opened;
     back.send({ type: 'hello', client_id: 'pc-1', protocol_version: 1, commands: [] });
     for (let i = 0; i < 3; i++) back.send({ type: 'ping', id: `again${i}` });
@@ -182,7 +156,7 @@ describe('rate limit and backpressure', () => {
   });
 
   it('cuts off a client that does not read its messages (bounded send buffer)', async () => {
-    h = await startHarness({
+    const h = await t.start({
       config: {
         server: { maxBufferedBytes: 64 * 1024, rateLimit: { messagesPerSecond: 10_000, burst: 10_000 } },
       },
@@ -203,7 +177,7 @@ describe('rate limit and backpressure', () => {
 
 describe('reconnect grace period', () => {
   it('re-sends a pending call with the same call_id to a client that reconnects within the grace period', async () => {
-    h = await startHarness({
+    await t.start({
       strategies: everyKind(writeThenRun),
       config: { server: { reconnectGraceMs: 5000 } },
     });
@@ -224,7 +198,7 @@ describe('reconnect grace period', () => {
   });
 
   it('counts every re-send of a pending call in dispatch_count, on disk before the re-send (guards against dispatch_count saying a call went out once when the client got it three times)', async () => {
-    h = await startHarness({
+    const h = await t.start({
       strategies: everyKind(writeThenRun),
       config: { server: { reconnectGraceMs: 5000 } },
     });
@@ -239,7 +213,7 @@ describe('reconnect grace period', () => {
     };
     expect(await dispatchCount()).toBe(1);
     for (const expected of [2, 3]) {
-      const prev = clients[clients.length - 1] as TestClient;
+      const prev = t.clients[t.clients.length - 1] as TestClient;
       prev.terminate();
       await prev.whenClosed();
       const c = await connect('turtle');
@@ -257,7 +231,7 @@ describe('reconnect grace period', () => {
       if (slowFinish) await new Promise((res) => setTimeout(res, 300)); // the client is gone by now
       return { type: 'complete', result: { listed: true } };
     });
-    h = await startHarness({ strategies: everyKind(s), config: { server: { reconnectGraceMs: 5000 } } });
+    const h = await t.start({ strategies: everyKind(s), config: { server: { reconnectGraceMs: 5000 } } });
     const c1 = await connect('turtle');
     const taskId = await createTask(c1, 'turtle');
     const other = await createTask(c1, 'turtle', 'req-2'); // changes while away too, and also completes
@@ -294,7 +268,7 @@ describe('reconnect grace period', () => {
       if (r.length === 0) return { type: 'tool_call', command: 'fs_list', args: { path: '/' } };
       return { type: 'fail', error: { code: 'gave_up', message: JSON.stringify(r[0]?.outcome) } };
     });
-    h = await startHarness({ strategies: everyKind(s), config: { server: { reconnectGraceMs: 300 } } });
+    const h = await t.start({ strategies: everyKind(s), config: { server: { reconnectGraceMs: 300 } } });
     const c1 = await connect('turtle');
     const taskId = await createTask(c1, 'turtle');
     await c1.waitFor('command_call');
@@ -310,7 +284,7 @@ describe('reconnect grace period', () => {
   });
 
   it('keeps the call pending past the grace period under the wait policy', async () => {
-    h = await startHarness({
+    const h = await t.start({
       strategies: everyKind(writeThenRun),
       config: { server: { reconnectGraceMs: 200, disconnectPolicy: 'wait' } },
     });
@@ -331,7 +305,7 @@ describe('reconnect grace period', () => {
       if (r.length === 0) return { type: 'tool_call', command: 'fs_list', args: {} };
       return { type: 'complete', result: r[0]?.outcome as never };
     });
-    h = await startHarness({ strategies: everyKind(s), config: { server: { reconnectGraceMs: 0 } } });
+    const h = await t.start({ strategies: everyKind(s), config: { server: { reconnectGraceMs: 0 } } });
     const res = await h.http('/api/tasks', {
       method: 'POST',
       json: { task_kind: 'code_job', prompt: 'p', client_id: 'ghost' },
@@ -349,7 +323,7 @@ describe('reconnect grace period', () => {
 
 describe('connection limit', () => {
   it('refuses upgrades beyond maxConnections with HTTP 503', async () => {
-    h = await startHarness({ config: { server: { maxConnections: 1 } } });
+    const h = await t.start({ config: { server: { maxConnections: 1 } } });
     await connect('one');
     const raw = new WebSocket(`${h.url.replace('http', 'ws')}/ws`);
     const err = await new Promise<Error>((resolve) => raw.once('error', resolve));
