@@ -68,6 +68,19 @@ function autoAnswer(c: TestClient): void {
   });
 }
 
+/** `create_task` (request `r1`) for turtle-1 over `c`; resolves with the task id from `task_created`. */
+async function createTask(c: TestClient, prompt: string, kind: string): Promise<string> {
+  c.send({
+    type: 'create_task',
+    request_id: 'r1',
+    task_kind: kind,
+    client_id: 'turtle-1',
+    prompt,
+    allowed_commands: [],
+  });
+  return String((await c.waitFor('task_created', { request_id: 'r1' })).task_id);
+}
+
 type Rec = Record<string, unknown>;
 interface Detail {
   task: Rec & { status: string };
@@ -90,16 +103,7 @@ describe('cc-orchestrator serve: whole tasks', () => {
     const s = await start();
     const c = await connect(s.url);
     autoAnswer(c);
-    c.send({
-      type: 'create_task',
-      request_id: 'r1',
-      task_kind: 'general',
-      client_id: 'turtle-1',
-      prompt: 'Write hello.lua and run it',
-      allowed_commands: [],
-    });
-    const created = await c.waitFor('task_created', { request_id: 'r1' });
-    const taskId = String(created.task_id);
+    const taskId = await createTask(c, 'Write hello.lua and run it', 'general');
     const done = await c.waitFor('task_completed', { task_id: taskId }, 20_000);
     expect(done.result).toMatchObject({ message: 'Wrote /hello.lua and ran it; it printed hi.' });
     const calls = c.messages.filter((m) => m.type === 'command_call');
@@ -144,15 +148,7 @@ describe('cc-orchestrator serve: whole tasks', () => {
     const s = await start(['--config', cfg], { MY_LLM_KEY: 'sk-test-123' });
     const c = await connect(s.url);
     autoAnswer(c);
-    c.send({
-      type: 'create_task',
-      request_id: 'r1',
-      task_kind: 'general_agent',
-      client_id: 'turtle-1',
-      prompt: 'write o',
-      allowed_commands: [],
-    });
-    const taskId = String((await c.waitFor('task_created')).task_id);
+    const taskId = await createTask(c, 'write o', 'general_agent');
     expect(await c.waitFor('task_completed', { task_id: taskId }, 20_000)).toMatchObject({
       result: { message: 'written via the OpenAI-compatible API' },
     });
@@ -190,15 +186,7 @@ describe('cc-orchestrator serve: whole tasks', () => {
     const s = await start();
     const c = await connect(s.url);
     autoAnswer(c);
-    c.send({
-      type: 'create_task',
-      request_id: 'r1',
-      task_kind: 'code_job',
-      client_id: 'turtle-1',
-      prompt: 'Make a program that prints hi',
-      allowed_commands: [],
-    });
-    const taskId = String((await c.waitFor('task_created')).task_id);
+    const taskId = await createTask(c, 'Make a program that prints hi', 'code_job');
     const end = await c.next(
       (m) => (m.type === 'task_completed' || m.type === 'task_failed') && m.task_id === taskId,
       20_000,
@@ -217,15 +205,7 @@ describe('cc-orchestrator serve: cancel and restart', () => {
     fake.script('qwen3:8b', [{ toolCalls: [{ name: 'run_program', arguments: { path: '/long.lua' } }] }]);
     const s = await start();
     const c = await connect(s.url);
-    c.send({
-      type: 'create_task',
-      request_id: 'r1',
-      task_kind: 'general_agent',
-      client_id: 'turtle-1',
-      prompt: 'run long',
-      allowed_commands: [],
-    });
-    const taskId = String((await c.waitFor('task_created')).task_id);
+    const taskId = await createTask(c, 'run long', 'general_agent');
     const call = await c.waitFor('command_call', { task_id: taskId });
     const res = await fetch(`${s.url}/api/tasks/${taskId}/cancel`, {
       method: 'POST',
@@ -249,15 +229,7 @@ describe('cc-orchestrator serve: cancel and restart', () => {
     ]);
     const s1 = await start();
     const c1 = await connect(s1.url);
-    c1.send({
-      type: 'create_task',
-      request_id: 'r1',
-      task_kind: 'general_agent',
-      client_id: 'turtle-1',
-      prompt: 'write a',
-      allowed_commands: [],
-    });
-    const taskId = String((await c1.waitFor('task_created')).task_id);
+    const taskId = await createTask(c1, 'write a', 'general_agent');
     const call = await c1.waitFor('command_call', { task_id: taskId });
     await s1.kill9();
     await c1.whenClosed();
@@ -297,15 +269,7 @@ describe('cc-orchestrator serve: cancel and restart', () => {
     ]);
     const s1 = await start();
     const c1 = await connect(s1.url);
-    c1.send({
-      type: 'create_task',
-      request_id: 'r1',
-      task_kind: 'general_agent',
-      client_id: 'turtle-1',
-      prompt: 'write b',
-      allowed_commands: [],
-    });
-    const taskId = String((await c1.waitFor('task_created')).task_id);
+    const taskId = await createTask(c1, 'write b', 'general_agent');
     const call = await c1.waitFor('command_call', { task_id: taskId });
     const [code, closed] = await Promise.all([s1.term(), c1.whenClosed()]);
     servers.splice(servers.indexOf(s1), 1);
