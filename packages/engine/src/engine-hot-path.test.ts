@@ -9,11 +9,15 @@ import { EngineError, isEngineError } from './engine-error.js';
 import type { EngineEventName } from './events.js';
 import { InMemoryTaskStore } from './in-memory-task-store.js';
 import type { CommitResult, StepContext, TaskCommit, TaskStrategy } from './ports.js';
-import type { Decision, HistoryEntry, StepRecord, StoredStep, Task } from './types.js';
+import type { CommandCallRecord, Decision, HistoryEntry, StepRecord, StoredStep, Task } from './types.js';
 
 /** Counts the reads the engine makes. */
 class CountingStore extends InMemoryTaskStore {
-  reads = { getTask: 0, getHistory: 0, listTasks: 0 };
+  reads = { getTask: 0, getHistory: 0, listTasks: 0, getCommandCall: 0 };
+  override getCommandCall(callId: string): Promise<CommandCallRecord | undefined> {
+    this.reads.getCommandCall++;
+    return super.getCommandCall(callId);
+  }
   override listTasks(filter?: Parameters<InMemoryTaskStore['listTasks']>[0]): Promise<Task[]> {
     this.reads.listTasks++;
     return super.listTasks(filter);
@@ -123,6 +127,11 @@ describe('task cache', () => {
     // What step k saw is exactly the stored history up to that step (same entries, same seq numbers).
     for (const [k, h] of seen.entries()) expect(h, `step ${k + 1}`).toEqual(stored.slice(0, 2 * k));
     expect(seen[60]).toEqual(stored.slice(0, -1)); // all but the final `complete`
+    // A command result finds its open call in the cache: no read of the call row per round trip.
+    expect(store.reads.getCommandCall).toBe(0);
+    const calls = await store.listCommandCalls({ taskId: 'long' });
+    expect(calls).toHaveLength(60);
+    expect(calls.every((c) => c.status === 'succeeded' && c.dispatchCount === 1)).toBe(true);
     // The scheduler tick works from memory too: it does not list (and decode) every unfinished task each second.
     const lists = store.reads.listTasks;
     for (let i = 0; i < 5; i++) await h.clock.advance(1_000);

@@ -67,9 +67,20 @@ export interface EngineOptions {
 export const DEFAULT_TASK_CACHE_SIZE = 1024;
 
 /** A task's committed row, and its history once loaded (kept equal to the store's after every commit). */
+/**
+ * Abort reason of a call's signal once its outcome is recorded (tells the executor to let go of it). One shared
+ * instance: building an Error (and its stack) for every command round trip showed in the profile.
+ */
+const CALL_CLOSED = new EngineError('call_closed', 'the command call is closed: its outcome is recorded');
+
 interface CachedTask {
   task: Task;
   history: HistoryEntry[] | undefined;
+  /**
+   * The command call row this engine last committed for the task, as stored: a command result finds its open call
+   * here instead of reading it back from the store on every round trip. Undefined after a load from the store.
+   */
+  call?: CommandCallRecord;
 }
 
 interface TaskRuntime {
@@ -804,7 +815,8 @@ export class Engine {
   ): Promise<Task> {
     let speculative = false;
     const { durable } = await this.withLock(taskId, async () => {
-      const call = await this.store.getCommandCall(callId);
+      const known = this.cache.get(taskId)?.call;
+      const call = known?.callId === callId ? known : await this.store.getCommandCall(callId);
       if (!call || call.taskId !== taskId) {
         throw new EngineError('unknown_call', `task ${taskId} has no command call ${callId}`, {
           details: { taskId, callId },
@@ -858,7 +870,7 @@ export class Engine {
         const rt = this.runtime(taskId);
         if (rt.callTimer !== undefined) this.clock.clearTimeout(rt.callTimer);
         rt.callTimer = undefined;
-        rt.callController?.abort(new EngineError('call_closed', `call ${callId} closed`));
+        rt.callController?.abort(CALL_CLOSED);
         rt.callController = undefined;
         for (const s of committed.steps) this.emit('stepLogged', { taskId, step: s });
         this.emit('commandResolved', { task: next, call: closed, outcome });
@@ -885,7 +897,7 @@ export class Engine {
         speculative = true;
         const settled = pending.then(
           (committed) => {
-            this.cacheCommitted(next, committed);
+            this.cacheCommitted(next, committed, closed);
             return finish(committed);
           },
           (err: unknown) => {
@@ -1061,12 +1073,15 @@ export class Engine {
       this.cacheDrop(change.task.id);
       throw err;
     }
-    this.cacheCommitted(change.task, committed);
+    this.cacheCommitted(change.task, committed, change.commandCall);
     return committed;
   }
 
-  /** `task` is stored with `committed.history` appended (replacing entries predicted for it while speculating). */
-  private cacheCommitted(task: Task, committed: CommitResult): void {
+  /**
+   * `task` is stored with `committed.history` appended (replacing entries predicted for it while speculating), and
+   * `call`, if the commit wrote one.
+   */
+  private cacheCommitted(task: Task, committed: CommitResult, call?: CommandCallRecord): void {
     this.noteStatus(task);
     if (isTerminalStatus(task.status)) {
       this.cache.delete(task.id); // never stepped again
@@ -1074,10 +1089,11 @@ export class Engine {
     }
     const entry = this.cacheGet(task.id);
     if (!entry) {
-      this.cacheSet(task.id, { task, history: undefined });
+      this.cacheSet(task.id, call ? { task, history: undefined, call } : { task, history: undefined });
       return;
     }
     entry.task = task;
+    if (call) entry.call = call;
     const added = committed.history;
     const h = entry.history;
     if (!h || added.length === 0) return;
