@@ -34,10 +34,13 @@ function dec<T = JsonValue>(text: string): T {
   return JSON.parse(text) as T;
 }
 
-/** Row of a task. `encodeMemory` may reuse an earlier encoding of the same memory object. */
+/**
+ * Row of a task. `encodeJson` encodes the memory, allowed commands, metadata and budgets (`undefined` as `null`); it
+ * may reuse an earlier encoding of the same object.
+ */
 export function taskToRow(
   t: Task,
-  encodeMemory: (memory: Task['memory']) => string = (m) => JSON.stringify(m ?? null),
+  encodeJson: (value: JsonValue | undefined) => string = (v) => JSON.stringify(v ?? null),
 ): TaskRow {
   return {
     id: t.id,
@@ -46,10 +49,10 @@ export function taskToRow(
     clientId: t.clientId,
     prompt: t.prompt,
     context: enc(t.context),
-    allowedCommands: JSON.stringify(t.allowedCommands),
-    memory: encodeMemory(t.memory),
-    metadata: JSON.stringify(t.metadata),
-    budgets: JSON.stringify(t.budgets),
+    allowedCommands: encodeJson(t.allowedCommands),
+    memory: encodeJson(t.memory),
+    metadata: encodeJson(t.metadata),
+    budgets: encodeJson(t.budgets as JsonValue),
     stepsCount: t.counters.steps,
     toolCallsCount: t.counters.toolCalls,
     questionsCount: t.counters.questions,

@@ -181,6 +181,30 @@ describe('model tools registry', () => {
   });
 });
 
+describe('task updates', () => {
+  it('an update that changes the client, kind or creation time writes them and their indexes (guards against the state-only UPDATE of the commit path dropping a change)', async () => {
+    await store.commit({ task: newTask('mv', { clientId: 'pc-1', kind: 'a' }), create: true });
+    await store.commit({
+      task: newTask('mv', { clientId: 'pc-1', kind: 'a', status: 'running', updatedAt: 2 }),
+    });
+    expect((await store.listTasks({ clientId: 'pc-1' })).map((t) => t.id)).toEqual(['mv']);
+    await store.commit({
+      task: newTask('mv', { clientId: 'pc-2', kind: 'b', createdAt: 7, status: 'running', updatedAt: 3 }),
+    });
+    expect(await store.getTask('mv')).toMatchObject({
+      clientId: 'pc-2',
+      kind: 'b',
+      createdAt: 7,
+      updatedAt: 3,
+    });
+    expect(await store.listTasks({ clientId: 'pc-1' })).toEqual([]);
+    expect((await store.listTasks({ clientId: 'pc-2', kind: 'b' })).map((t) => t.id)).toEqual(['mv']);
+    const db = new Database(store.path, { readonly: true });
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.close();
+  });
+});
+
 describe('step-log pages', () => {
   it('are answered from the (task_id, seq) primary key, not a scan plus sort (guards against a follower of a long task reading its whole log every poll)', () => {
     const db = new Database(store.path, { readonly: true });

@@ -10,6 +10,7 @@ import {
   type CommandCallRecord,
   type CommitResult,
   type HistoryEntry,
+  type JsonValue,
   type Logger,
   type QuestionRecord,
   type StepQuery,
@@ -22,7 +23,20 @@ import {
   type TaskStore,
 } from '@ccagent/engine';
 import Database from 'better-sqlite3';
-import { and, asc, count, desc, eq, getTableColumns, gt, gte, inArray, sql, type SQL } from 'drizzle-orm';
+import {
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  getTableColumns,
+  getTableName,
+  gt,
+  gte,
+  inArray,
+  sql,
+  type SQL,
+} from 'drizzle-orm';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
@@ -595,10 +609,11 @@ export class SqliteStore implements TaskStore {
   private applyCommit(change: TaskCommit): CommitResult {
     const task = change.task;
     const id = task.id;
-    const actual = this.taskStatus(id);
+    const head = this.w.taskHead.get(id) as TaskHead | undefined;
+    const actual = head?.status as TaskStatus | undefined;
     if (change.create) {
       if (actual !== undefined) throw new EngineError('task_exists', `task ${id} already exists`);
-      this.w.insertTask.run(taskToRow(task, encodeMemory));
+      this.w.insertTask.run(taskToRow(task, encodeJson));
     } else {
       if (actual === undefined) throw new EngineError('task_not_found', `task ${id} not found`);
       if (change.expectedStatus !== undefined && actual !== change.expectedStatus) {
@@ -615,7 +630,14 @@ export class SqliteStore implements TaskStore {
           },
         );
       }
-      this.w.updateTask.run(taskToRow(task, encodeMemory));
+      const row = taskToRow(task, encodeJson);
+      // The indexed columns a task never changes are left out of the UPDATE when unchanged: SQLite maintains the
+      // index of every column an UPDATE assigns, whether or not its value changed (two index rewrites per commit).
+      if (head?.kind === row.kind && head.clientId === row.clientId && head.createdAt === row.createdAt) {
+        this.w.updateTaskState.run(row);
+      } else {
+        this.w.updateTask.run(row);
+      }
     }
     const result: CommitResult = { history: [], steps: [] };
     if (change.history && change.history.length > 0) {
@@ -655,19 +677,15 @@ export class SqliteStore implements TaskStore {
     return result;
   }
 
-  private taskStatus(id: string): TaskStatus | undefined {
-    return this.r.taskStatus.get({ id })?.status as TaskStatus | undefined;
-  }
-
   private requireTaskStatus(id: string): TaskStatus {
-    const status = this.taskStatus(id);
-    if (status === undefined) throw new EngineError('task_not_found', `task ${id} not found`);
-    return status;
+    const head = this.w.taskHead.get(id) as TaskHead | undefined;
+    if (head === undefined) throw new EngineError('task_not_found', `task ${id} not found`);
+    return head.status as TaskStatus;
   }
 
   private nextSeq(table: 'history' | 'steps', taskId: string): number {
-    const q = table === 'history' ? this.r.historySeq : this.r.stepSeq;
-    return (q.get({ taskId })?.m ?? 0) + 1;
+    const q = table === 'history' ? this.w.historySeq : this.w.stepSeq;
+    return (q.get(taskId) as { m: number }).m + 1;
   }
 
   /** Prepared reads (Drizzle `.prepare()`, built once: building the query on every call was the main per-write cost). */
@@ -677,7 +695,7 @@ export class SqliteStore implements TaskStore {
 
   /** Prepared writes, built on the first write (never on a read-only connection). */
   private get w(): ReturnType<typeof prepareWrites> {
-    return (this.writeQueries ??= prepareWrites(this.orm));
+    return (this.writeQueries ??= prepareWrites(this.orm, this.db));
   }
 
   /** A port write: EngineError on failure (the engine branches on its codes). */
@@ -713,13 +731,21 @@ export class SqliteStore implements TaskStore {
 }
 
 /**
- * JSON text of a task's memory, reused for the same object (the engine's `memoryJson`, so the text the engine made
- * for a decision record's fingerprint is the one written): a command round trip commits the task twice (the result,
- * then the next decision) and the first commit carries the memory object of the previous one unchanged — encoding
- * kilobytes of strategy memory again was a visible share of the server's time. Committed values are immutable by
- * the port's contract (the engine copies before it changes anything; strategies get them read-only).
+ * JSON text of a task's memory and other JSON columns, reused for the same object (the engine's `memoryJson`, so the
+ * text the engine made for a decision record's fingerprint is the one written): a command round trip commits the
+ * task twice (the result, then the next decision) and the first commit carries the memory object of the previous one
+ * unchanged — encoding kilobytes of strategy memory again was a visible share of the server's time. Committed values
+ * are immutable by the port's contract (the engine copies before it changes anything; strategies get them read-only).
  */
-const encodeMemory = (memory: Task['memory']): string => memoryJson(memory);
+const encodeJson = (value: JsonValue | undefined): string => memoryJson(value);
+
+/** What a commit reads of the stored row before it writes: the status check, and the indexed immutable columns. */
+interface TaskHead {
+  status: string;
+  kind: string;
+  clientId: string | null;
+  createdAt: number;
+}
 
 /** `{ column: sql.placeholder(column) }` for every column of `table` (for prepared inserts and updates). */
 function placeholders<T extends SQLiteTable>(table: T): T['$inferInsert'] {
@@ -730,27 +756,12 @@ function placeholders<T extends SQLiteTable>(table: T): T['$inferInsert'] {
 
 function prepareReads(orm: BetterSQLite3Database<typeof schema>) {
   const p = sql.placeholder;
-  const { tasks, history, steps, commandCalls } = schema;
+  const { tasks, history, commandCalls } = schema;
   return {
-    taskStatus: orm
-      .select({ status: tasks.status })
-      .from(tasks)
-      .where(eq(tasks.id, p('id')))
-      .prepare(),
     getTask: orm
       .select()
       .from(tasks)
       .where(eq(tasks.id, p('id')))
-      .prepare(),
-    historySeq: orm
-      .select({ m: sql<number>`coalesce(max(${history.seq}), 0)` })
-      .from(history)
-      .where(eq(history.taskId, p('taskId')))
-      .prepare(),
-    stepSeq: orm
-      .select({ m: sql<number>`coalesce(max(${steps.seq}), 0)` })
-      .from(steps)
-      .where(eq(steps.taskId, p('taskId')))
       .prepare(),
     getHistory: orm
       .select()
@@ -782,24 +793,51 @@ export function stepsPageQuery(orm: BetterSQLite3Database<typeof schema>) {
     .limit(p('limit'));
 }
 
-function prepareWrites(orm: BetterSQLite3Database<typeof schema>) {
+/**
+ * `"sql_name"` and `@propertyKey` of every column of `table` but `skip` (property keys): plain better-sqlite3
+ * statements bind the codec's rows (keyed by property) directly.
+ */
+function columns(table: SQLiteTable, skip: string[] = []): Array<{ name: string; param: string }> {
+  return Object.entries(getTableColumns(table))
+    .filter(([key]) => !skip.includes(key))
+    .map(([key, col]) => ({ name: `"${col.name}"`, param: `@${key}` }));
+}
+
+function insertSql(table: SQLiteTable): string {
+  const cols = columns(table);
+  return `INSERT INTO "${getTableName(table)}" (${cols.map((c) => c.name).join(', ')}) VALUES (${cols.map((c) => c.param).join(', ')})`;
+}
+
+/**
+ * Statements of the commit path, as plain better-sqlite3 statements: run several times per command round trip, where
+ * Drizzle's per-call placeholder filling over 20 columns was a visible share of the time. The SQL is built from the
+ * Drizzle schema, so it follows the tables.
+ */
+function prepareWrites(orm: BetterSQLite3Database<typeof schema>, db: Database.Database) {
   const { tasks, history, steps, commandCalls } = schema;
-  const { id: _id, ...taskSet } = placeholders(tasks);
-  const { callId: _callId, ...callSet } = placeholders(commandCalls);
+  const set = (cols: Array<{ name: string; param: string }>) =>
+    cols.map((c) => `${c.name} = ${c.param}`).join(', ');
+  const callCols = columns(commandCalls, ['callId']);
   return {
     insertTask: orm.insert(tasks).values(placeholders(tasks)).prepare(),
-    updateTask: orm
-      .update(tasks)
-      .set(taskSet)
-      .where(eq(tasks.id, sql.placeholder('id')))
-      .prepare(),
-    insertHistory: orm.insert(history).values(placeholders(history)).prepare(),
-    insertStep: orm.insert(steps).values(placeholders(steps)).prepare(),
-    upsertCall: orm
-      .insert(commandCalls)
-      .values(placeholders(commandCalls))
-      .onConflictDoUpdate({ target: commandCalls.callId, set: callSet })
-      .prepare(),
+    /** Every column but the id. */
+    updateTask: db.prepare(`UPDATE "tasks" SET ${set(columns(tasks, ['id']))} WHERE "id" = @id`),
+    /** Every column but the id and the indexed ones a task keeps for life (kind, client, creation time). */
+    updateTaskState: db.prepare(
+      `UPDATE "tasks" SET ${set(columns(tasks, ['id', 'kind', 'clientId', 'createdAt']))} WHERE "id" = @id`,
+    ),
+    taskHead: db.prepare(
+      'SELECT "status", "kind", "client_id" AS "clientId", "created_at" AS "createdAt" FROM "tasks" WHERE "id" = ?',
+    ),
+    historySeq: db.prepare('SELECT coalesce(max("seq"), 0) AS "m" FROM "history" WHERE "task_id" = ?'),
+    stepSeq: db.prepare('SELECT coalesce(max("seq"), 0) AS "m" FROM "steps" WHERE "task_id" = ?'),
+    insertHistory: db.prepare(insertSql(history)),
+    insertStep: db.prepare(insertSql(steps)),
+    upsertCall: db.prepare(
+      `${insertSql(commandCalls)} ON CONFLICT ("call_id") DO UPDATE SET ${callCols
+        .map((c) => `${c.name} = excluded.${c.name}`)
+        .join(', ')}`,
+    ),
   };
 }
 
