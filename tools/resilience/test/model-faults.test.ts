@@ -153,6 +153,37 @@ describe('model server faults under a running orchestrator', () => {
   });
 });
 
+// With models.<role>.stallTimeoutMs configured, a silent stream is cut and retried inside the same step instead of
+// holding it until the call deadline and failing it (the case above, with the 60 s default stall bound).
+describe('stall detection configured on the running orchestrator', () => {
+  it('a stream that stalls mid-reply is cut after stallTimeoutMs and retried; no step fails', async () => {
+    const fake = await startFakeOllama({ installed: [MODEL] });
+    fake.script(MODEL, jobScript());
+    const cfg = config(10_000);
+    Object.assign(cfg.models.native, { stallTimeoutMs: 300 });
+    const s = await startServer({ db: tempDb(), config: cfg, ollamaUrl: fake.url });
+    const c = new SimClient('turtle-stall');
+    try {
+      await c.connect(s.url);
+      fake.setFault({ stallAfterChunks: 1 }, { times: 1 });
+      const { detail, ms } = await runJob(s, c, 'stallcut', 2, 15_000);
+      expect(detail.task).toMatchObject({ status: 'completed', result: { message: 'finished stallcut' } });
+      expect(detail.steps.filter((x) => x.kind === 'native' && x.error)).toHaveLength(0);
+      const outcomes = fake.chatRequests().map((r) => r.outcome);
+      // The stalled attempt was closed by the orchestrator, then the retry finished.
+      expect(outcomes[0]).toBe('client_closed');
+      expect(outcomes.slice(1)).toContain('finished');
+      // Well under the 10 s call deadline the stall would otherwise have consumed.
+      expect(ms).toBeLessThan(8000);
+      await healthy(s);
+    } finally {
+      c.close();
+      await s.kill9();
+      await fake.close();
+    }
+  });
+});
+
 describe('model server down', () => {
   it('down at start: /health says so; a task waits for it and continues when it comes back', async () => {
     const probe = await startFakeOllama({ installed: [MODEL] });
