@@ -7,12 +7,17 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** The built `cc-orchestrator` entry. */
-export const ORCHESTRATOR_BIN = path.join(
-  path.dirname(createRequire(import.meta.url).resolve('cc-orchestrator/package.json')),
-  'dist',
-  'main.js',
-);
+/**
+ * The built `cc-orchestrator` entry, or `CCAGENT_BENCH_ORCHESTRATOR` (a path to another build's `dist/main.js`, e.g. a
+ * copy taken before a change, to compare two builds back to back while the workspace keeps changing).
+ */
+export const ORCHESTRATOR_BIN =
+  process.env.CCAGENT_BENCH_ORCHESTRATOR ||
+  path.join(
+    path.dirname(createRequire(import.meta.url).resolve('cc-orchestrator/package.json')),
+    'dist',
+    'main.js',
+  );
 
 /** The bare echo server script. */
 export const ECHO_SERVER = path.join(here, '..', 'orchestrator', 'echo-server.mjs');
@@ -47,8 +52,8 @@ export function openFilesLimit(pid = 'self') {
  * Spawn `node <args>` and resolve once stdout matches `ready` (its first group is returned as `url`). stderr is kept
  * (bounded) for error messages.
  */
-export function spawnNode(args, { ready, env = {}, timeoutMs = 30_000 } = {}) {
-  const proc = spawn(process.execPath, args, {
+export function spawnNode(args, { ready, env = {}, timeoutMs = 30_000, nodeArgs = [] } = {}) {
+  const proc = spawn(process.execPath, [...nodeArgs, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });
@@ -84,6 +89,13 @@ export function spawnNode(args, { ready, env = {}, timeoutMs = 30_000 } = {}) {
           if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
           await exited;
         },
+        /** SIGTERM, then SIGKILL if it has not exited within 10 s. */
+        stop: async () => {
+          if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+          const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(timer);
+        },
       });
     };
     proc.stdout.on('data', onData);
@@ -95,7 +107,15 @@ export function spawnNode(args, { ready, env = {}, timeoutMs = 30_000 } = {}) {
 }
 
 /** Start `cc-orchestrator serve` on 127.0.0.1 with a config object (`args`: extra flags); resolves with its URL. */
-export async function startOrchestrator({ db, config, ollamaUrl, port = 0, logLevel = 'error', args = [] }) {
+export async function startOrchestrator({
+  db,
+  config,
+  ollamaUrl,
+  port = 0,
+  logLevel = 'error',
+  args = [],
+  nodeArgs = [],
+}) {
   const configFile = `${db}.config.json`;
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const env = {};
@@ -117,7 +137,7 @@ export async function startOrchestrator({ db, config, ollamaUrl, port = 0, logLe
       logLevel,
       ...args,
     ],
-    { ready: /listening on (http:\/\/\S+)/, env },
+    { ready: /listening on (http:\/\/\S+)/, env, nodeArgs },
   );
   return { ...s, spawnToListeningMs: performance.now() - t0, port: Number(new URL(s.url).port) };
 }

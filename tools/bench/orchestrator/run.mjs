@@ -4,6 +4,12 @@
 // @ccagent/testkit. Every figure has a raw baseline measured in the same run. Run `npm run build` first.
 //
 //   node tools/bench/orchestrator/run.mjs [--quick] [--only roundtrip|idle|recovery] [--durability full|normal|both]
+//                                         [--cpu-prof DIR]
+//
+// --cpu-prof DIR runs each round-trip server under `node --cpu-prof` and stops it with SIGTERM (not kill -9) so that
+// its .cpuprofile lands in DIR (open it in Chrome DevTools or summarise it with tools/bench/lib/cpuprofile-top.mjs).
+// CCAGENT_BENCH_ORCHESTRATOR=<path to dist/main.js> benches another build of the server (e.g. a copy taken before
+// a change, to compare two builds back to back).
 //
 // 1. Command round trip at 1, 100 and 1,000 connected clients. The task kind `bench_loop` (native tool calling)
 //    gets 50 tool calls per model reply, so 49 of 50 steps run with no model in the way: a client answers each
@@ -43,8 +49,10 @@ const { values: flags } = parseArgs({
     only: { type: 'string' },
     // The server's --durability: `full` (fsync per commit, the default), `normal` (survives kill -9, not power loss).
     durability: { type: 'string', default: 'both' },
+    'cpu-prof': { type: 'string' },
   },
 });
+const CPU_PROF = flags['cpu-prof'] ? path.resolve(flags['cpu-prof']) : undefined;
 const QUICK = flags.quick;
 const CLIENT_COUNTS = QUICK ? [1, 100] : [1, 100, 1000];
 const DURABILITIES = flags.durability === 'both' ? ['full', 'normal'] : [flags.durability];
@@ -155,6 +163,7 @@ async function roundTrips() {
         config: config(),
         ollamaUrl: fake.url,
         args: ['--durability', durability],
+        nodeArgs: CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [],
       });
       const shared = { measuring: false, samples: { cycle: [], modelCycle: [], ack: [] } };
       const clients = Array.from({ length: n }, (_, i) => new BenchClient(server.url, `bench-${i}`, shared));
@@ -185,7 +194,8 @@ async function roundTrips() {
         failedTasks: shared.failed ?? 0,
       };
       out.rssMiB = +(server.rssKiB() / 1024).toFixed(1);
-      await server.kill9();
+      // A profiled server must exit on its own to write its profile.
+      await (CPU_PROF ? server.stop() : server.kill9());
       for (const c of clients) c.terminate();
 
       // Step-log rows the orchestrator committed in the window, against a raw insert loop of the same rows.
