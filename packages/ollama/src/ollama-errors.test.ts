@@ -2,6 +2,7 @@ import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatDelta, ChatRequest } from './chat-model.js';
 import { isModelError, type ModelError } from './model-error.js';
+import { failure } from '../test/support/failure.js';
 import { OllamaChatModel } from './ollama-chat-model.js';
 
 const FAST_RETRY = { retries: 2, minDelayMs: 1, maxDelayMs: 2 };
@@ -22,16 +23,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await fake.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<ModelError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isModelError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('OllamaChatModel — failures and retries', () => {
   it('retries a refused connection a bounded number of times, then fails with code "connection" (guards against hanging or retrying forever when Ollama is down)', async () => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatDelta, ChatRequest } from './chat-model.js';
-import { isModelError, type ModelError } from './model-error.js';
+import { failure } from '../test/support/failure.js';
 import { OpenAICompatibleChatModel } from './openai-compatible-chat-model.js';
 
 const FAST_RETRY = { retries: 2, minDelayMs: 1, maxDelayMs: 2 };
@@ -24,16 +24,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await fake.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<ModelError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isModelError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 /** A one-off raw HTTP server for replies the fake deliberately never produces (bad tool JSON, odd servers). */
 async function rawServer(

@@ -2,7 +2,8 @@ import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_FIRST_CHUNK_TIMEOUT_MS, DEFAULT_STALL_TIMEOUT_MS, StallWatch } from './call.js';
 import type { ChatDelta, ChatModel, ChatRequest } from './chat-model.js';
-import { isModelError, isRetryableCode, MODEL_ERROR_CODES, type ModelError } from './model-error.js';
+import { isModelError, isRetryableCode, MODEL_ERROR_CODES } from './model-error.js';
+import { failure } from '../test/support/failure.js';
 import { OllamaChatModel } from './ollama-chat-model.js';
 import { OpenAICompatibleChatModel } from './openai-compatible-chat-model.js';
 
@@ -44,16 +45,6 @@ const adapters: [string, (url: string, s: StallSettings) => ChatModel][] = [
       }),
   ],
 ];
-
-async function failure(promise: Promise<unknown>): Promise<ModelError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isModelError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 let fake: FakeOllama;
 
