@@ -273,11 +273,13 @@ function Client:_retry(reason)
     queue("ccagent_connection", "disconnected", tostring(reason))
 end
 
--- The socket is gone: forget partial chunks, schedule a reconnect.
-function Client:_lost(reason)
+-- The socket is gone: forget partial chunks, schedule a reconnect. `already_closed`: the computer reported
+-- websocket_closed, so the handle is dead and is not closed again (CraftOS-PC can abort in websocket_close on a
+-- handle whose connection it already tore down; CC:Tweaked treats it as a no-op either way).
+function Client:_lost(reason, already_closed)
     local ws = self.ws
     self.ws = nil
-    if ws then pcall(ws.close) end
+    if ws and not already_closed then pcall(ws.close) end
     self.reassembler:clear()
     self:_retry(reason)
 end
@@ -722,7 +724,7 @@ function Client:handle_event(...)
     elseif ev == "websocket_failure" and a == self.url and self.state == "connecting" then
         self:_retry(b)
     elseif ev == "websocket_closed" and a == self.url and (self.state == "open" or self.state == "ready") then
-        self:_lost(b or "closed by the server")
+        self:_lost(b or "closed by the server", true)
     elseif ev == "websocket_message" and a == self.url and self.ws then
         self:_on_text(b, false)
     elseif ev == "timer" then

@@ -51,7 +51,11 @@ function M.socket()
         if ws.closed then error("attempt to use a closed file", 0) end
         ws.sent[#ws.sent + 1] = text
     end
-    ws.close = function() ws.closed = true end
+    ws.close_calls = 0
+    ws.close = function()
+        ws.close_calls = ws.close_calls + 1
+        ws.closed = true
+    end
     return ws
 end
 

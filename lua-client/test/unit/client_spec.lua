@@ -225,6 +225,19 @@ t.test("unacked results are kept and re-sent after a reconnect; acked ones are n
     t.eq(#ws.sent > 0, true)
 end)
 
+t.test("a socket the computer reported closed is not closed again; one the client gives up on is", function()
+    -- Guards against calling close() on a dead handle: CraftOS-PC aborted in websocket_close after a server restart.
+    local c, ws = ready_client()
+    c:handle_event("websocket_closed", URL, "server restart")
+    t.eq(ws.close_calls, 0, "no close() after websocket_closed")
+    t.eq(c.state, "waiting")
+    c:handle_event("timer", c.retry_timer)
+    local ws2 = stubs.socket()
+    c:handle_event("websocket_success", URL, ws2)
+    c:stop()
+    t.eq(ws2.close_calls, 1, "stop() closes the live socket")
+end)
+
 t.test("a result finished while offline is sent after the welcome", function()
     local c = ready_client()
     c:register("wait", function() os.pullEvent("go") return { done = true } end)
