@@ -58,6 +58,14 @@ export interface StallOptions {
   firstChunkTimeoutMs?: number;
 }
 
+/** The stall bounds of an adapter's options, copied (absent fields stay absent, so the defaults apply). */
+export function stallOptions(o: StallOptions): StallOptions {
+  return {
+    ...(o.stallTimeoutMs !== undefined ? { stallTimeoutMs: o.stallTimeoutMs } : {}),
+    ...(o.firstChunkTimeoutMs !== undefined ? { firstChunkTimeoutMs: o.firstChunkTimeoutMs } : {}),
+  };
+}
+
 /** Who is being called, for error messages. */
 export interface CallTarget {
   provider: string;

@@ -19,6 +19,7 @@ import {
   httpError,
   messageOf,
   runCall,
+  stallOptions,
   type StallWatch,
   type CallProgress,
   type CallTarget,
@@ -96,12 +97,7 @@ export class OllamaChatModel implements ChatModel, ModelInventory {
     this.host = resolveOllamaHost(options.host, options.env);
     this.headers = options.headers;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.stall = {
-      ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
-      ...(options.firstChunkTimeoutMs !== undefined
-        ? { firstChunkTimeoutMs: options.firstChunkTimeoutMs }
-        : {}),
-    };
+    this.stall = stallOptions(options);
     this.retry = options.retry ?? {};
     this.logger = options.logger;
     this.fetchImpl = options.fetch ?? fetch;

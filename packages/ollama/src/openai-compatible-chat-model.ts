@@ -12,12 +12,14 @@ import {
   httpError,
   messageOf,
   runCall,
+  stallOptions,
   CallbackFailure,
   type StallWatch,
   type CallProgress,
   type CallTarget,
   type ModelLogger,
   type RetryOptions,
+  type StallOptions,
 } from './call.js';
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, ChatUsage, ToolCall } from './chat-model.js';
 import {
@@ -92,6 +94,7 @@ export class OpenAICompatibleChatModel implements ChatModel, ModelInventory {
   /** Base URL without a trailing slash, e.g. `http://127.0.0.1:1234/v1`. */
   readonly baseUrl: string;
   private readonly options: OpenAICompatibleChatModelOptions;
+  private readonly stall: StallOptions;
   private readonly timeoutMs: number;
   private readonly fetchImpl: typeof fetch;
   /** Request fields already reported as not sent (each is logged once). */
@@ -114,6 +117,7 @@ export class OpenAICompatibleChatModel implements ChatModel, ModelInventory {
     }
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.options = options;
+    this.stall = stallOptions(options);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.fetchImpl = options.fetch ?? fetch;
   }
@@ -130,16 +134,7 @@ export class OpenAICompatibleChatModel implements ChatModel, ModelInventory {
         timeoutMs: request.timeoutMs ?? this.timeoutMs,
         retry: this.options.retry ?? {},
         logger: this.options.logger,
-        stall: stream
-          ? {
-              ...(this.options.stallTimeoutMs !== undefined
-                ? { stallTimeoutMs: this.options.stallTimeoutMs }
-                : {}),
-              ...(this.options.firstChunkTimeoutMs !== undefined
-                ? { firstChunkTimeoutMs: this.options.firstChunkTimeoutMs }
-                : {}),
-            }
-          : undefined,
+        stall: stream ? this.stall : undefined,
       },
       async (signal, progress, watch) => {
         const response = await this.send(target, 'POST', '/chat/completions', signal, body, stream);
