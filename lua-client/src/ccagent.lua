@@ -572,7 +572,7 @@ function handlers.task_created(self, msg)
     local req = self.requests[msg.request_id]
     self.requests[msg.request_id or ""] = nil
     local t = self:_task(msg.task_id)
-    if self.ended[msg.task_id] then
+    if self:_ended(msg.task_id) then
         -- A repeated reply for a task whose end was already announced: it neither moves it back nor is
         -- announced again (a still-pending request just learns its id and final status).
         if req and req.on_created then
