@@ -43,6 +43,9 @@ M.DEFAULT_MAX_MESSAGE_BYTES = 131072
 --- Command results kept for repeated call_ids (acknowledged ones are evicted first).
 M.DEFAULT_RESULT_CACHE = 128
 
+--- Ended tasks remembered (their `tasks` entry and final status); older ones are forgotten first.
+M.DEFAULT_KEEP_ENDED = 256
+
 local function now_ms()
     if os.epoch then return os.epoch("utc") end
     return math.floor(os.clock() * 1000)
@@ -68,6 +71,7 @@ Client.__index = Client
 -- @tparam[opt] table opts `client_id` (default: the computer label, else `computer-<id>`),
 --   `token`, `headers`, `reconnect_min` / `reconnect_max` (seconds, default 1 / 30),
 --   `connect_timeout` (seconds, default 20), `result_cache` (count, default 128),
+--   `keep_ended` (count, default 256: ended tasks whose entry and final status are kept),
 --   `state_dir` (a directory where unacknowledged results and the calls in progress are kept, so a
 --   reboot — a chunk unload, a server restart — neither loses a result nor runs a call twice;
 --   default none: memory only), `log` (function(level, message))
@@ -83,6 +87,7 @@ function M.connect(ws_url, opts)
     field(opts, "reconnect_max", "number", "nil")
     field(opts, "connect_timeout", "number", "nil")
     field(opts, "result_cache", "number", "nil")
+    field(opts, "keep_ended", "number", "nil")
     field(opts, "state_dir", "string", "nil")
     field(opts, "log", "function", "nil")
     local self = setmetatable({
@@ -94,6 +99,7 @@ function M.connect(ws_url, opts)
         reconnect_max = opts.reconnect_max or 30,
         connect_timeout = opts.connect_timeout or 20,
         result_cache = opts.result_cache or M.DEFAULT_RESULT_CACHE,
+        keep_ended = math.max(1, math.floor(opts.keep_ended or M.DEFAULT_KEEP_ENDED)),
         log = opts.log or function() end,
         --- Connection state: `idle`, `connecting`, `open` (hello sent), `ready` (welcomed), `waiting`, `stopped`.
         state = "idle",
@@ -104,8 +110,12 @@ function M.connect(ws_url, opts)
         command_order = {},
         --- Tasks this client created or subscribed to, by task id: `{id, status, progress, message, result, error}`.
         tasks = {},
-        -- Tasks whose end was announced, by task id → final status (see @{Client:_end}).
+        -- Tasks whose end was announced, by task id → final status (see @{Client:_end}); `ended_order` lists
+        -- them oldest first, so the oldest are forgotten past `keep_ended`.
         ended = {},
+        ended_order = {},
+        ended_head = 1,
+        ended_tail = 0,
         --- Open questions by question id: `{task_id, question_id, question, why}`.
         questions = {},
         requests = {},
@@ -606,7 +616,24 @@ function Client:_ended(task_id)
     return self.ended[task_id] ~= nil
 end
 
+-- A long-running program sees thousands of tasks end: only the newest `keep_ended` are remembered (their
+-- `tasks` entry and final status). The server replays only what changed since the client went away, so an ended
+-- task old enough to be forgotten is not replayed again.
 function Client:_end(task_id, status)
+    if self.ended[task_id] == nil then
+        -- `ended_order[ended_head .. ended_tail]` holds the remembered ends, oldest first (explicit bounds: the
+        -- length operator is not reliable on a table with holes at the front).
+        local order = self.ended_order
+        self.ended_tail = self.ended_tail + 1
+        order[self.ended_tail] = task_id
+        while self.ended_tail - self.ended_head + 1 > self.keep_ended do
+            local old = order[self.ended_head]
+            order[self.ended_head] = nil
+            self.ended_head = self.ended_head + 1
+            self.ended[old] = nil
+            self.tasks[old] = nil
+        end
+    end
     self.ended[task_id] = status
     self.subscriptions[task_id] = nil
 end

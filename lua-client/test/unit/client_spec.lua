@@ -516,6 +516,51 @@ t.test("a task that ended while the client was away is announced once by the rep
     t.eq(c.tasks.A1.result.ok, true)
 end)
 
+t.test("only the newest keep_ended ended tasks are remembered; memory stays bounded over many tasks", function()
+    -- guards: `ended` and `tasks` growing by one entry per finished task for as long as the program runs (a
+    -- computer running tasks all night ran out of memory), and forgetting a task that is still running
+    local c = ready_client({ client_id = "turtle-1", keep_ended = 3 })
+    local function rx(m) c:handle_event("websocket_message", URL, frame(m)) end
+    rx({ type = "task_update", task_id = "LIVE", status = "running" })
+    for i = 1, 5 do
+        rx({ type = "task_update", task_id = "E" .. i, status = "running" })
+        rx({ type = "task_completed", task_id = "E" .. i, result = { n = i } })
+    end
+    t.eq(c.tasks.E1, nil, "oldest end forgotten")
+    t.eq(c.tasks.E2, nil)
+    t.eq(c:_ended("E2"), false)
+    for i = 3, 5 do
+        t.eq(c.tasks["E" .. i].result.n, i, "newest ends kept")
+        t.eq(c:_ended("E" .. i), true)
+    end
+    t.eq(c.tasks.LIVE.status, "running", "a running task is never forgotten")
+    -- a replayed end of a remembered task still announces nothing
+    local n = #stubs.events_named("ccagent_task")
+    rx({ type = "task_completed", task_id = "E5", result = { n = 99 } })
+    t.eq(#stubs.events_named("ccagent_task"), n)
+    t.eq(c.tasks.E5.result.n, 5)
+    for i = 6, 2000 do
+        rx({ type = "task_update", task_id = "E" .. i, status = "running" })
+        rx({ type = "task_failed", task_id = "E" .. i, error = { code = "x", message = "y" } })
+    end
+    local ended, tasks, order = 0, 0, 0
+    for _ in pairs(c.ended) do ended = ended + 1 end
+    for _ in pairs(c.tasks) do tasks = tasks + 1 end
+    for _ in pairs(c.ended_order) do order = order + 1 end
+    t.eq(ended, 3, "ended table bounded")
+    t.eq(order, 3, "order list bounded")
+    t.eq(tasks, 4, "tasks: the 3 newest ends and the running one")
+    t.eq(c.tasks.E2000.status, "failed")
+end)
+
+t.test("keep_ended defaults to 256 and must be a number", function()
+    stubs.reset()
+    t.eq(ccagent.connect(URL, { client_id = "x" }).keep_ended, 256)
+    local ok, err = pcall(ccagent.connect, URL, { client_id = "x", keep_ended = "many" })
+    t.eq(ok, false)
+    t.truthy(tostring(err):find("keep_ended"), tostring(err))
+end)
+
 t.test("ask_user queues ccagent_question; answer sends user_answer (both signatures)", function()
     local c, ws = ready_client()
     c:handle_event("websocket_message", URL, frame({ type = "ask_user", task_id = "T4", question_id = "q1",
