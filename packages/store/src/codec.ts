@@ -34,9 +34,12 @@ function dec<T = JsonValue>(text: string): T {
   return JSON.parse(text) as T;
 }
 
+/** A task row with its memory (`task_memory.memory`, joined; NULL only if the row were missing). */
+export type TaskRowWithMemory = TaskRow & { memory: string | null };
+
 /**
- * Row of a task. `encodeJson` encodes the memory, allowed commands, metadata and budgets (`undefined` as `null`); it
- * may reuse an earlier encoding of the same object.
+ * Row of a task (without its memory, which lives in `task_memory`). `encodeJson` encodes the allowed commands,
+ * metadata and budgets (`undefined` as `null`); it may reuse an earlier encoding of the same object.
  */
 export function taskToRow(
   t: Task,
@@ -50,7 +53,6 @@ export function taskToRow(
     prompt: t.prompt,
     context: enc(t.context),
     allowedCommands: encodeJson(t.allowedCommands),
-    memory: encodeJson(t.memory),
     metadata: encodeJson(t.metadata),
     budgets: encodeJson(t.budgets as JsonValue),
     stepsCount: t.counters.steps,
@@ -66,8 +68,8 @@ export function taskToRow(
   };
 }
 
-/** Task of a row. */
-export function rowToTask(r: TaskRow): Task {
+/** Task of a row and its memory. */
+export function rowToTask(r: TaskRowWithMemory): Task {
   const t: Task = {
     id: r.id,
     kind: r.kind,
@@ -75,7 +77,7 @@ export function rowToTask(r: TaskRow): Task {
     clientId: r.clientId,
     prompt: r.prompt,
     allowedCommands: dec<string[]>(r.allowedCommands),
-    memory: dec(r.memory),
+    memory: r.memory === null ? null : dec(r.memory),
     metadata: dec<Record<string, JsonValue>>(r.metadata),
     budgets: dec<Task['budgets']>(r.budgets),
     counters: { steps: r.stepsCount, toolCalls: r.toolCallsCount, questions: r.questionsCount },

@@ -49,6 +49,7 @@ describe('openSqliteStore', () => {
       'model_tools',
       'questions',
       'steps',
+      'task_memory',
       'tasks',
     ]);
     expect((db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }).n).toBe(

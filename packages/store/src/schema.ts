@@ -21,8 +21,6 @@ export const tasks = sqliteTable(
     context: text('context'),
     /** JSON array of command names; empty = any command the executor offers. */
     allowedCommands: text('allowed_commands').notNull(),
-    /** JSON: strategy-owned memory. */
-    memory: text('memory').notNull(),
     /** JSON object. */
     metadata: text('metadata').notNull(),
     /** JSON object: maxSteps, maxToolCalls, deadlineAt. */
@@ -48,6 +46,21 @@ export const tasks = sqliteTable(
     index('tasks_kind_idx').on(t.kind),
   ],
 );
+
+/**
+ * The strategy-owned memory of each task (JSON), one row per task, written with the task in the same transaction.
+ * It lives apart from `tasks` because it is the one large value (kilobytes) of a task and changes far less often than
+ * its status and counters: SQLite rewrites a whole row, overflow pages included, on every UPDATE of any column, so
+ * with the memory inside `tasks` each status-only commit rewrote it. The store writes this row only when the memory
+ * changed.
+ */
+export const taskMemory = sqliteTable('task_memory', {
+  taskId: text('task_id')
+    .primaryKey()
+    .references(() => tasks.id, { onDelete: 'cascade' }),
+  /** JSON: strategy-owned memory. */
+  memory: text('memory').notNull(),
+});
 
 /** The durable observation log of a task (what strategies see), dense `seq` per task. */
 export const history = sqliteTable(

@@ -4,6 +4,7 @@ import {
   EngineError,
   canTransition,
   isEngineError,
+  isTerminalStatus,
   memoryJson,
   normalizeStepQuery,
   type CommandCallFilter,
@@ -53,6 +54,7 @@ import {
   rowToTool,
   stepToRow,
   taskToRow,
+  type TaskRowWithMemory,
 } from './codec.js';
 import { APPLICATION_ID, checkSchema, migrate, readSchemaInfo, SCHEMA_VERSION } from './migrate.js';
 import * as schema from './schema.js';
@@ -75,6 +77,7 @@ import {
   type TaskPageQuery,
   type ToolFilter,
 } from './types.js';
+import { MemoryWrites } from './memory-writes.js';
 import { WriteQueue, type BatchOutcome } from './write-queue.js';
 
 /** Options of {@link openSqliteStore}. */
@@ -174,6 +177,8 @@ export class SqliteStore implements TaskStore {
   readonly readonly: boolean;
   private readonly orm: BetterSQLite3Database<typeof schema>;
   private readonly writes: WriteQueue;
+  /** What each task's `task_memory` row holds as of the last commit, so unchanged memories are not rewritten. */
+  private readonly memoryWrites = new MemoryWrites();
   private closed = false;
   private readQueries: ReturnType<typeof prepareReads> | undefined;
   private writeQueries: ReturnType<typeof prepareWrites> | undefined;
@@ -185,7 +190,7 @@ export class SqliteStore implements TaskStore {
   /** Prepared `listTasks` queries by filter shape (a handful at most). */
   private readonly listQueries = new Map<
     string,
-    { all(params: Record<string, unknown>): Array<typeof schema.tasks.$inferSelect> }
+    { all(params: Record<string, unknown>): TaskRowWithMemory[] }
   >();
 
   /** @internal Use {@link openSqliteStore}. */
@@ -209,14 +214,16 @@ export class SqliteStore implements TaskStore {
         ),
       lockTimeoutMs,
       onOutcome: (o) => this.noteOutcome(o),
+      transactions: this.memoryWrites,
     });
   }
 
   // ------------------------------------------------------------------ TaskStore port
 
   /**
-   * One atomic, durable commit (see the engine's `TaskCommit`). The objects passed in must not be changed afterwards
-   * (the encoding of a task's memory object is reused by later commits of the same object).
+   * One atomic, durable commit (see the engine's `TaskCommit`). The objects passed in must not be changed afterwards:
+   * the task's memory is written into its `task_memory` row only when it is not the object (or JSON text) this store
+   * last committed for the task, and JSON encodings are reused for the same object.
    */
   commit(change: TaskCommit): Promise<CommitResult> {
     return this.write(() => this.applyCommit(change));
@@ -260,9 +267,7 @@ export class SqliteStore implements TaskStore {
         if (filter.kind !== undefined) conds.push(eq(schema.tasks.kind, p('kind')));
         if (filter.clientId !== undefined) conds.push(eq(schema.tasks.clientId, p('clientId')));
         if (filter.updatedSince !== undefined) conds.push(gte(schema.tasks.updatedAt, p('since')));
-        const q = this.orm
-          .select()
-          .from(schema.tasks)
+        const q = selectTasks(this.orm)
           .where(and(...conds))
           .orderBy(asc(schema.tasks.createdAt), asc(schema.tasks.id));
         prepared = (filter.limit === undefined ? q : q.limit(p('limit'))).prepare();
@@ -376,9 +381,7 @@ export class SqliteStore implements TaskStore {
       }
       const where = taskWhere(q);
       const dir = q.order === 'oldest' ? asc : desc;
-      const rows = this.orm
-        .select()
-        .from(schema.tasks)
+      const rows = selectTasks(this.orm)
         .where(where)
         .orderBy(dir(schema.tasks.createdAt), dir(schema.tasks.id))
         .limit(limit)
@@ -614,6 +617,7 @@ export class SqliteStore implements TaskStore {
     if (change.create) {
       if (actual !== undefined) throw new EngineError('task_exists', `task ${id} already exists`);
       this.w.insertTask.run(taskToRow(task, encodeJson));
+      this.w.insertMemory.run(id, memoryJson(task.memory));
     } else {
       if (actual === undefined) throw new EngineError('task_not_found', `task ${id} not found`);
       if (change.expectedStatus !== undefined && actual !== change.expectedStatus) {
@@ -638,7 +642,13 @@ export class SqliteStore implements TaskStore {
       } else {
         this.w.updateTask.run(row);
       }
+      // The memory row only when the memory changed (most commits carry the object the last one wrote).
+      const text = this.memoryWrites.textToWrite(id, task.memory);
+      if (text !== undefined && this.w.updateMemory.run(text, id).changes === 0) {
+        this.w.insertMemory.run(id, text); // a row lost by hand: put it back rather than lose the memory
+      }
     }
+    this.memoryWrites.wrote(id, task.memory, isTerminalStatus(task.status));
     const result: CommitResult = { history: [], steps: [] };
     if (change.history && change.history.length > 0) {
       let seq = this.nextSeq('history', id);
@@ -731,11 +741,10 @@ export class SqliteStore implements TaskStore {
 }
 
 /**
- * JSON text of a task's memory and other JSON columns, reused for the same object (the engine's `memoryJson`, so the
- * text the engine made for a decision record's fingerprint is the one written): a command round trip commits the
- * task twice (the result, then the next decision) and the first commit carries the memory object of the previous one
- * unchanged — encoding kilobytes of strategy memory again was a visible share of the server's time. Committed values
- * are immutable by the port's contract (the engine copies before it changes anything; strategies get them read-only).
+ * JSON text of a task's JSON columns (allowed commands, metadata, budgets), reused for the same object (the engine's
+ * `memoryJson`, which also encodes the memory): a command round trip commits the task twice and both commits carry
+ * the same objects. Committed values are immutable by the port's contract (the engine copies before it changes
+ * anything; strategies get them read-only).
  */
 const encodeJson = (value: JsonValue | undefined): string => memoryJson(value);
 
@@ -754,13 +763,23 @@ function placeholders<T extends SQLiteTable>(table: T): T['$inferInsert'] {
   ) as unknown as T['$inferInsert'];
 }
 
+/**
+ * `SELECT` of whole tasks: every `tasks` column and the task's memory from `task_memory` (a LEFT JOIN on its primary
+ * key; every task has its row, written in the transaction that creates the task).
+ */
+function selectTasks(orm: BetterSQLite3Database<typeof schema>) {
+  const { tasks, taskMemory } = schema;
+  return orm
+    .select({ ...getTableColumns(tasks), memory: taskMemory.memory })
+    .from(tasks)
+    .leftJoin(taskMemory, eq(taskMemory.taskId, tasks.id));
+}
+
 function prepareReads(orm: BetterSQLite3Database<typeof schema>) {
   const p = sql.placeholder;
   const { tasks, history, commandCalls } = schema;
   return {
-    getTask: orm
-      .select()
-      .from(tasks)
+    getTask: selectTasks(orm)
       .where(eq(tasks.id, p('id')))
       .prepare(),
     getHistory: orm
@@ -829,6 +848,8 @@ function prepareWrites(orm: BetterSQLite3Database<typeof schema>, db: Database.D
     taskHead: db.prepare(
       'SELECT "status", "kind", "client_id" AS "clientId", "created_at" AS "createdAt" FROM "tasks" WHERE "id" = ?',
     ),
+    insertMemory: db.prepare('INSERT INTO "task_memory" ("task_id", "memory") VALUES (?, ?)'),
+    updateMemory: db.prepare('UPDATE "task_memory" SET "memory" = ? WHERE "task_id" = ?'),
     historySeq: db.prepare('SELECT coalesce(max("seq"), 0) AS "m" FROM "history" WHERE "task_id" = ?'),
     stepSeq: db.prepare('SELECT coalesce(max("seq"), 0) AS "m" FROM "steps" WHERE "task_id" = ?'),
     insertHistory: db.prepare(insertSql(history)),

@@ -17,6 +17,19 @@ export type BatchOutcome =
   /** The batch (or its commit) failed; its writes were rejected. */
   | { ok: false; busy: false; error: unknown };
 
+/**
+ * Told where each transaction of the queue stands, synchronously, so that state kept beside the database (what a
+ * row was last written with) follows what is really committed. Must not throw.
+ */
+export interface TransactionListener {
+  /** The write that just ran ended: its savepoint was released (`kept`) or rolled back alone. */
+  writeEnded(kept: boolean): void;
+  /** The transaction committed (before any write's promise settles). */
+  committed(): void;
+  /** The transaction was rolled back, lost (SQLite undid it), or its COMMIT failed: nothing of it may be assumed. */
+  rolledBack(): void;
+}
+
 /** Options of {@link WriteQueue}. */
 export interface WriteQueueOptions {
   /** Maps an error thrown by a write (or the commit) to what its caller sees. */
@@ -29,6 +42,8 @@ export interface WriteQueueOptions {
   onOutcome?: (outcome: BatchOutcome) => void;
   /** Monotonic milliseconds (default `performance.now`). */
   now?: () => number;
+  /** Follows every transaction (see {@link TransactionListener}). */
+  transactions?: TransactionListener;
 }
 
 /** Most writes grouped into one transaction (bounds the time the event loop is held by one flush). */
@@ -212,6 +227,7 @@ export class WriteQueue {
       release: this.db.prepare('RELEASE ccagent_write'),
       rollbackTo: this.db.prepare('ROLLBACK TO ccagent_write'),
     });
+    const tx = this.opts.transactions;
     s.begin.run();
     try {
       for (const write of batch) {
@@ -219,19 +235,26 @@ export class WriteQueue {
         try {
           const value = write.run();
           s.release.run();
+          tx?.writeEnded(true);
           outcomes.push({ ok: true, value });
         } catch (error) {
           if (!this.db.inTransaction) throw new TransactionLost(outcomes.length, error);
           s.rollbackTo.run();
           s.release.run();
+          tx?.writeEnded(false);
           outcomes.push({ ok: false, error });
         }
       }
       s.commit.run();
     } catch (error) {
-      if (this.db.inTransaction) s.rollback.run();
+      try {
+        if (this.db.inTransaction) s.rollback.run();
+      } finally {
+        tx?.rolledBack();
+      }
       throw error;
     }
+    tx?.committed();
   }
 }
 

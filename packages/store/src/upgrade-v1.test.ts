@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Task } from '@ccagent/engine';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { enc, taskToRow } from './codec.js';
+import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from './migrate.js';
+import { openSqliteStore } from './sqlite-store.js';
+import { isStoreError } from './store-error.js';
+import { newTask, tempDir } from './test-helpers.js';
+
+let dir: string;
+let cleanup: () => void;
+beforeEach(() => ({ dir, cleanup } = tempDir()));
+afterEach(() => cleanup());
+
+/** Tasks at several statuses with memories of every shape, as a version-1 build left them. */
+const tasks: Task[] = [
+  newTask('queued', { memory: null, createdAt: 1 }),
+  newTask('running', {
+    status: 'running',
+    clientId: 'pc-1',
+    memory: { turns: [{ role: 'assistant', content: 'é ✓ "quoted"' }], pad: 'p'.repeat(20_000) },
+    counters: { steps: 7, toolCalls: 3, questions: 0 },
+    createdAt: 2,
+    updatedAt: 9,
+  }),
+  newTask('waiting', { status: 'waiting_for_command', memory: [1, 2.5, 'x', false], createdAt: 3 }),
+  newTask('asking', { status: 'waiting_for_user', memory: 'plain text', createdAt: 4 }),
+  newTask('done', { status: 'completed', memory: { final: true }, result: { sum: 20 }, createdAt: 5 }),
+  newTask('broken', {
+    status: 'failed',
+    memory: 0,
+    error: { code: 'budget_exhausted', message: 'out of steps' },
+    createdAt: 6,
+  }),
+];
+
+/**
+ * A database file exactly as a version-1 build made it: the checked-in first migration, drizzle's bookkeeping row,
+ * the stamps, and task rows with the memory in `tasks.memory`.
+ */
+function writeV1File(file: string): void {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  const init = readFileSync(path.join(migrationsFolder(), '0000_init.sql'), 'utf8');
+  for (const stmt of init.split('--> statement-breakpoint')) if (stmt.trim()) db.exec(stmt);
+  db.exec(
+    'CREATE TABLE "__drizzle_migrations" (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)',
+  );
+  db.prepare('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)').run('v1', 1);
+  const cols = Object.keys({ ...taskToRow(tasks[0] as Task), memory: '' });
+  const insert = db.prepare(
+    `INSERT INTO tasks (${cols.map((c) => c.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`)).join(', ')}) ` +
+      `VALUES (${cols.map((c) => `@${c}`).join(', ')})`,
+  );
+  for (const t of tasks) insert.run({ ...taskToRow(t), memory: enc(t.memory) });
+  db.pragma(`application_id = ${APPLICATION_ID}`);
+  db.pragma('user_version = 1');
+  db.close();
+}
+
+describe('a version-1 file (memory in tasks.memory)', () => {
+  it('is migrated on open: every task reads back identical, the memory moved to task_memory, user_version 2 (guards against a migration that loses or mangles memories)', async () => {
+    const file = path.join(dir, 'v1.db');
+    writeV1File(file);
+    const store = openSqliteStore({ path: file });
+    expect(SCHEMA_VERSION).toBe(2);
+    for (const t of tasks) expect(await store.getTask(t.id), t.id).toStrictEqual(t);
+    expect(await store.listTasks()).toStrictEqual(tasks);
+    expect((await store.listTasks({ status: 'running' }))[0]?.memory).toEqual(tasks[1]?.memory);
+    // It keeps working: a memory change of a migrated task is written and read back.
+    const running = tasks[1] as Task;
+    await store.commit({ task: { ...running, memory: { moved: true }, updatedAt: 10 } });
+    await store.close();
+
+    const db = new Database(file, { readonly: true });
+    expect(db.pragma('user_version', { simple: true })).toBe(2);
+    const taskCols = (db.prepare('PRAGMA table_info(tasks)').all() as Array<{ name: string }>).map(
+      (c) => c.name,
+    );
+    expect(taskCols).not.toContain('memory');
+    expect(db.prepare('SELECT count(*) AS n FROM task_memory').get()).toEqual({ n: tasks.length });
+    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: 2 });
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(db.pragma('foreign_key_check')).toEqual([]);
+    db.close();
+    const reader = openSqliteStore({ path: file, readonly: true });
+    expect((await reader.getTask('running'))?.memory).toEqual({ moved: true });
+    expect((await reader.getTask('done'))?.memory).toEqual({ final: true });
+    await reader.close();
+  });
+
+  it('opened read-only before any migration is schema_outdated and left untouched (guards against the CLI reading a file it cannot understand)', () => {
+    const file = path.join(dir, 'v1.db');
+    writeV1File(file);
+    const before = readFileSync(file);
+    let err: unknown;
+    try {
+      openSqliteStore({ path: file, readonly: true });
+    } catch (e) {
+      err = e;
+    }
+    expect(isStoreError(err, 'schema_outdated')).toBe(true);
+    expect((err as Error).message).toContain('schema version 1');
+    expect((err as Error).message).toContain('start the orchestrator once');
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+});
