@@ -67,12 +67,18 @@ export function nativeOptionsFromEnv(
   return out;
 }
 
+/**
+ * Version 2 of the native memory: a turn's calls carry no progress. Which of them were handed to the engine follows
+ * from the task history — the turn records how many tool_call entries the history held when the model replied
+ * (`callsBefore`), and the k-th call of the turn that is not rejected is the (callsBefore + k)-th tool_call entry —
+ * so a step that only hands out the next call changes nothing in memory and returns none (nothing to re-encode,
+ * fingerprint or rewrite on that step).
+ */
 const callSchema = z.object({
   name: z.string(),
   arguments: z.record(z.string(), z.unknown()),
-  /** queued: not yet handed to the engine; dispatched: a tool_call decision was made; rejected: never run. */
-  status: z.enum(['queued', 'dispatched', 'rejected']),
-  error: z.string().optional(),
+  /** Set when the call was not run (an unknown tool, or the engine refused it): the error the model is given. */
+  rejected: z.string().optional(),
 });
 
 const turnSchema = z.object({
@@ -80,12 +86,42 @@ const turnSchema = z.object({
   calls: z.array(callSchema),
   /** A user message sent after this turn (e.g. after an empty reply). */
   nudge: z.string().optional(),
+  /** Number of tool_call entries in the task history when the model gave this turn. */
+  callsBefore: z.number().int().min(0),
 });
 
 const nativeMemorySchema = z.object({
-  v: z.literal(1).default(1),
+  v: z.literal(2),
   strategy: z.literal('native').default('native'),
   turns: z.array(turnSchema).default([]),
+  modelFailures: z.number().int().default(0),
+});
+
+/**
+ * Version 1, written by earlier builds: each call's progress as a status that went queued → dispatched on the step
+ * that handed it out (so every such step wrote a new memory). Read as version 2: `dispatched` and `queued` calls are
+ * both "not rejected" and the history tells them apart as in version 2; each turn's `callsBefore` is the number of
+ * calls dispatched in the turns before it, the alignment version 1 used to rebuild the conversation.
+ */
+const v1MemorySchema = z.object({
+  v: z.literal(1).default(1),
+  strategy: z.literal('native').default('native'),
+  turns: z
+    .array(
+      z.object({
+        content: z.string(),
+        calls: z.array(
+          z.object({
+            name: z.string(),
+            arguments: z.record(z.string(), z.unknown()),
+            status: z.enum(['queued', 'dispatched', 'rejected']),
+            error: z.string().optional(),
+          }),
+        ),
+        nudge: z.string().optional(),
+      }),
+    )
+    .default([]),
   modelFailures: z.number().int().default(0),
 });
 
@@ -93,16 +129,39 @@ type NativeMemory = z.infer<typeof nativeMemorySchema>;
 type NativeTurn = z.infer<typeof turnSchema>;
 type NativeCall = z.infer<typeof callSchema>;
 
+const emptyMemory = (): NativeMemory => ({ v: 2, strategy: 'native', turns: [], modelFailures: 0 });
+
+/** A stored memory of either version as version 2; a fresh memory when it fits neither schema. */
+function readMemory(value: JsonValue | undefined): NativeMemory {
+  const v2 = nativeMemorySchema.safeParse(value);
+  if (v2.success) return v2.data;
+  const v1 = v1MemorySchema.safeParse(value ?? {});
+  if (!v1.success) return emptyMemory();
+  let callsBefore = 0;
+  const turns = v1.data.turns.map((t): NativeTurn => {
+    const turn: NativeTurn = {
+      content: t.content,
+      calls: t.calls.map((c) =>
+        c.status === 'rejected'
+          ? { name: c.name, arguments: c.arguments, rejected: c.error ?? 'not run' }
+          : { name: c.name, arguments: c.arguments },
+      ),
+      callsBefore,
+      ...(t.nudge !== undefined ? { nudge: t.nudge } : {}),
+    };
+    callsBefore += t.calls.filter((c) => c.status === 'dispatched').length;
+    return turn;
+  });
+  return { v: 2, strategy: 'native', turns, modelFailures: v1.data.modelFailures };
+}
+
 /**
- * Validated native memories by object. The strategy never changes a memory in place: each decision builds a new
- * memory object sharing the unchanged turns (frozen, so an accidental in-place change throws instead of leaving a
- * stale validation behind) and registers it as valid, so the next step — handed that same object by the engine —
- * validates nothing.
+ * Validated native memories by object. The strategy never changes a memory in place: a decision that changes it
+ * builds a new memory object sharing the unchanged turns (frozen, so an accidental in-place change throws instead of
+ * leaving a stale validation behind) and registers it as valid, so the next step — handed that same object by the
+ * engine — validates nothing. A version 1 memory is validated once per object too and read as version 2.
  */
-const nativeMemories = new MemoryValidationCache<NativeMemory>((value) => {
-  const parsed = nativeMemorySchema.safeParse(value ?? {});
-  return parsed.success ? parsed.data : nativeMemorySchema.parse({});
-});
+const nativeMemories = new MemoryValidationCache<NativeMemory>(readMemory);
 
 /** How many native memories have been validated with zod in this process (for tests). */
 export function nativeMemoryValidations(): number {
@@ -121,6 +180,20 @@ function nextMemory(memory: NativeMemory): NativeMemory {
 function withCalls(turn: NativeTurn, calls: NativeCall[]): NativeTurn {
   for (const c of calls) Object.freeze(c);
   return Object.freeze({ ...turn, calls: Object.freeze(calls) as NativeCall[] });
+}
+
+/** The tool_call entries of a history, in order. */
+function toolCalls(history: readonly HistoryEntry[]): HistoryEntry[] {
+  const calls: HistoryEntry[] = [];
+  for (const e of history) if (e.type === 'tool_call') calls.push(e);
+  return calls;
+}
+
+/** How many tool_call entries a history holds. */
+function countToolCalls(history: readonly HistoryEntry[]): number {
+  let n = 0;
+  for (const e of history) if (e.type === 'tool_call') n++;
+  return n;
 }
 
 function clip(text: string, max: number): string {
@@ -156,11 +229,11 @@ function conversation(
   if (task.context !== undefined && task.context !== null)
     user += `\n\nContext: ${JSON.stringify(task.context)}`;
   messages.push({ role: 'user', content: user });
-  // The k-th dispatched call is the k-th tool_call in the history (this strategy is the task's only caller).
-  const calls = history.filter((e) => e.type === 'tool_call');
+  // A turn's k-th call that is not rejected is the (callsBefore + k)-th tool_call in the history (this strategy is
+  // the task's only caller, and a model step runs only once every call of the last turn was handed out).
+  const calls = toolCalls(history);
   const results = new Map<string, HistoryEntry>();
   for (const e of history) if (e.type === 'tool_result') results.set(e.callId, e);
-  let next = 0;
   for (const turn of mem.turns) {
     messages.push({
       role: 'assistant',
@@ -169,26 +242,23 @@ function conversation(
         ? { toolCalls: turn.calls.map((c) => ({ name: c.name, arguments: c.arguments })) }
         : {}),
     });
+    let next = turn.callsBefore;
     for (const c of turn.calls) {
-      if (c.status === 'rejected') {
-        messages.push({
-          role: 'tool',
-          toolName: c.name,
-          content: JSON.stringify({ error: c.error ?? 'not run' }),
-        });
-      } else if (c.status === 'dispatched') {
-        const issued = calls[next++];
-        const r = issued?.type === 'tool_call' ? results.get(issued.callId) : undefined;
-        if (!r || r.type !== 'tool_result') continue;
-        const body = r.outcome.ok
-          ? r.outcome.result
-          : {
-              error: r.outcome.error.message,
-              ...(r.outcome.error.code ? { code: r.outcome.error.code } : {}),
-              ...(r.outcome.error.traceback ? { traceback: r.outcome.error.traceback } : {}),
-            };
-        messages.push({ role: 'tool', toolName: c.name, content: clip(JSON.stringify(body), maxChars) });
+      if (c.rejected !== undefined) {
+        messages.push({ role: 'tool', toolName: c.name, content: JSON.stringify({ error: c.rejected }) });
+        continue;
       }
+      const issued = calls[next++];
+      const r = issued?.type === 'tool_call' ? results.get(issued.callId) : undefined;
+      if (!r || r.type !== 'tool_result') continue;
+      const body = r.outcome.ok
+        ? r.outcome.result
+        : {
+            error: r.outcome.error.message,
+            ...(r.outcome.error.code ? { code: r.outcome.error.code } : {}),
+            ...(r.outcome.error.traceback ? { traceback: r.outcome.error.traceback } : {}),
+          };
+      messages.push({ role: 'tool', toolName: c.name, content: clip(JSON.stringify(body), maxChars) });
     }
     if (turn.nudge) messages.push({ role: 'user', content: turn.nudge });
   }
@@ -215,35 +285,52 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
   const system = opts.systemPrompt?.trim() ? opts.systemPrompt.trim() : prompt.text;
 
   /**
-   * Hand out the last turn's next queued call: the memory after it (that call dispatched, unknown tools before it
-   * rejected) and the tool_call decision, or — when no queued call is left — the memory with any rejections and no
-   * decision. `mem` is not changed.
+   * The last turn's next call to hand out, found from the history: the turn's first `n` calls that are not rejected
+   * were handed out, where `n` is the number of tool_call entries after the turn's `callsBefore`. Returns the call's
+   * tool_call decision (without memory), or none when every call was handed out. `mem` is not changed: unknown tools
+   * met on the way, and the call the engine refused (`refused`, the text of its note), are rejected in a new memory
+   * returned as `mem`; otherwise `mem` is returned as it came, so the step leaves the task's memory as it is.
    */
   function nextQueuedCall(
     mem: NativeMemory,
+    history: readonly HistoryEntry[],
     available: Set<string>,
+    refused: string | undefined,
   ): { mem: NativeMemory; decision?: Decision } {
     const last = mem.turns.length - 1;
     const turn = mem.turns[last];
-    if (!turn || !turn.calls.some((c) => c.status === 'queued')) return { mem };
-    const calls = turn.calls.slice();
+    if (!turn) return { mem };
+    let handedOut = countToolCalls(history) - turn.callsBefore;
+    let calls: NativeCall[] | undefined;
     let dispatched: NativeCall | undefined;
-    for (let i = 0; i < calls.length && !dispatched; i++) {
-      const c = calls[i] as NativeCall;
-      if (c.status !== 'queued') continue;
-      if (!available.has(c.name)) {
-        calls[i] = {
-          ...c,
-          status: 'rejected',
-          error: `unknown tool "${c.name}"; the available tools are: ${[...available].join(', ') || 'none'}`,
-        };
+    for (let i = 0; i < turn.calls.length && !dispatched; i++) {
+      const c = turn.calls[i] as NativeCall;
+      if (c.rejected !== undefined) continue;
+      if (handedOut > 0) {
+        handedOut--;
         continue;
       }
-      dispatched = calls[i] = { ...c, status: 'dispatched' };
+      let reason: string | undefined;
+      if (refused !== undefined) {
+        // The first call not yet in the history is the one the previous step handed out.
+        reason = refused;
+        refused = undefined;
+      } else if (!available.has(c.name)) {
+        reason = `unknown tool "${c.name}"; the available tools are: ${[...available].join(', ') || 'none'}`;
+      }
+      if (reason === undefined) {
+        dispatched = c;
+        break;
+      }
+      calls ??= turn.calls.slice();
+      calls[i] = { name: c.name, arguments: c.arguments, rejected: reason };
     }
-    const turns = mem.turns.slice();
-    turns[last] = withCalls(turn, calls);
-    const next = nextMemory({ ...mem, turns });
+    let next = mem;
+    if (calls) {
+      const turns = mem.turns.slice();
+      turns[last] = withCalls(turn, calls);
+      next = nextMemory({ ...mem, turns });
+    }
     if (!dispatched) return { mem: next };
     return {
       mem: next,
@@ -252,7 +339,6 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
         command: dispatched.name,
         args: dispatched.arguments as JsonValue,
         ...(opts.toolTimeoutMs !== undefined ? { timeoutMs: opts.toolTimeoutMs } : {}),
-        memory: next as unknown as JsonValue,
         message: `calling ${dispatched.name}`,
       },
     };
@@ -261,8 +347,19 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
   async function decide(task: Task, history: HistoryEntry[], ctx: StepContext): Promise<Decision> {
     const commands = ctx.availableCommands();
     const available = new Set(commands.map((c) => c.name));
-    const queued = nextQueuedCall(nativeMemories.get(task.memory), available);
-    if (queued.decision) return queued.decision;
+    const given = nativeMemories.get(task.memory);
+    // This strategy writes a note only on a step that leaves no call to hand out; a note from the step before, while
+    // a call is waiting, is the engine refusing the call that step handed out (no tool_call entry was written).
+    const lastEntry = history[history.length - 1];
+    const refused =
+      lastEntry?.type === 'note' && lastEntry.step === ctx.step - 1 ? lastEntry.text : undefined;
+    const queued = nextQueuedCall(given, history, available, refused);
+    if (queued.decision) {
+      // A step that only hands out the next call returns no memory: nothing to re-encode or rewrite.
+      return queued.mem === given
+        ? queued.decision
+        : { ...queued.decision, memory: queued.mem as unknown as JsonValue };
+    }
     const mem = queued.mem;
     const lastTurn = mem.turns[mem.turns.length - 1];
     const failDecision = (
@@ -311,11 +408,12 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
       {
         content: reply.content,
         calls: [],
+        callsBefore: countToolCalls(history),
         ...(empty
           ? { nudge: 'Your reply was empty. Call a tool, or answer with the result if the task is done.' }
           : {}),
       },
-      reply.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, status: 'queued' as const })),
+      reply.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
     );
     const withTurn = nextMemory({ ...mem, modelFailures: 0, turns: [...mem.turns, turn] });
     if (turn.calls.length === 0) {
@@ -326,8 +424,8 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
         memory: withTurn as unknown as JsonValue,
       };
     }
-    const next = nextQueuedCall(withTurn, available);
-    if (next.decision) return next.decision;
+    const next = nextQueuedCall(withTurn, history, available, undefined);
+    if (next.decision) return { ...next.decision, memory: next.mem as unknown as JsonValue };
     // Every call named an unknown tool: the errors go back to the model on the next step.
     return {
       type: 'continue',

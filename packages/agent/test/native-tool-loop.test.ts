@@ -22,13 +22,14 @@ async function runNative(
   script: Script,
   options: Partial<NativeToolOptions> = {},
   files: Record<string, string> = { 'hello.lua': 'print("Hello world")\n' },
+  input: { budgets?: { maxToolCalls?: number } } = {},
 ) {
   const name = `native-${++n}`;
   models.fake.script(name, script);
   const strategy = createNativeToolStrategy({ model: models.role(name), ...options });
   const run = await runTask(
     strategy,
-    { prompt: 'hello.lua must print "Hello, world!". Fix it.', kind: 'native' },
+    { prompt: 'hello.lua must print "Hello, world!". Fix it.', kind: 'native', ...input },
     { files },
   );
   await removeRoot(run.root);
@@ -191,6 +192,73 @@ describe('native tool loop', () => {
     );
     expect(decision?.directive).toMatchObject({ timeoutMs: 300 });
     expect(run.body(1).messages[3]?.content).toMatch(/timed out after 300 ms|Too long without yielding/);
+  });
+
+  it('records a memory only on steps that change it: the model steps, not the steps that hand out the next call (guards against re-encoding, hashing and rewriting the memory on every round trip)', async () => {
+    const run = await runNative([
+      {
+        content: '',
+        toolCalls: [0, 1, 2, 3].map((i) => ({ name: 'fs_list', arguments: { path: `/d${i}` } })),
+      },
+      'Listed.',
+    ]);
+    expect(run.task.status).toBe('completed');
+    const decisions = run.steps
+      .filter((s) => s.kind === 'decision')
+      .map((s) => s.directive as { type: string; memoryBytes?: number });
+    expect(decisions.map((d) => [d.type, d.memoryBytes !== undefined])).toEqual([
+      ['tool_call', true], // the model's reply: a new turn
+      ['tool_call', false],
+      ['tool_call', false],
+      ['tool_call', false],
+      ['complete', true],
+    ]);
+    expect(run.executor.calls.map((c) => c.args)).toEqual([0, 1, 2, 3].map((i) => ({ path: `/d${i}` })));
+  });
+
+  it('a call that times out in the middle of a turn is answered with the timeout and the next call runs (guards against a timed-out call being handed out again or taking the next call with it)', async () => {
+    const run = await runNative(
+      [
+        {
+          content: '',
+          toolCalls: [
+            { name: 'run_program', arguments: { path: 'spin.lua' } },
+            { name: 'fs_read', arguments: { path: 'spin.lua' } },
+          ],
+        },
+        'spin.lua never finishes.',
+      ],
+      { toolTimeoutMs: 300 },
+      { 'spin.lua': 'while true do end\n' },
+    );
+    expect(run.task.status).toBe('completed');
+    expect(run.history.filter((e) => e.type === 'tool_call').map((e) => e.command)).toEqual([
+      'run_program',
+      'fs_read',
+    ]);
+    const tools = run.body(1).messages.filter((m) => m.role === 'tool');
+    expect(tools.map((m) => m.tool_name)).toEqual(['run_program', 'fs_read']);
+    expect(tools[0]?.content).toMatch(/timed out after 300 ms|Too long without yielding/);
+    expect(JSON.parse(tools[1]?.content ?? '{}')).toMatchObject({ content: 'while true do end\n' });
+  });
+
+  it('stops at the maxToolCalls budget in the middle of a turn (guards against a call being handed out past the budget)', async () => {
+    const run = await runNative(
+      [
+        {
+          content: '',
+          toolCalls: [0, 1, 2, 3].map((i) => ({ name: 'fs_list', arguments: { path: `/d${i}` } })),
+        },
+        'Listed.',
+      ],
+      {},
+      undefined,
+      { budgets: { maxToolCalls: 2 } },
+    );
+    expect(run.task.status).toBe('failed');
+    expect(run.task.error).toMatchObject({ code: 'budget_exhausted', details: { budget: 'maxToolCalls' } });
+    expect(run.executor.calls).toHaveLength(2);
+    expect(run.requests).toHaveLength(1);
   });
 
   it('uses the configured system prompt', async () => {
