@@ -77,7 +77,7 @@ const ctxAt = (step: number, commands = ['noop']): StepContext => ({
   },
   availableCommands: () => commands.map((name) => ({ name })),
 });
-const task = (memory: JsonValue): Task => ({
+const task = (memory: JsonValue, toolCalls = 0): Task => ({
   id: 't1',
   kind: 'native',
   status: 'running',
@@ -87,7 +87,7 @@ const task = (memory: JsonValue): Task => ({
   memory,
   metadata: {},
   budgets: {},
-  counters: { steps: 0, toolCalls: 0, questions: 0 },
+  counters: { steps: 0, toolCalls, questions: 0 },
   createdAt: 1,
   updatedAt: 1,
 });
@@ -101,9 +101,16 @@ const stored = (calls: JsonValue[] = [0, 1, 2].map(noop), callsBefore = 0): Json
 });
 const ok = { ok: true as const, result: null };
 const argsOf = (d: Decision) => (d.type === 'tool_call' ? d.args : d.type);
-/** Decide the next step of a task with `memory` after `h`, as the engine would (step = the builder's next). */
+/**
+ * Decide the next step of a task with `memory` after `h`, as the engine would: the step is the builder's next, the
+ * task's tool call counter the number of tool_call entries (the engine raises it in the same commit as each entry).
+ */
 const decideAfter = (memory: JsonValue, h: HistoryBuilder, commands?: string[]) =>
-  strategy.decide(task(memory), h.entries, ctxAt(h.step, commands));
+  strategy.decide(
+    task(memory, h.entries.filter((e) => e.type === 'tool_call').length),
+    h.entries,
+    ctxAt(h.step, commands),
+  );
 
 describe('native dispatch from the history', () => {
   it('hands out one call per step and returns no memory on those steps (guards against re-encoding, hashing and rewriting the memory on every round trip)', async () => {

@@ -69,10 +69,10 @@ export function nativeOptionsFromEnv(
 
 /**
  * Version 2 of the native memory: a turn's calls carry no progress. Which of them were handed to the engine follows
- * from the task history — the turn records how many tool_call entries the history held when the model replied
- * (`callsBefore`), and the k-th call of the turn that is not rejected is the (callsBefore + k)-th tool_call entry —
- * so a step that only hands out the next call changes nothing in memory and returns none (nothing to re-encode,
- * fingerprint or rewrite on that step).
+ * from the task — the turn records how many tool calls the task had made when the model replied (`callsBefore`),
+ * and the k-th call of the turn that is not rejected is the task's (callsBefore + k)-th tool call, i.e. its
+ * (callsBefore + k)-th tool_call history entry — so a step that only hands out the next call changes nothing in
+ * memory and returns none (nothing to re-encode, fingerprint or rewrite on that step).
  */
 const callSchema = z.object({
   name: z.string(),
@@ -86,7 +86,7 @@ const turnSchema = z.object({
   calls: z.array(callSchema),
   /** A user message sent after this turn (e.g. after an empty reply). */
   nudge: z.string().optional(),
-  /** Number of tool_call entries in the task history when the model gave this turn. */
+  /** The task's tool calls (tool_call history entries) made before the model gave this turn. */
   callsBefore: z.number().int().min(0),
 });
 
@@ -189,13 +189,6 @@ function toolCalls(history: readonly HistoryEntry[]): HistoryEntry[] {
   return calls;
 }
 
-/** How many tool_call entries a history holds. */
-function countToolCalls(history: readonly HistoryEntry[]): number {
-  let n = 0;
-  for (const e of history) if (e.type === 'tool_call') n++;
-  return n;
-}
-
 function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}… [${text.length - max} chars cut]`;
 }
@@ -285,22 +278,25 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
   const system = opts.systemPrompt?.trim() ? opts.systemPrompt.trim() : prompt.text;
 
   /**
-   * The last turn's next call to hand out, found from the history: the turn's first `n` calls that are not rejected
-   * were handed out, where `n` is the number of tool_call entries after the turn's `callsBefore`. Returns the call's
+   * The last turn's next call to hand out: the turn's first `callsMade - callsBefore` calls that are not rejected
+   * were handed out, where `callsMade` is the task's tool call count. That count is the engine's
+   * `counters.toolCalls`, raised in the same commit as each tool_call history entry (so it equals their number),
+   * read in O(1): counting the history's entries on every step grew with the task and was ~4 % of a long-running
+   * server's CPU. Returns the call's
    * tool_call decision (without memory), or none when every call was handed out. `mem` is not changed: unknown tools
    * met on the way, and the call the engine refused (`refused`, the text of its note), are rejected in a new memory
    * returned as `mem`; otherwise `mem` is returned as it came, so the step leaves the task's memory as it is.
    */
   function nextQueuedCall(
     mem: NativeMemory,
-    history: readonly HistoryEntry[],
+    callsMade: number,
     available: Set<string>,
     refused: string | undefined,
   ): { mem: NativeMemory; decision?: Decision } {
     const last = mem.turns.length - 1;
     const turn = mem.turns[last];
     if (!turn) return { mem };
-    let handedOut = countToolCalls(history) - turn.callsBefore;
+    let handedOut = callsMade - turn.callsBefore;
     let calls: NativeCall[] | undefined;
     let dispatched: NativeCall | undefined;
     for (let i = 0; i < turn.calls.length && !dispatched; i++) {
@@ -353,7 +349,8 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
     const lastEntry = history[history.length - 1];
     const refused =
       lastEntry?.type === 'note' && lastEntry.step === ctx.step - 1 ? lastEntry.text : undefined;
-    const queued = nextQueuedCall(given, history, available, refused);
+    const callsMade = task.counters.toolCalls;
+    const queued = nextQueuedCall(given, callsMade, available, refused);
     if (queued.decision) {
       // A step that only hands out the next call returns no memory: nothing to re-encode or rewrite.
       return queued.mem === given
@@ -408,7 +405,7 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
       {
         content: reply.content,
         calls: [],
-        callsBefore: countToolCalls(history),
+        callsBefore: callsMade,
         ...(empty
           ? { nudge: 'Your reply was empty. Call a tool, or answer with the result if the task is done.' }
           : {}),
@@ -424,7 +421,7 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
         memory: withTurn as unknown as JsonValue,
       };
     }
-    const next = nextQueuedCall(withTurn, history, available, undefined);
+    const next = nextQueuedCall(withTurn, callsMade, available, undefined);
     if (next.decision) return { ...next.decision, memory: next.mem as unknown as JsonValue };
     // Every call named an unknown tool: the errors go back to the model on the next step.
     return {
