@@ -480,6 +480,56 @@ describe('cancellation', () => {
     expect(h.engine.modelStats('m')).toEqual({ active: 0, queued: 0 });
   });
 
+  it('a strategy that reads ctx.signal only after the task was cancelled sees it aborted with the reason (guards against the lazily created step signal missing an abort that came first)', async () => {
+    let go!: () => void;
+    const gate = new Promise<void>((resolve) => (go = resolve));
+    let seen: { aborted: boolean; reason: unknown } | undefined;
+    const h = setup(
+      scripted([
+        async (_t, _h, ctx) => {
+          await gate;
+          seen = { aborted: ctx.signal.aborted, reason: ctx.signal.reason };
+          return complete('too late');
+        },
+      ]),
+    );
+    await h.engine.start();
+    await h.engine.createTask({ id: 'lazy', kind: 'demo', prompt: '' });
+    await h.until('running', async () => (await h.statusOf('lazy')) === 'running');
+    await h.engine.cancelTask('lazy');
+    go();
+    await h.until('strategy resumed', () => seen !== undefined);
+    expect(seen?.aborted).toBe(true);
+    expect(isEngineError(seen?.reason, 'stopped')).toBe(true);
+    await h.settle();
+    expect(await h.statusOf('lazy')).toBe('cancelled');
+  });
+
+  it('each step gets its own signal, and closing the call between two steps aborts neither (guards against an abort leaking into the next step)', async () => {
+    const signals: AbortSignal[] = [];
+    const h = setup(
+      scripted([
+        (_t, _h, ctx) => {
+          signals.push(ctx.signal);
+          return Promise.resolve(toolCall('x'));
+        },
+        (_t, _h, ctx) => {
+          signals.push(ctx.signal);
+          return Promise.resolve(complete());
+        },
+      ]),
+      { executor: new ManualExecutor() },
+    );
+    await h.engine.start();
+    await h.engine.createTask({ id: 's1', kind: 'demo', prompt: '' });
+    await h.until('waiting', async () => (await h.statusOf('s1')) === 'waiting_for_command');
+    await h.engine.resolveCommand('s1', 's1:call:1', { ok: true, result: 1 });
+    await h.until('completed', async () => (await h.statusOf('s1')) === 'completed');
+    expect(signals).toHaveLength(2);
+    expect(signals[0]).not.toBe(signals[1]);
+    expect(signals.every((s) => !s.aborted)).toBe(true);
+  });
+
   it('aborts a pending command call and closes its row; a late result is ignored (guards against a cancelled task resuming)', async () => {
     const executor = new ManualExecutor();
     const h = setup(scripted([toolCall('mine')]), { executor });

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { Abort } from './abort.js';
 import { systemClock } from './clock.js';
 import { EngineError, isEngineError } from './engine-error.js';
 import type { EngineEventName, EngineEvents, EngineListener } from './events.js';
+
 import { decisionRecord } from './memory-json.js';
 import { ModelLimiter } from './model-limiter.js';
 import type {
@@ -89,8 +91,10 @@ interface TaskRuntime {
   /** Set by `trigger`: the next loop steps even if the task sleeps until `wakeAt`. */
   forced: boolean;
   wakeTimer?: TimerHandle;
-  stepController?: AbortController;
-  callController?: AbortController;
+  /** The step being decided (its abort), while one is. */
+  stepAbort?: Abort;
+  /** The dispatched call's abort, while its outcome is open. */
+  callAbort?: Abort;
   callTimer?: TimerHandle;
 }
 
@@ -219,8 +223,8 @@ export class Engine {
     if (this.tickTimer !== undefined) this.clock.clearTimeout(this.tickTimer);
     const reason = new EngineError('stopped', 'engine stopped');
     for (const rt of this.runtimes.values()) {
-      rt.stepController?.abort(reason);
-      rt.callController?.abort(reason);
+      rt.stepAbort?.abort(reason);
+      rt.callAbort?.abort(reason);
       if (rt.callTimer !== undefined) this.clock.clearTimeout(rt.callTimer);
       if (rt.wakeTimer !== undefined) this.clock.clearTimeout(rt.wakeTimer);
     }
@@ -429,7 +433,7 @@ export class Engine {
       const task = this.cacheGet(taskId)?.task ?? (await this.readTask(taskId));
       if (!task || isTerminalStatus(task.status)) {
         // e.g. a trigger for a finished task: do not keep a runtime for it
-        if (!this.runtimes.get(taskId)?.callController) this.runtimes.delete(taskId);
+        if (!this.runtimes.get(taskId)?.callAbort) this.runtimes.delete(taskId);
         return;
       }
       if (task.status === 'queued') {
@@ -532,10 +536,10 @@ export class Engine {
       return;
     }
     const rt = this.runtime(taskId);
-    const controller = new AbortController();
-    rt.stepController = controller;
-    // `stop()` aborts every runtime's controllers (no AbortSignal.any per step: it showed in the profile).
-    const signal = controller.signal;
+    // `stop()` aborts every runtime's step (no AbortSignal.any per step: it showed in the profile). The step's
+    // AbortSignal is created only if the strategy reads `ctx.signal` or calls a model (see `Abort`).
+    const abort = new Abort();
+    rt.stepAbort = abort;
     const step = counters.steps + 1;
     // A step decided from a state not yet durable (see `speculating`) does nothing outside the engine before that
     // state is on disk: no model call, no step-log record. Deciding from memory alone is free to go ahead.
@@ -546,13 +550,17 @@ export class Engine {
       return stored;
     };
     const ctx: StepContext = {
-      signal,
+      get signal(): AbortSignal {
+        return abort.signal;
+      },
       clock: this.clock,
       logger: this.logger,
       step,
       // Without a speculative basis, no extra await: a step's model call starts in the same turn as before.
       callModel: (model, fn) =>
-        basis ? basis.then(() => this.limiter.run(model, signal, fn)) : this.limiter.run(model, signal, fn),
+        basis
+          ? basis.then(() => this.limiter.run(model, abort.signal, fn))
+          : this.limiter.run(model, abort.signal, fn),
       logStep: (record: StepRecord) => (basis ? basis.then(() => logStep(record)) : logStep(record)),
       availableCommands: () => this.availableCommands(task),
     };
@@ -561,9 +569,9 @@ export class Engine {
       const cached = this.cacheGet(taskId)?.history;
       const history = cached ? cached.slice() : await this.loadHistory(taskId);
       // Raced with the signal: a strategy that ignores its abort cannot hold up cancellation or stop().
-      decision = await raceAbort(strategy.decide(task, history, ctx), signal);
+      decision = await abort.race(strategy.decide(task, history, ctx));
     } catch (err) {
-      if (signal.aborted) return; // cancel/stop/deadline own the state change
+      if (abort.aborted) return; // cancel/stop/deadline own the state change
       if (isEngineError(err, 'store_failure')) {
         // The store cannot be written (disk full, locked by another process …): that is not the task's fault. It
         // stays running in its durable state, and the tick steps it again once the store works.
@@ -579,9 +587,9 @@ export class Engine {
       });
       return;
     } finally {
-      if (rt.stepController === controller) rt.stepController = undefined;
+      if (rt.stepAbort === abort) rt.stepAbort = undefined;
     }
-    if (signal.aborted) return;
+    if (abort.aborted) return;
     await this.applyDecision(taskId, step, decision);
   }
 
@@ -751,9 +759,9 @@ export class Engine {
   private dispatch(task: Task, call: CommandCallRecord): void {
     if (this.state !== 'started') return;
     const rt = this.runtime(task.id);
-    const controller = new AbortController();
-    rt.callController = controller;
-    const signal = controller.signal;
+    const abort = new Abort();
+    rt.callAbort = abort;
+    const signal = abort.signal; // the executor's: always created
     rt.callTimer = this.clock.setTimeout(() => {
       const outcome: CommandOutcome = {
         ok: false,
@@ -772,7 +780,7 @@ export class Engine {
       (async () => {
         let outcome: CommandOutcome;
         try {
-          outcome = await raceAbort(
+          outcome = await abort.race(
             executor.execute({
               taskId: task.id,
               callId: call.callId,
@@ -783,7 +791,6 @@ export class Engine {
               attempt: call.dispatchCount,
               signal,
             }),
-            signal,
           );
         } catch (err) {
           outcome = {
@@ -791,7 +798,7 @@ export class Engine {
             error: { code: 'executor_error', message: err instanceof Error ? err.message : String(err) },
           };
         }
-        if (signal.aborted) return; // timed out, cancelled or stopping: someone else owns the outcome
+        if (abort.aborted) return; // timed out, cancelled or stopping: someone else owns the outcome
         await this.completeCall(task.id, call.callId, outcome, false).catch((err: unknown) => {
           if (!isEngineError(err, 'call_closed')) throw err;
         });
@@ -870,8 +877,8 @@ export class Engine {
         const rt = this.runtime(taskId);
         if (rt.callTimer !== undefined) this.clock.clearTimeout(rt.callTimer);
         rt.callTimer = undefined;
-        rt.callController?.abort(CALL_CLOSED);
-        rt.callController = undefined;
+        rt.callAbort?.abort(CALL_CLOSED);
+        rt.callAbort = undefined;
         for (const s of committed.steps) this.emit('stepLogged', { taskId, step: s });
         this.emit('commandResolved', { task: next, call: closed, outcome });
         this.emitStatus(next, current.status);
@@ -904,7 +911,7 @@ export class Engine {
             this.cacheDrop(taskId);
             this.runtimes
               .get(taskId)
-              ?.stepController?.abort(
+              ?.stepAbort?.abort(
                 new EngineError('conflict', 'the state this step was decided from was not stored'),
               );
             throw err;
@@ -979,8 +986,8 @@ export class Engine {
     const reason = new EngineError('stopped', `task ${task.status}`, {
       details: { taskId: task.id, status: task.status },
     });
-    rt.stepController?.abort(reason);
-    rt.callController?.abort(reason);
+    rt.stepAbort?.abort(reason);
+    rt.callAbort?.abort(reason);
     if (rt.callTimer !== undefined) this.clock.clearTimeout(rt.callTimer);
     if (rt.wakeTimer !== undefined) this.clock.clearTimeout(rt.wakeTimer);
     this.runtimes.delete(task.id);
@@ -1183,28 +1190,6 @@ export class Engine {
       }
     }
   }
-}
-
-/** `p`, or a rejection with the signal's reason as soon as it aborts (`p` keeps running; its result is dropped). */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    p.catch(() => {});
-    return Promise.reject(signal.reason as Error);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e as Error);
-      },
-    );
-  });
 }
 
 function budgetError(
