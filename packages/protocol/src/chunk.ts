@@ -2,7 +2,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, MAX_REASSEMBLED_BYTES } from './constants.js
 import type { ChunkMessage, Message } from './messages.js';
 import type { ProtocolIssue, ProtocolResult } from './parse.js';
 import { ProtocolError } from './protocol-error.js';
-import { isHighSurrogate, isLowSurrogate, utf8ByteLength } from './utf8.js';
+import { fitsUtf8, isHighSurrogate, isLowSurrogate, utf8ByteLength } from './utf8.js';
 
 // Bytes that the UTF-16 code unit at `i` takes inside a JSON string literal, exactly as JSON.stringify writes it:
 // short escapes for " \ and \b\f\n\r\t, \u00XX for other controls and \uDXXX for lone surrogates, UTF-8 otherwise.
@@ -66,7 +66,7 @@ export function splitIntoChunks(jsonText: string, maxBytes: number, chunkId: str
  */
 export function encodeFrames(msg: Message, chunkId: string, maxBytes = DEFAULT_MAX_MESSAGE_BYTES): string[] {
   const text = JSON.stringify(msg);
-  if (utf8ByteLength(text, maxBytes) <= maxBytes) return [text];
+  if (fitsUtf8(text, maxBytes)) return [text];
   return splitIntoChunks(text, maxBytes, chunkId).map((c) => JSON.stringify(c));
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  CommandResultSchema,
   DEFAULT_MAX_MESSAGE_BYTES,
   ERROR_CODES,
   parseClientMessage,
@@ -631,4 +632,36 @@ describe('robustness', () => {
       }
     }
   });
+});
+
+describe('command_result fast path', () => {
+  // parseFrame builds a successful command_result without zod (one per round trip); any other shape goes through
+  // the schema. Both must give the same answer, key for key, or a handler would see a different message.
+  const cases: Array<Record<string, unknown>> = [
+    { type: 'command_result', task_id: 't', call_id: 'c', ok: true, result: { files: ['a', 'b'], n: 1 } },
+    { type: 'command_result', task_id: 't', call_id: 'c', ok: true, result: null },
+    { type: 'command_result', task_id: 't', call_id: 'c', ok: true, result: 'text', extra: 1, __proto__x: 2 },
+    { call_id: 'c', ok: true, result: [1, [2]], task_id: 't', type: 'command_result' },
+    { type: 'command_result', task_id: 't', call_id: 'c', ok: true, result: 0, error: 'both' },
+    { type: 'command_result', task_id: 't', call_id: 'c', ok: true, result: 1, error: { message: 42 } },
+    { type: 'command_result', task_id: 't', call_id: 'c', ok: true },
+    { type: 'command_result', task_id: '', call_id: 'c', ok: true, result: 1 },
+    { type: 'command_result', task_id: 't', call_id: '', ok: true, result: 1 },
+    { type: 'command_result', task_id: 7, call_id: 'c', ok: true, result: 1 },
+    { type: 'command_result', task_id: 't', call_id: 'c', ok: 'true', result: 1 },
+    { type: 'command_result', task_id: 't', call_id: 'c', ok: false, error: 'no such file' },
+    { type: 'command_result', task_id: 't', call_id: 'c', ok: false, result: 1 },
+  ];
+  it.each(cases.map((c, i) => [i, c] as const))(
+    'case %i gives exactly what CommandResultSchema gives (guards against the fast path accepting, dropping or reordering anything the schema would not)',
+    (_i, c) => {
+      const got = parseClientMessage(JSON.stringify(c));
+      const want = CommandResultSchema.safeParse(c);
+      expect(got.ok).toBe(want.success);
+      if (got.ok && want.success) {
+        expect(got.value).toStrictEqual(want.data);
+        expect(Object.keys(got.value)).toEqual(Object.keys(want.data));
+      }
+    },
+  );
 });

@@ -17,6 +17,16 @@ export function utf8ByteLength(text: string, stopAbove = Number.POSITIVE_INFINIT
   return bytes;
 }
 
+/**
+ * True when the UTF-8 encoding of `text` is at most `maxBytes` long. Decided from `text.length` alone when it can be
+ * (a UTF-16 code unit takes 1 to 3 bytes, a surrogate pair 4), so a typical small frame is not scanned at all.
+ */
+export function fitsUtf8(text: string, maxBytes: number): boolean {
+  if (text.length * 3 <= maxBytes) return true;
+  if (text.length > maxBytes) return false;
+  return utf8ByteLength(text, maxBytes) <= maxBytes;
+}
+
 /** True for a UTF-16 low (trailing) surrogate code unit. */
 export function isLowSurrogate(c: number): boolean {
   return c >= 0xdc00 && c <= 0xdfff;
