@@ -186,6 +186,17 @@ describe('native dispatch from the history', () => {
     expect(d).not.toHaveProperty('memory');
   });
 
+  it('a memory counting more calls than the task made (given at creation) is re-anchored once, then handed out call by call (guards against handing out its first call forever)', async () => {
+    const m = stored([noop(0), noop(1)], 5);
+    const h = new HistoryBuilder();
+    const d1 = await decideAfter(m, h);
+    expect(d1).toMatchObject({ type: 'tool_call', args: { i: 0 }, memory: { turns: [{ callsBefore: 0 }] } });
+    h.call('noop', { i: 0 }, ok);
+    const d2 = await decideAfter(d1.memory ?? null, h);
+    expect(d2).toMatchObject({ type: 'tool_call', args: { i: 1 } });
+    expect(d2).not.toHaveProperty('memory');
+  });
+
   it('resumes a version 1 memory written by earlier builds: dispatched calls are matched to the history, queued ones handed out in order (guards against a stored task skipping or repeating calls after an upgrade)', async () => {
     const v1: JsonValue = {
       v: 1,

@@ -100,8 +100,8 @@ const nativeMemorySchema = z.object({
 /**
  * Version 1, written by earlier builds: each call's progress as a status that went queued → dispatched on the step
  * that handed it out (so every such step wrote a new memory). Read as version 2: `dispatched` and `queued` calls are
- * both "not rejected" and the history tells them apart as in version 2; each turn's `callsBefore` is the number of
- * calls dispatched in the turns before it, the alignment version 1 used to rebuild the conversation.
+ * both "not rejected" and the task's tool call count tells them apart as in version 2; each turn's `callsBefore` is
+ * the number of calls dispatched in the turns before it, the alignment version 1 used to rebuild the conversation.
  */
 const v1MemorySchema = z.object({
   v: z.literal(1).default(1),
@@ -282,10 +282,11 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
    * were handed out, where `callsMade` is the task's tool call count. That count is the engine's
    * `counters.toolCalls`, raised in the same commit as each tool_call history entry (so it equals their number),
    * read in O(1): counting the history's entries on every step grew with the task and was ~4 % of a long-running
-   * server's CPU. Returns the call's
-   * tool_call decision (without memory), or none when every call was handed out. `mem` is not changed: unknown tools
-   * met on the way, and the call the engine refused (`refused`, the text of its note), are rejected in a new memory
-   * returned as `mem`; otherwise `mem` is returned as it came, so the step leaves the task's memory as it is.
+   * server's CPU. Returns the call's tool_call decision (without memory), or none when every call was handed out.
+   * `mem` is not changed: unknown tools met on the way, and the call the engine refused (`refused`, the text of its
+   * note), are rejected in a new memory returned as `mem`, and so is a turn that counts calls the task never made
+   * (a memory given with the task at creation) re-anchored at `callsMade`; otherwise `mem` is returned as it came, so
+   * the step leaves the task's memory as it is.
    */
   function nextQueuedCall(
     mem: NativeMemory,
@@ -297,6 +298,10 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
     const turn = mem.turns[last];
     if (!turn) return { mem };
     let handedOut = callsMade - turn.callsBefore;
+    // More calls before the turn than the task ever made: the memory was not written by this task's run. Its last
+    // turn starts now; left as it was, every step would hand out the same first call again.
+    const anchor = handedOut < 0 ? callsMade : undefined;
+    if (anchor !== undefined) handedOut = 0;
     let calls: NativeCall[] | undefined;
     let dispatched: NativeCall | undefined;
     for (let i = 0; i < turn.calls.length && !dispatched; i++) {
@@ -322,9 +327,12 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
       calls[i] = { name: c.name, arguments: c.arguments, rejected: reason };
     }
     let next = mem;
-    if (calls) {
+    if (calls || anchor !== undefined) {
       const turns = mem.turns.slice();
-      turns[last] = withCalls(turn, calls);
+      turns[last] = withCalls(
+        anchor === undefined ? turn : { ...turn, callsBefore: anchor },
+        calls ?? turn.calls.slice(),
+      );
       next = nextMemory({ ...mem, turns });
     }
     if (!dispatched) return { mem: next };
