@@ -27,6 +27,10 @@ describe('MemoryWrites', () => {
     expect(w.remembers('t')).toBe(true);
     expect(w.textToWrite('t', m)).toBeUndefined();
     expect(w.textToWrite('t', { a: 2 })).toBe('{"a":2}');
+    // Primitive memories are known by their JSON text.
+    commitOne(w, [['p', null as never]]);
+    expect(w.textToWrite('p', null)).toBeUndefined();
+    expect(w.textToWrite('p', 0)).toBe('0');
   });
 
   it('a write rolled back alone, or a transaction rolled back, forgets its tasks (guards against a stale entry after a rollback)', () => {

@@ -1,18 +1,38 @@
 import { memoryJson, type JsonValue } from '@ccagent/engine';
 
-/** Most tasks whose stored memory is remembered; past it the oldest entries are forgotten (a forgotten one is rewritten). */
-export const MEMORY_WRITES_CAP = 4096;
+/**
+ * Most tasks whose stored memory is remembered (an entry is a task id and a number, ~100 bytes); past it the oldest
+ * entries are forgotten, and a forgotten task's memory is simply rewritten by its next commit.
+ */
+export const MEMORY_WRITES_CAP = 16_384;
 
 /** An entry the open transaction must remove from the committed map (a terminal task, or a write rolled back). */
 const FORGET: unique symbol = Symbol('forget');
-type Staged = JsonValue | typeof FORGET;
+/** What identifies a memory: a number per memory object, the JSON text of a primitive one. */
+type MemoryKey = number | string;
+type Staged = MemoryKey | typeof FORGET;
+
+/** A number per memory object, held weakly: the map below keeps no memory (nor its text) alive. */
+const objectKeys = new WeakMap<object, number>();
+let lastObjectKey = 0;
+
+function memoryKey(memory: JsonValue): MemoryKey {
+  if (typeof memory !== 'object' || memory === null) return memoryJson(memory);
+  let key = objectKeys.get(memory);
+  if (key === undefined) {
+    key = ++lastObjectKey;
+    objectKeys.set(memory, key);
+  }
+  return key;
+}
 
 /**
  * Which memory each task's `task_memory` row holds, as this connection last wrote it, so that a commit writes the
  * row only when the task's memory changed (a command round trip commits a task twice, and the first commit carries
- * the memory object of the previous one unchanged). Memories are immutable by the ports' contract, so the object a
- * commit carries identifies the text; a different object is compared by its JSON text (`memoryJson`, which the
- * write needs anyway).
+ * the memory object of the previous one unchanged). Memories are immutable by the ports' contract, so a memory object
+ * is identified by itself: the map keeps a number per object (from a WeakMap), not the object or its text. Holding
+ * each task's latest memory (object or text) from a long-lived map made V8 run more old-space collections, which cost
+ * more CPU per round trip than the skipped row write saved. A different object with equal JSON is written again.
  *
  * The committed map changes only once a transaction has COMMITTED. Within a transaction, what a write stages is kept
  * apart until its savepoint is released; a write rolled back alone makes its tasks forgotten when the transaction
@@ -24,8 +44,8 @@ type Staged = JsonValue | typeof FORGET;
  * task's memory would go unseen.
  */
 export class MemoryWrites {
-  /** What the committed rows hold, by task. */
-  private readonly rows = new Map<string, JsonValue>();
+  /** The memory of each task's committed row, by key. */
+  private readonly rows = new Map<string, MemoryKey>();
   /** Entries of the writes of the open transaction whose savepoints were released. */
   private readonly staged = new Map<string, Staged>();
   /** Entries of the write that is running (its savepoint may still be rolled back). */
@@ -34,24 +54,16 @@ export class MemoryWrites {
   constructor(private readonly cap = MEMORY_WRITES_CAP) {}
 
   /**
-   * The JSON text to write into the row of `taskId` for `memory`, or `undefined` when the row already holds it (the
-   * same object, or an equal text) as seen by the open transaction. Call {@link wrote} once the row is written.
+   * The JSON text of `memory` when the row of `taskId` must be written with it, or `undefined` when the row already
+   * holds this memory as seen by the open transaction. Call {@link wrote} once the row is written (or found current).
    */
   textToWrite(taskId: string, memory: JsonValue): string | undefined {
-    const last = this.lookup(taskId);
-    if (last === memory) return undefined;
-    const text = memoryJson(memory);
-    if (last !== FORGET && typeof last === 'object' && last !== null && memoryJson(last) === text) {
-      // Equal text, another object: the row holds it; remember the new object so the next check is by identity.
-      this.current.set(taskId, memory);
-      return undefined;
-    }
-    return text;
+    return this.lookup(taskId) === memoryKey(memory) ? undefined : memoryJson(memory);
   }
 
-  /** The running write left `memory` in the row of `taskId`; `terminal` tasks are forgotten instead. */
+  /** The running write left the row of `taskId` holding `memory`; `terminal` tasks are forgotten instead. */
   wrote(taskId: string, memory: JsonValue, terminal: boolean): void {
-    this.current.set(taskId, terminal ? FORGET : memory);
+    this.current.set(taskId, terminal ? FORGET : memoryKey(memory));
   }
 
   /** The running write ended: its savepoint was released (`kept`) or rolled back (its tasks are forgotten). */
@@ -63,6 +75,7 @@ export class MemoryWrites {
 
   /** The transaction committed: what it staged becomes what the rows hold. */
   committed(): void {
+    if (this.staged.size === 0) return;
     for (const [taskId, entry] of this.staged) {
       if (entry === FORGET) {
         this.rows.delete(taskId);
@@ -95,10 +108,9 @@ export class MemoryWrites {
     return this.rows.has(taskId);
   }
 
-  private lookup(taskId: string): Staged {
-    if (this.current.size > 0 && this.current.has(taskId)) return this.current.get(taskId) as Staged;
-    if (this.staged.size > 0 && this.staged.has(taskId)) return this.staged.get(taskId) as Staged;
-    const row = this.rows.get(taskId);
-    return row === undefined ? FORGET : row;
+  private lookup(taskId: string): Staged | undefined {
+    if (this.current.size > 0 && this.current.has(taskId)) return this.current.get(taskId);
+    if (this.staged.size > 0 && this.staged.has(taskId)) return this.staged.get(taskId);
+    return this.rows.get(taskId);
   }
 }
