@@ -222,8 +222,8 @@ export class SqliteStore implements TaskStore {
 
   /**
    * One atomic, durable commit (see the engine's `TaskCommit`). The objects passed in must not be changed afterwards:
-   * the task's memory is written into its `task_memory` row only when it is not the object (or JSON text) this store
-   * last committed for the task, and JSON encodings are reused for the same object.
+   * the task's memory is written into its `task_memory` row only when it is not the object this store last committed
+   * for the task, and JSON encodings are reused for the same object.
    */
   commit(change: TaskCommit): Promise<CommitResult> {
     return this.write(() => this.applyCommit(change));
