@@ -45,11 +45,20 @@ export class ModelAvailability {
 
   /** The report, from cache when younger than the cache period (unless `fresh`). */
   async check(fresh = false): Promise<AvailabilityReport> {
-    if (!fresh && this.last && this.clock.now() - this.last.checkedAt < this.cacheMs) return this.last;
+    if (!fresh) {
+      const cached = this.cached();
+      if (cached) return cached;
+    }
     this.inflight ??= this.run().finally(() => {
       this.inflight = undefined;
     });
     return this.inflight;
+  }
+
+  /** The cached report while it is younger than the cache period, else undefined (no check is started). */
+  cached(): AvailabilityReport | undefined {
+    const last = this.last;
+    return last && this.clock.now() - last.checkedAt < this.cacheMs ? last : undefined;
   }
 
   private async run(): Promise<AvailabilityReport> {
@@ -103,21 +112,29 @@ export function gateOnModels(
   needs: string[],
   availability: ModelAvailability,
 ): TaskStrategy {
+  const gate = (report: AvailabilityReport): Decision | undefined => {
+    if (report.missing.length === 0) return undefined;
+    const missing = report.missing.filter((m) => needs.includes(m.name));
+    if (missing.length === 0) return undefined;
+    return {
+      type: 'fail',
+      error: {
+        code: 'model_missing',
+        message: missing.map(pullHint).join('; '),
+        details: { missing: missing.map((m) => m.name) },
+      },
+    };
+  };
   return {
-    async decide(task, history, ctx): Promise<Decision> {
-      const report = await availability.check();
-      const missing = report.missing.filter((m) => needs.includes(m.name));
-      if (missing.length > 0) {
-        return {
-          type: 'fail',
-          error: {
-            code: 'model_missing',
-            message: missing.map(pullHint).join('; '),
-            details: { missing: missing.map((m) => m.name) },
-          },
-        };
+    // Not async: with a fresh cached report (nearly every step) the strategy's own promise is returned as is. The
+    // async version cost every step an await and two more promise hops (it showed in the round-trip profile).
+    decide(task, history, ctx): Promise<Decision> {
+      const cached = availability.cached();
+      if (cached) {
+        const failed = gate(cached);
+        return failed ? Promise.resolve(failed) : strategy.decide(task, history, ctx);
       }
-      return strategy.decide(task, history, ctx);
+      return availability.check().then((report) => gate(report) ?? strategy.decide(task, history, ctx));
     },
   };
 }

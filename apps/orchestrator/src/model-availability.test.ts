@@ -1,0 +1,80 @@
+import { ManualClock, type Decision, type StepContext, type Task, type TaskStrategy } from '@ccagent/engine';
+import { OllamaChatModel } from '@ccagent/ollama';
+import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { gateOnModels, ModelAvailability } from './model-availability.js';
+
+let fake: FakeOllama | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+async function setup(installed: string[]) {
+  fake = await startFakeOllama({ installed });
+  const clock = new ManualClock(1_000);
+  const availability = new ModelAvailability(
+    [
+      {
+        provider: 'ollama',
+        url: fake.url,
+        inventory: new OllamaChatModel({ host: fake.url }),
+        names: ['a', 'b'],
+      },
+    ],
+    clock,
+    10_000,
+  );
+  const decided: Array<Promise<Decision>> = [];
+  const inner: TaskStrategy = {
+    decide: () => {
+      const p = Promise.resolve<Decision>({ type: 'complete', result: 'ok' });
+      decided.push(p);
+      return p;
+    },
+  };
+  const tagRequests = () => fake?.requests.filter((r) => r.path === '/api/tags').length ?? 0;
+  return { clock, availability, inner, decided, tagRequests };
+}
+
+const task = { id: 't' } as Task;
+const ctx = {} as StepContext;
+
+describe('gateOnModels', () => {
+  it('fails a step with model_missing when a needed model is not installed, and lets a step through when its models are (guards against the fast path skipping the check)', async () => {
+    const s = await setup(['a']);
+    const missing = await gateOnModels(s.inner, ['b'], s.availability).decide(task, [], ctx);
+    expect(missing).toMatchObject({
+      type: 'fail',
+      error: { code: 'model_missing', details: { missing: ['b'] } },
+    });
+    expect(s.decided).toHaveLength(0);
+    // Cached now: the same answer without a new request.
+    const again = await gateOnModels(s.inner, ['b'], s.availability).decide(task, [], ctx);
+    expect(again).toMatchObject({ type: 'fail', error: { code: 'model_missing' } });
+    expect(await gateOnModels(s.inner, ['a'], s.availability).decide(task, [], ctx)).toEqual({
+      type: 'complete',
+      result: 'ok',
+    });
+    expect(s.tagRequests()).toBe(1);
+  });
+
+  it('with a fresh cached report, hands back the strategy’s own promise (guards against an await and extra promise hops on every step)', async () => {
+    const s = await setup(['a', 'b']);
+    const gated = gateOnModels(s.inner, ['a'], s.availability);
+    await gated.decide(task, [], ctx); // first step: checks the server
+    const p = gated.decide(task, [], ctx);
+    expect(p).toBe(s.decided[1]);
+    expect(s.tagRequests()).toBe(1);
+  });
+
+  it('checks again once the cached report is older than the cache period (guards against a pulled or removed model never being noticed)', async () => {
+    const s = await setup(['a', 'b']);
+    const gated = gateOnModels(s.inner, ['b'], s.availability);
+    await gated.decide(task, [], ctx);
+    await s.clock.advance(10_001);
+    expect(s.availability.cached()).toBeUndefined();
+    expect(await gated.decide(task, [], ctx)).toMatchObject({ type: 'complete' });
+    expect(s.tagRequests()).toBe(2);
+  });
+});
