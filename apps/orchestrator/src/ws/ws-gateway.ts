@@ -249,15 +249,21 @@ export class WsGateway {
       return;
     }
     q.size++;
-    q.tail = q.tail
-      .then(() => (text === undefined ? this.binary(conn) : this.onText(conn, text, false)))
-      .catch((err: unknown) => {
-        this.o.logger.error({ err, client_id: conn.clientId, conn: conn.serial }, 'message handler failed');
-        this.sendError(conn, 'internal', 'the server failed to handle this message');
-      })
-      .finally(() => {
-        q.size--;
-      });
+    // One promise per message on the queue (a then/catch/finally chain built three, every frame).
+    q.tail = q.tail.then(() => this.handle(conn, q, text));
+  }
+
+  /** Handle one queued frame; never rejects (the queue goes on with the next message). */
+  private async handle(conn: Connection, q: { size: number }, text: string | undefined): Promise<void> {
+    try {
+      if (text === undefined) this.binary(conn);
+      else await this.onText(conn, text, false);
+    } catch (err) {
+      this.o.logger.error({ err, client_id: conn.clientId, conn: conn.serial }, 'message handler failed');
+      this.sendError(conn, 'internal', 'the server failed to handle this message');
+    } finally {
+      q.size--;
+    }
   }
 
   /**
