@@ -82,9 +82,10 @@ function rawDb(file) {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.prepare(
-    `INSERT INTO tasks (id, kind, status, client_id, prompt, allowed_commands, memory, metadata, budgets, created_at, updated_at)
-     VALUES ('raw', 'bench', 'running', 'pc-1', 'p', '[]', 'null', '{}', '{}', 1, 1)`,
+    `INSERT INTO tasks (id, kind, status, client_id, prompt, allowed_commands, metadata, budgets, created_at, updated_at)
+     VALUES ('raw', 'bench', 'running', 'pc-1', 'p', '[]', '{}', '{}', 1, 1)`,
   ).run();
+  db.prepare(`INSERT INTO task_memory (task_id, memory) VALUES ('raw', 'null')`).run();
   const insert = db.prepare(
     `INSERT INTO steps (task_id, seq, step, at, kind, model, input, output, directive, started_at, duration_ms,
        prompt_tokens, completion_tokens, total_duration_ms)
@@ -241,7 +242,8 @@ async function resumeAndMeasure(file) {
   const db = new Database(file, { readonly: true });
   const rows = db
     .prepare(
-      "SELECT * FROM tasks WHERE status IN ('queued','running','waiting_for_command','waiting_for_user')",
+      `SELECT tasks.*, task_memory.memory FROM tasks LEFT JOIN task_memory ON task_memory.task_id = tasks.id
+       WHERE status IN ('queued','running','waiting_for_command','waiting_for_user')`,
     )
     .all();
   for (const r of rows)

@@ -93,7 +93,10 @@ try {
     )
     .all();
   const task = db
-    .prepare(`SELECT steps_count, length(memory) AS memory FROM tasks WHERE id = 'size-1'`)
+    .prepare(
+      `SELECT steps_count, (SELECT length(memory) FROM task_memory WHERE task_id = id) AS memory
+       FROM tasks WHERE id = 'size-1'`,
+    )
     .get();
   const { page_size: pageSize } = db.prepare('PRAGMA page_size').get();
   const { page_count: pageCount } = db.prepare('PRAGMA page_count').get();

@@ -321,13 +321,18 @@ function insertSql(table, cols) {
 
 /**
  * Raw commit latency with better-sqlite3, no orchestrator: (1) one small row per transaction, (2) one transaction
- * with exactly the writes of one command round trip — the task row (sampled from the orchestrator's file, with its
- * real memory) rewritten twice, two history rows, two step rows (a tool_result and a decision), the call row updated
- * and the next call row inserted — at synchronous FULL and NORMAL. 2 s each.
+ * with exactly the writes of one command round trip — the task row (sampled from the orchestrator's file) rewritten
+ * twice, two history rows, two step rows (a tool_result and a decision), the call row updated and the next call row
+ * inserted, and the task's memory row (its real memory) on one round trip in CALLS_PER_REPLY, as the server writes
+ * it only when the memory changes (the native strategy changes it when a model reply arrives) — at synchronous FULL
+ * and NORMAL. 2 s each.
  */
 function rawCycleCommits(db) {
   const src = new Database(db, { readonly: true });
   const task = src.prepare('SELECT * FROM tasks ORDER BY updated_at DESC LIMIT 1').get();
+  const memory = task
+    ? src.prepare('SELECT memory FROM task_memory WHERE task_id = ?').get(task.id)?.memory
+    : undefined;
   const hist = src.prepare("SELECT * FROM history WHERE type = 'tool_result' LIMIT 1").get();
   const histCall = src.prepare("SELECT * FROM history WHERE type = 'tool_call' LIMIT 1").get();
   const stepResult = src.prepare("SELECT * FROM steps WHERE kind = 'tool_result' LIMIT 1").get();
@@ -335,11 +340,14 @@ function rawCycleCommits(db) {
   const call = src.prepare('SELECT * FROM command_calls LIMIT 1').get();
   src.close();
   const out = { rows: [] };
-  if (!task || !hist || !histCall || !stepResult || !stepDecision || !call) return out;
+  if (!task || memory === undefined || !hist || !histCall || !stepResult || !stepDecision || !call)
+    return out;
   for (const synchronous of ['FULL', 'NORMAL']) {
     const raw = rawFile('raw-commit', synchronous);
     const taskCols = Object.keys(task);
     raw.prepare(insertSql('tasks', taskCols)).run(...taskCols.map((c) => task[c]));
+    raw.prepare('INSERT INTO task_memory (task_id, memory) VALUES (?, ?)').run(task.id, memory);
+    const updateMemory = raw.prepare('UPDATE task_memory SET memory = ? WHERE task_id = ?');
     const setCols = taskCols.filter((c) => c !== 'id');
     const updateTask = raw.prepare(
       `UPDATE tasks SET ${setCols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`,
@@ -383,6 +391,7 @@ function rawCycleCommits(db) {
       insertStep.run(...row(stepDecision, sCols, { task_id: task.id, seq: seq++ }));
       insertHist.run(...row(histCall, hCols, { task_id: task.id, seq: seq++ }));
       upsertCall.run(...row(call, cCols, { task_id: task.id, call_id: `c-${k + 1}`, status: 'pending' }));
+      if (k % CALLS_PER_REPLY === 0) updateMemory.run(`${memory} `, task.id);
       commit.run();
     });
     raw.close();
@@ -654,7 +663,10 @@ async function recovery() {
   const r0 = performance.now();
   const raw = new Database(db, { readonly: true });
   const rows = raw
-    .prepare("SELECT * FROM tasks WHERE status NOT IN ('completed','failed','cancelled')")
+    .prepare(
+      `SELECT tasks.*, task_memory.memory FROM tasks LEFT JOIN task_memory ON task_memory.task_id = tasks.id
+       WHERE status NOT IN ('completed','failed','cancelled')`,
+    )
     .all();
   for (const r of rows) {
     JSON.parse(r.memory);
