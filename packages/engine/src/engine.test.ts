@@ -242,6 +242,35 @@ describe('Engine lifecycle', () => {
     await h.engine.stop();
   });
 
+  it('background work that fails is logged and released: stop() resolves, a later trigger steps the task (guards against a failed step loop hanging shutdown or leaving the task marked as stepping)', async () => {
+    const errors: string[] = [];
+    const logger = {
+      debug: () => {},
+      info: () => {},
+      warn: () => {},
+      error: (_o: object, msg: string) => errors.push(msg),
+    };
+    let failNext = true;
+    class FlakyStore extends RecordingStore {
+      override async commit(change: TaskCommit): Promise<CommitResult> {
+        if (failNext && change.task.status === 'running') {
+          failNext = false;
+          throw new Error('disk hiccup');
+        }
+        return super.commit(change);
+      }
+    }
+    const store = new FlakyStore();
+    const h = setup(scripted([complete('done')]), { store, logger });
+    await h.engine.start();
+    await h.engine.createTask({ id: 'bg', kind: 'demo', prompt: '' });
+    await h.until('failure logged', () => errors.includes('engine: background work failed'));
+    expect(await h.statusOf('bg')).toBe('queued');
+    h.engine.trigger('bg');
+    await h.until('completed', async () => (await h.statusOf('bg')) === 'completed');
+    await h.engine.stop();
+  });
+
   it('after stop, public mutators reject with stopped (guards against writes after shutdown)', async () => {
     const h = setup(scripted([complete()]));
     await h.engine.start();
