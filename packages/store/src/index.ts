@@ -7,6 +7,13 @@
 export const VERSION = '0.1.0';
 
 export { openSqliteStore, SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
+export {
+  startCheckpointer,
+  type Checkpointer,
+  type CheckpointerOptions,
+  type CheckpointerState,
+  type CheckpointerStats,
+} from './checkpointer.js';
 export { defaultDbPath, DB_FILE_NAME } from './paths.js';
 export { SCHEMA_VERSION, APPLICATION_ID, migrationsFolder } from './migrate.js';
 export {

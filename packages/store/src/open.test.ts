@@ -24,6 +24,38 @@ function catchSync(fn: () => unknown): unknown {
 }
 
 describe('openSqliteStore', () => {
+  it('a writer checkpoints the WAL in a worker: no auto-checkpoint on the writer, commits nudge it, close leaves an empty WAL (guards against the checkpointer not being wired in, or left running after close)', async () => {
+    const file = path.join(dir, 'ck.db');
+    const store = openSqliteStore({ path: file, synchronous: 'normal' });
+    const ck = store.checkpointer;
+    expect(ck).toBeDefined();
+    expect(await ck?.ready).toBe(true);
+    expect(ck?.stats().state).toBe('running');
+    const writer = (store as unknown as { db: Database.Database }).db;
+    expect(writer.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    for (let i = 0; i < 20; i++) await store.commit({ task: newTask(`t${i}`), create: true });
+    expect(ck?.stats().nudges).toBeGreaterThanOrEqual(1);
+    await store.close();
+    expect(ck?.stats().state).toBe('stopped');
+    const wal = `${file}-wal`;
+    expect(existsSync(wal) ? readFileSync(wal).length : 0).toBe(0);
+    const db = new Database(file, { readonly: true });
+    expect((db.prepare('SELECT count(*) AS n FROM tasks').get() as { n: number }).n).toBe(20);
+    db.close();
+  });
+
+  it("checkpointer: false keeps SQLite's own auto-checkpoint and starts no worker; a read-only store never has one", async () => {
+    const file = path.join(dir, 'plain.db');
+    const store = openSqliteStore({ path: file, checkpointer: false });
+    expect(store.checkpointer).toBeUndefined();
+    const writer = (store as unknown as { db: Database.Database }).db;
+    expect(writer.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    await store.close();
+    const ro = openSqliteStore({ path: file, readonly: true });
+    expect(ro.checkpointer).toBeUndefined();
+    await ro.close();
+  });
+
   it('creates parent dirs and a fresh file with the current schema, WAL, foreign keys and busy timeout (guards against an unmigrated or non-WAL database)', async () => {
     const file = path.join(dir, 'a', 'b', 'ccagent.db');
     const store = openSqliteStore({ path: file, busyTimeoutMs: 1234 });

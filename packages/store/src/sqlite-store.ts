@@ -79,6 +79,7 @@ import {
 } from './types.js';
 import { MemoryWrites } from './memory-writes.js';
 import { WriteQueue, type BatchOutcome } from './write-queue.js';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 
 /** Options of {@link openSqliteStore}. */
 export interface SqliteStoreOptions {
@@ -101,6 +102,13 @@ export interface SqliteStoreOptions {
    * the last commits may be lost on power loss; faster on slow disks.
    */
   synchronous?: 'full' | 'normal';
+  /**
+   * Run WAL checkpoints in a worker thread with its own connection (default true for a writer), so that no commit
+   * pays for one: SQLite's auto-checkpoint otherwise copies ~1,000 pages and fsyncs inside whichever COMMIT crosses
+   * the threshold, on the event loop. If the worker cannot start or dies, the writer's auto-checkpoint is turned back
+   * on (logged). `false`: SQLite's auto-checkpoint, no worker (about 30 ms and 10 MB less per open store).
+   */
+  checkpointer?: boolean;
   logger?: Logger;
 }
 
@@ -150,7 +158,12 @@ export function openSqliteStore(opts: SqliteStoreOptions): SqliteStore {
     } else {
       db.pragma('foreign_keys = ON');
     }
-    return new SqliteStore(db, file, readonly, logger, busyTimeoutMs);
+    const store = new SqliteStore(db, file, readonly, logger, busyTimeoutMs);
+    if (!readonly && opts.checkpointer !== false) {
+      const sync = opts.synchronous === 'normal' ? 'normal' : 'full';
+      store.checkpointer = startCheckpointer({ path: file, writer: db, logger, synchronous: sync });
+    }
+    return store;
   } catch (err) {
     db.close();
     if (isStoreError(err)) throw err;
@@ -187,6 +200,8 @@ export class SqliteStore implements TaskStore {
     ok: true,
   };
   private probing: Promise<void> | undefined;
+  /** The WAL checkpointer of a writer (see {@link SqliteStoreOptions.checkpointer}). @internal */
+  checkpointer: Checkpointer | undefined;
   /** Prepared `listTasks` queries by filter shape (a handful at most). */
   private readonly listQueries = new Map<
     string,
@@ -348,15 +363,16 @@ export class SqliteStore implements TaskStore {
   }
 
   /** Commit whatever is queued, then close the connection. Idempotent. */
-  close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
+  async close(): Promise<void> {
+    if (this.closed) return;
     try {
       this.writes.flush(true);
     } finally {
       this.closed = true;
       this.db.close();
+      // Last connection out: the worker's final checkpoint leaves a small WAL (never rejects).
+      await this.checkpointer?.stop();
     }
-    return Promise.resolve();
   }
 
   // ------------------------------------------------------------------ queries for the orchestrator and the CLI
@@ -587,6 +603,7 @@ export class SqliteStore implements TaskStore {
   }
 
   private noteOutcome(o: BatchOutcome): void {
+    if (o.ok) this.checkpointer?.nudge(); // a transaction committed: the WAL grew
     if (o.ok === false && o.busy) return; // live in checkHealth while the wait lasts; the verdict comes later
     const errors = o.ok ? o.writeErrors : [o.error];
     for (const err of errors) {
