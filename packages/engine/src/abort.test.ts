@@ -51,4 +51,23 @@ describe('Abort (the engine-internal step/call abort)', () => {
     a.abort(new Error('x'));
     expect((a as unknown as { controller: unknown }).controller).toBeUndefined();
   });
+
+  it('settle ends the race and marks it ended without aborting the signal, before or after it is asked for (guards against a recorded call aborting its executor signal, or a later abort firing it)', async () => {
+    const a = new Abort();
+    let heard = 0;
+    a.signal.addEventListener('abort', () => heard++);
+    const raced = a.race(new Promise<never>(() => {}));
+    const reason = new Error('closed');
+    a.settle(reason);
+    await expect(raced).rejects.toBe(reason);
+    expect(a.aborted).toBe(true);
+    expect(a.signal.aborted).toBe(false);
+    a.abort(new Error('later'));
+    expect(a.signal.aborted).toBe(false);
+    expect(heard).toBe(0);
+    const b = new Abort();
+    b.settle(reason);
+    expect(b.signal.aborted).toBe(false);
+    await expect(b.race(Promise.resolve(1))).rejects.toBe(reason);
+  });
 });

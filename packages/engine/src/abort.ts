@@ -17,6 +17,8 @@ export class Abort {
   private wake: ((reason: unknown) => void) | undefined;
   private abortReason: unknown;
   private done = false;
+  /** Ended by {@link settle}: the signal is never aborted. */
+  private quiet = false;
 
   /** True once {@link abort} was called. */
   get aborted(): boolean {
@@ -32,7 +34,7 @@ export class Abort {
   get signal(): AbortSignal {
     if (this.controller === undefined) {
       this.controller = new AbortController();
-      if (this.done) this.controller.abort(this.abortReason);
+      if (this.done && !this.quiet) this.controller.abort(this.abortReason);
     }
     return this.controller.signal;
   }
@@ -43,6 +45,23 @@ export class Abort {
     this.done = true;
     this.abortReason = reason;
     this.controller?.abort(reason);
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.(reason);
+  }
+
+  /**
+   * End without aborting the signal: the race in progress rejects with `reason` and {@link aborted} turns true, but the
+   * AbortSignal (given or asked for later) stays un-aborted. For a command call whose outcome was recorded normally:
+   * aborting a signal dispatches an `abort` Event to every listener, and that was a visible share of the round-trip
+   * CPU; the ToolExecutor contract aborts the signal only on timeout, cancellation and stop. Idempotent with
+   * {@link abort} (the first ending wins).
+   */
+  settle(reason: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.quiet = true;
+    this.abortReason = reason;
     const wake = this.wake;
     this.wake = undefined;
     wake?.(reason);

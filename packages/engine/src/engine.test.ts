@@ -559,6 +559,23 @@ describe('cancellation', () => {
     expect(signals.every((s) => !s.aborted)).toBe(true);
   });
 
+  it('a call whose outcome is recorded through resolveCommand ends the engine wait without aborting the executor signal; the executor settling later changes nothing (guards against an abort event per round trip, and against a recorded call still waited on)', async () => {
+    const executor = new ManualExecutor();
+    const h = setup(scripted([toolCall('dig'), complete()]), { executor });
+    await h.engine.start();
+    await h.engine.createTask({ id: 'rc', kind: 'demo', prompt: '' });
+    await h.until('dispatched', () => executor.calls.length === 1);
+    const req = executor.calls[0] as ToolCallRequest;
+    await h.engine.resolveCommand('rc', 'rc:call:1', { ok: true, result: 'dug' });
+    await h.until('completed', async () => (await h.statusOf('rc')) === 'completed');
+    expect(req.signal.aborted).toBe(false);
+    executor.reply('rc:call:1', { ok: true, result: 'again' });
+    await h.settle();
+    const results = (await h.engine.getHistory('rc')).filter((e) => e.type === 'tool_result');
+    expect(results).toHaveLength(1);
+    expect(results[0]).toMatchObject({ outcome: { ok: true, result: 'dug' } });
+  });
+
   it('aborts a pending command call and closes its row; a late result is ignored (guards against a cancelled task resuming)', async () => {
     const executor = new ManualExecutor();
     const h = setup(scripted([toolCall('mine')]), { executor });

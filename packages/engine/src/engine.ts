@@ -893,7 +893,10 @@ export class Engine {
         const rt = this.runtime(taskId);
         if (rt.callTimer !== undefined) this.clock.clearTimeout(rt.callTimer);
         rt.callTimer = undefined;
-        rt.callAbort?.abort(CALL_CLOSED);
+        // A timed-out call's signal aborts (the executor stops waiting); a call closed by its outcome only ends the
+        // engine's wait: the executor settled it, or — a host reporting through resolveCommand — cleans up itself.
+        if (timedOut) rt.callAbort?.abort(CALL_CLOSED);
+        else rt.callAbort?.settle(CALL_CLOSED);
         rt.callAbort = undefined;
         for (const s of committed.steps) this.emit('stepLogged', { taskId, step: s });
         this.emit('commandResolved', { task: next, call: closed, outcome });

@@ -51,7 +51,11 @@ export interface ToolCallRequest {
   timeoutMs: number;
   /** 1 on first dispatch, >1 when re-dispatched after recovery. */
   attempt: number;
-  /** Aborted on timeout, task cancellation and engine stop. */
+  /**
+   * Aborted on timeout, task cancellation and engine stop — not when the call's outcome is recorded (its `execute`
+   * promise settling, or `Engine.resolveCommand`): an executor whose `execute` leaves the result to `resolveCommand`
+   * releases what it holds for the call once that resolves.
+   */
   signal: AbortSignal;
 }
 

@@ -278,7 +278,8 @@ export class WsToolExecutor implements ToolExecutor {
     p.resolving = new Promise<void>((r) => (release = r));
     let acknowledged = false;
     try {
-      await engine.resolveCommand(taskId, callId, resultToOutcome(msg), {
+      const outcome = resultToOutcome(msg);
+      await engine.resolveCommand(taskId, callId, outcome, {
         onDurable: () => {
           this.remember(callId, sender, taskId);
           if (onDurable) {
@@ -287,6 +288,9 @@ export class WsToolExecutor implements ToolExecutor {
           }
         },
       });
+      // Recorded: the engine no longer waits for this call (and does not abort its signal for it), so the pending
+      // entry goes now.
+      p.settle(outcome);
       if (sentAt !== undefined) this.opts.onRoundTrip?.(p.request.command, this.opts.clock.now() - sentAt);
       return { ok: true, taskId, callId, acknowledged };
     } catch (err) {
