@@ -18,12 +18,13 @@ export class Metrics {
   private readonly modelTokens: Counter;
   private readonly commandRoundTrip: Histogram;
   private readonly connected: Gauge;
+  private readonly pendingCalls: Gauge;
   private readonly wsIn: Counter;
   private readonly wsErrors: Counter;
   private readonly httpRequests: Counter;
   private readonly commandLabels = new Set<string>();
 
-  constructor(connectedClients: () => number) {
+  constructor(connectedClients: () => number, pendingCalls: () => number = () => 0) {
     collectDefaultMetrics({ register: this.registry });
     const counts = this.taskCounts;
     this.tasks = new Gauge({
@@ -61,6 +62,14 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(connectedClients());
+      },
+    });
+    this.pendingCalls = new Gauge({
+      name: 'ccagent_pending_command_calls',
+      help: 'Command calls handed to a client (or waiting for one) whose result is not recorded yet.',
+      registers: [this.registry],
+      collect() {
+        this.set(pendingCalls());
       },
     });
     this.wsIn = new Counter({

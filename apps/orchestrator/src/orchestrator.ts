@@ -152,7 +152,11 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     if (c.connected) await clients.clientDisconnected(c.clientId, startedAt);
   }
   const validator = new ArgsValidator();
-  const metrics = new Metrics(() => registry.connectedCount());
+  // The executor is built next (it reports round trips to the metrics); the gauge reads it only when scraped.
+  const metrics = new Metrics(
+    () => registry.connectedCount(),
+    () => executor.pendingCount,
+  );
   const executor = new WsToolExecutor({
     registry,
     validator,

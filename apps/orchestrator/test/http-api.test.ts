@@ -240,7 +240,7 @@ describe('HTTP API', () => {
     expect((list[0]?.commands as Json[])[0]).toHaveProperty('args_schema');
   });
 
-  it('GET /metrics exposes tasks by status, command round trips, connected clients in Prometheus text', async () => {
+  it('GET /metrics exposes tasks by status, command round trips, connected clients, pending calls in Prometheus text (guards against a recorded call left pending in the executor)', async () => {
     const h = await t.start({ strategies: everyKind(writeThenRun) });
     const c = await t.connect('pc-1');
     c.send({
@@ -253,6 +253,9 @@ describe('HTTP API', () => {
     });
     for (const cmd of ['fs_write', 'run_program']) {
       const call = await c.waitFor('command_call', { command: cmd });
+      if (cmd === 'fs_write') {
+        expect(await (await h.http('/metrics')).text()).toMatch(/^ccagent_pending_command_calls 1$/m);
+      }
       c.send({ type: 'command_result', task_id: call.task_id, call_id: call.call_id, ok: true, result: {} });
     }
     await c.waitFor('task_completed');
@@ -262,6 +265,7 @@ describe('HTTP API', () => {
     expect(text).toMatch(/^ccagent_tasks\{status="completed"\} 1$/m);
     expect(text).toMatch(/^ccagent_tasks\{status="running"\} 0$/m);
     expect(text).toMatch(/^ccagent_connected_clients 1$/m);
+    expect(text).toMatch(/^ccagent_pending_command_calls 0$/m);
     expect(text).toMatch(/^ccagent_command_round_trip_seconds_count\{command="fs_write"\} 1$/m);
     expect(text).toMatch(/ccagent_model_call_duration_seconds/);
     expect(text).toMatch(/ccagent_model_tokens_total/);
