@@ -1,8 +1,9 @@
 import { memoryJson, type JsonValue } from '@ccagent/engine';
+import type { TransactionListener } from './write-queue.js';
 
 /**
- * Most tasks whose stored memory is remembered (an entry is a task id and a number, ~100 bytes); past it the oldest
- * entries are forgotten, and a forgotten task's memory is simply rewritten by its next commit.
+ * Most tasks a {@link CommittedState} remembers (an entry is a task id and a number or a small object, ~100-200
+ * bytes); past it the oldest entries are forgotten, and a forgotten task is simply read (or rewritten) again.
  */
 export const MEMORY_WRITES_CAP = 16_384;
 
@@ -10,7 +11,6 @@ export const MEMORY_WRITES_CAP = 16_384;
 const FORGET: unique symbol = Symbol('forget');
 /** What identifies a memory: a number per memory object, the JSON text of a primitive one. */
 type MemoryKey = number | string;
-type Staged = MemoryKey | typeof FORGET;
 
 /** A number per memory object, held weakly: the map below keeps no memory (nor its text) alive. */
 const objectKeys = new WeakMap<object, number>();
@@ -27,43 +27,40 @@ function memoryKey(memory: JsonValue): MemoryKey {
 }
 
 /**
- * Which memory each task's `task_memory` row holds, as this connection last wrote it, so that a commit writes the
- * row only when the task's memory changed (a command round trip commits a task twice, and the first commit carries
- * the memory object of the previous one unchanged). Memories are immutable by the ports' contract, so a memory object
- * is identified by itself: the map keeps a number per object (from a WeakMap), not the object or its text. Holding
- * each task's latest memory (object or text) from a long-lived map made V8 run more old-space collections, which cost
- * more CPU per round trip than the skipped row write saved. A different object with equal JSON is written again.
+ * A value per task (what this connection last wrote into its rows) that follows what is really COMMITTED, so it can
+ * stand in for a read. The committed map changes only once a transaction has committed. Within a transaction, what a
+ * write stages is kept apart until its savepoint is released; a write rolled back alone makes its tasks forgotten
+ * when the transaction commits, and a transaction rolled back (or lost, or a failed COMMIT) forgets every task it
+ * touched. Forgetting is always safe: the next write reads (or rewrites) what the database holds. The map is capped
+ * (the oldest entries go first).
  *
- * The committed map changes only once a transaction has COMMITTED. Within a transaction, what a write stages is kept
- * apart until its savepoint is released; a write rolled back alone makes its tasks forgotten when the transaction
- * commits, and a transaction rolled back (or lost, or a failed COMMIT) forgets every task it touched. Forgetting is
- * always safe: it costs one rewrite of the row. Terminal tasks are forgotten too, and the map is capped at
- * {@link MEMORY_WRITES_CAP} entries (the oldest go first).
- *
- * It assumes this connection is the only writer of the file (as the orchestrator is); another process rewriting a
- * task's memory would go unseen.
+ * It is the queue's {@link TransactionListener}: it assumes this connection is the only writer of the file (as the
+ * orchestrator is); another process changing a task's rows would go unseen.
  */
-export class MemoryWrites {
-  /** The memory of each task's committed row, by key. */
-  private readonly rows = new Map<string, MemoryKey>();
+export class CommittedState<V> implements TransactionListener {
+  /** The value of each task as committed. */
+  private readonly rows = new Map<string, V>();
   /** Entries of the writes of the open transaction whose savepoints were released. */
-  private readonly staged = new Map<string, Staged>();
+  private readonly staged = new Map<string, V | typeof FORGET>();
   /** Entries of the write that is running (its savepoint may still be rolled back). */
-  private readonly current = new Map<string, Staged>();
+  private readonly current = new Map<string, V | typeof FORGET>();
 
   constructor(private readonly cap = MEMORY_WRITES_CAP) {}
 
-  /**
-   * The JSON text of `memory` when the row of `taskId` must be written with it, or `undefined` when the row already
-   * holds this memory as seen by the open transaction. Call {@link wrote} once the row is written (or found current).
-   */
-  textToWrite(taskId: string, memory: JsonValue): string | undefined {
-    return this.lookup(taskId) === memoryKey(memory) ? undefined : memoryJson(memory);
+  /** The value of `taskId` as the running write sees it (its own writes, the transaction's, then committed). */
+  get(taskId: string): V | undefined {
+    const entry = this.lookup(taskId);
+    return entry === FORGET ? undefined : entry;
   }
 
-  /** The running write left the row of `taskId` holding `memory`; `terminal` tasks are forgotten instead. */
-  wrote(taskId: string, memory: JsonValue, terminal: boolean): void {
-    this.current.set(taskId, terminal ? FORGET : memoryKey(memory));
+  /** The running write left the rows of `taskId` holding `value`. */
+  set(taskId: string, value: V): void {
+    this.current.set(taskId, value);
+  }
+
+  /** The running write changed the rows of `taskId` in a way not kept: forgotten once it commits. */
+  forget(taskId: string): void {
+    this.current.set(taskId, FORGET);
   }
 
   /** The running write ended: its savepoint was released (`kept`) or rolled back (its tasks are forgotten). */
@@ -98,19 +95,44 @@ export class MemoryWrites {
     this.current.clear();
   }
 
-  /** Tasks whose stored memory is remembered (for tests and diagnostics). */
+  /** Tasks whose value is remembered as committed (for tests and diagnostics). */
   get size(): number {
     return this.rows.size;
   }
 
-  /** Whether the stored memory of `taskId` is remembered as committed (for tests). */
+  /** Whether the value of `taskId` is remembered as committed (for tests). */
   remembers(taskId: string): boolean {
     return this.rows.has(taskId);
   }
 
-  private lookup(taskId: string): Staged | undefined {
+  private lookup(taskId: string): V | typeof FORGET | undefined {
     if (this.current.size > 0 && this.current.has(taskId)) return this.current.get(taskId);
     if (this.staged.size > 0 && this.staged.has(taskId)) return this.staged.get(taskId);
     return this.rows.get(taskId);
+  }
+}
+
+/**
+ * Which memory each task's `task_memory` row holds, as this connection last wrote it, so that a commit writes the
+ * row only when the task's memory changed (a command round trip commits a task twice, and the first commit carries
+ * the memory object of the previous one unchanged). Memories are immutable by the ports' contract, so a memory object
+ * is identified by itself: the map keeps a number per object (from a WeakMap), not the object or its text. Holding
+ * each task's latest memory (object or text) from a long-lived map made V8 run more old-space collections, which cost
+ * more CPU per round trip than the skipped row write saved. A different object with equal JSON is written again.
+ * Follows commits and rollbacks as {@link CommittedState} does; terminal tasks are forgotten.
+ */
+export class MemoryWrites extends CommittedState<MemoryKey> {
+  /**
+   * The JSON text of `memory` when the row of `taskId` must be written with it, or `undefined` when the row already
+   * holds this memory as seen by the open transaction. Call {@link wrote} once the row is written (or found current).
+   */
+  textToWrite(taskId: string, memory: JsonValue): string | undefined {
+    return this.get(taskId) === memoryKey(memory) ? undefined : memoryJson(memory);
+  }
+
+  /** The running write left the row of `taskId` holding `memory`; `terminal` tasks are forgotten instead. */
+  wrote(taskId: string, memory: JsonValue, terminal: boolean): void {
+    if (terminal) this.forget(taskId);
+    else this.set(taskId, memoryKey(memory));
   }
 }

@@ -77,7 +77,7 @@ import {
   type TaskPageQuery,
   type ToolFilter,
 } from './types.js';
-import { MemoryWrites } from './memory-writes.js';
+import { CommittedState, MemoryWrites } from './memory-writes.js';
 import { WriteQueue, type BatchOutcome } from './write-queue.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 
@@ -192,6 +192,12 @@ export class SqliteStore implements TaskStore {
   private readonly writes: WriteQueue;
   /** What each task's `task_memory` row holds as of the last commit, so unchanged memories are not rewritten. */
   private readonly memoryWrites = new MemoryWrites();
+  /**
+   * What each task's rows hold as of the last commit that the commit path checks or extends (status, the immutable
+   * indexed columns, the last history and step `seq`), so a command round trip does not read them back: every change
+   * to them is made by this connection's commits.
+   */
+  private readonly taskState = new CommittedState<TaskState>();
   private closed = false;
   private readQueries: ReturnType<typeof prepareReads> | undefined;
   private writeQueries: ReturnType<typeof prepareWrites> | undefined;
@@ -229,7 +235,20 @@ export class SqliteStore implements TaskStore {
         ),
       lockTimeoutMs,
       onOutcome: (o) => this.noteOutcome(o),
-      transactions: this.memoryWrites,
+      transactions: {
+        writeEnded: (kept) => {
+          this.memoryWrites.writeEnded(kept);
+          this.taskState.writeEnded(kept);
+        },
+        committed: () => {
+          this.memoryWrites.committed();
+          this.taskState.committed();
+        },
+        rolledBack: () => {
+          this.memoryWrites.rolledBack();
+          this.taskState.rolledBack();
+        },
+      },
     });
   }
 
@@ -247,9 +266,11 @@ export class SqliteStore implements TaskStore {
   /** Append one step-log record; durable when the promise resolves. */
   appendStep(taskId: string, record: StepRecord & { step: number; at: number }): Promise<StoredStep> {
     return this.write(() => {
-      this.requireTaskStatus(taskId);
-      const seq = this.nextSeq('steps', taskId);
+      const state = this.stateOf(taskId);
+      if (state === undefined) throw new EngineError('task_not_found', `task ${taskId} not found`);
+      const seq = (state.steps ?? this.lastSeq('steps', taskId)) + 1;
       this.w.insertStep.run(stepToRow(taskId, seq, record));
+      this.keepState(taskId, { ...state, steps: seq });
       return recordToStep(taskId, seq, record);
     });
   }
@@ -629,11 +650,13 @@ export class SqliteStore implements TaskStore {
   private applyCommit(change: TaskCommit): CommitResult {
     const task = change.task;
     const id = task.id;
-    const head = this.w.taskHead.get(id) as TaskHead | undefined;
-    const actual = head?.status as TaskStatus | undefined;
+    const head = this.stateOf(id);
+    const actual = head?.status;
+    let row: ReturnType<typeof taskToRow>;
     if (change.create) {
       if (actual !== undefined) throw new EngineError('task_exists', `task ${id} already exists`);
-      this.w.insertTask.run(taskToRow(task, encodeJson));
+      row = taskToRow(task, encodeJson);
+      this.w.insertTask.run(row);
       this.w.insertMemory.run(id, memoryJson(task.memory));
     } else {
       if (actual === undefined) throw new EngineError('task_not_found', `task ${id} not found`);
@@ -651,7 +674,7 @@ export class SqliteStore implements TaskStore {
           },
         );
       }
-      const row = taskToRow(task, encodeJson);
+      row = taskToRow(task, encodeJson);
       // The indexed columns a task never changes are left out of the UPDATE when unchanged: SQLite maintains the
       // index of every column an UPDATE assigns, whether or not its value changed (two index rewrites per commit).
       if (head?.kind === row.kind && head.clientId === row.clientId && head.createdAt === row.createdAt) {
@@ -667,16 +690,21 @@ export class SqliteStore implements TaskStore {
     }
     this.memoryWrites.wrote(id, task.memory, isTerminalStatus(task.status));
     const result: CommitResult = { history: [], steps: [] };
+    // A new task has no history or steps yet (they reference it); a known one's last seqs as this connection left them.
+    let lastHistory = head === undefined ? 0 : head.history;
+    let lastStep = head === undefined ? 0 : head.steps;
     if (change.history && change.history.length > 0) {
-      let seq = this.nextSeq('history', id);
+      let seq = (lastHistory ?? this.lastSeq('history', id)) + 1;
       const rows = change.history.map((h) => historyToRow(id, seq++, h));
-      for (const row of rows) this.w.insertHistory.run(row);
+      for (const r of rows) this.w.insertHistory.run(r);
       result.history = rows.map(rowToHistory);
+      lastHistory = seq - 1;
     }
     if (change.steps && change.steps.length > 0) {
-      const first = this.nextSeq('steps', id);
+      const first = (lastStep ?? this.lastSeq('steps', id)) + 1;
       change.steps.forEach((s, i) => this.w.insertStep.run(stepToRow(id, first + i, s)));
       result.steps = change.steps.map((s, i) => recordToStep(id, first + i, s));
+      lastStep = first + change.steps.length - 1;
     }
     if (change.commandCall) {
       if (change.commandCall.taskId !== id) {
@@ -701,18 +729,37 @@ export class SqliteStore implements TaskStore {
         .onConflictDoUpdate({ target: schema.questions.questionId, set })
         .run();
     }
+    // Last, once every statement of the write has run (one that throws leaves what the transaction knew).
+    this.keepState(id, {
+      status: task.status,
+      kind: row.kind,
+      clientId: row.clientId,
+      createdAt: row.createdAt,
+      history: lastHistory,
+      steps: lastStep,
+    });
     return result;
   }
 
-  private requireTaskStatus(id: string): TaskStatus {
-    const head = this.w.taskHead.get(id) as TaskHead | undefined;
-    if (head === undefined) throw new EngineError('task_not_found', `task ${id} not found`);
-    return head.status as TaskStatus;
+  /** The task's state as the running write sees it: remembered, else read from its row (`undefined`: no task). */
+  private stateOf(id: string): TaskState | undefined {
+    const known = this.taskState.get(id);
+    if (known !== undefined) return known;
+    const head = this.w.taskHead.get(id) as
+      { status: TaskStatus; kind: string; clientId: string | null; createdAt: number } | undefined;
+    return head && { ...head, history: undefined, steps: undefined };
   }
 
-  private nextSeq(table: 'history' | 'steps', taskId: string): number {
+  /** The running write left the task in `state` (terminal tasks are forgotten: they are rarely written again). */
+  private keepState(id: string, state: TaskState): void {
+    if (isTerminalStatus(state.status)) this.taskState.forget(id);
+    else this.taskState.set(id, state);
+  }
+
+  /** The largest `seq` of the task's history or steps in the database (0 when none). */
+  private lastSeq(table: 'history' | 'steps', taskId: string): number {
     const q = table === 'history' ? this.w.historySeq : this.w.stepSeq;
-    return (q.get(taskId) as { m: number }).m + 1;
+    return (q.get(taskId) as { m: number }).m;
   }
 
   /** Prepared reads (Drizzle `.prepare()`, built once: building the query on every call was the main per-write cost). */
@@ -765,12 +812,17 @@ export class SqliteStore implements TaskStore {
  */
 const encodeJson = (value: JsonValue | undefined): string => memoryJson(value);
 
-/** What a commit reads of the stored row before it writes: the status check, and the indexed immutable columns. */
-interface TaskHead {
-  status: string;
+/**
+ * What a commit needs of a task's stored rows before it writes: the status check, the indexed immutable columns, and
+ * the last `seq` of its history and steps (`undefined`: not known, read `max(seq)` when needed).
+ */
+interface TaskState {
+  status: TaskStatus;
   kind: string;
   clientId: string | null;
   createdAt: number;
+  history: number | undefined;
+  steps: number | undefined;
 }
 
 /** `{ column: sql.placeholder(column) }` for every column of `table` (for prepared inserts and updates). */
