@@ -117,6 +117,13 @@ const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 const WRITER_SYNC_BUSY_MS = 5;
 /** Deadline of the write probe `/health` runs while writes are failing (ms). */
 const PROBE_LOCK_TIMEOUT_MS = 250;
+/**
+ * Every write this store queues is rerunnable (the queue may run it again after rolling its transaction back): it
+ * runs statements on the connection and stages what it wrote in `memoryWrites` / `taskState`, which the queue's
+ * listener clears on a rollback; it keeps nothing else (validation, codecs and JSON encodings are pure).
+ */
+const RERUNNABLE = { rerunnable: true } as const;
+const RERUNNABLE_PROBE = { rerunnable: true, lockTimeoutMs: PROBE_LOCK_TIMEOUT_MS } as const;
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 1000;
 
@@ -612,7 +619,7 @@ export class SqliteStore implements TaskStore {
         .enqueue(() => {
           // Re-stamps the same application id: a real page write (WAL frame + commit), changing nothing.
           this.db.pragma(`application_id = ${APPLICATION_ID}`);
-        }, PROBE_LOCK_TIMEOUT_MS)
+        }, RERUNNABLE_PROBE)
         .then(
           () => undefined,
           () => undefined,
@@ -778,14 +785,14 @@ export class SqliteStore implements TaskStore {
     if (this.readonly) {
       return Promise.reject(new StoreError('readonly', `${this.path} is open read-only`));
     }
-    return this.writes.enqueue(run);
+    return this.writes.enqueue(run, RERUNNABLE);
   }
 
   /** A store-specific write: StoreError on failure. */
   private writeStore<T>(run: () => T): Promise<T> {
     if (this.closed) return Promise.reject(new StoreError('closed', 'store is closed'));
     if (this.readonly) return Promise.reject(new StoreError('readonly', `${this.path} is open read-only`));
-    return this.writes.enqueue(run).catch((err: unknown) => {
+    return this.writes.enqueue(run, RERUNNABLE).catch((err: unknown) => {
       if (isStoreError(err)) throw err;
       // A storage condition the queue reported in the port's terms: the StoreError it wraps.
       if (isEngineError(err) && isStoreError(err.cause)) throw err.cause;
