@@ -136,7 +136,9 @@ export const commandCalls = sqliteTable(
     createdAt: integer('created_at').notNull(),
     completedAt: integer('completed_at'),
   },
-  (t) => [index('command_calls_task_idx').on(t.taskId), index('command_calls_status_idx').on(t.status)],
+  // Every query filters by task (the engine's pending calls of a task, the HTTP API's calls of a task): one
+  // composite index instead of one per column, one index page fewer written per command round trip.
+  (t) => [index('command_calls_task_status_idx').on(t.taskId, t.status)],
 );
 
 /** Questions to the user and their answers. */
