@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
 import { findStorageFailure } from './store-error.js';
-import { newTask, tempDir } from './test-helpers.js';
+import { foreignCall, newTask, tempDir } from './test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -108,21 +108,7 @@ describe('task memory is written only when it changes', () => {
     const m1 = { v: 1 };
     t = next(t, { memory: m1 });
     // The task row and memory are written, then the call (of another task) is refused: the savepoint rolls back.
-    const err = await store
-      .commit({
-        task: t,
-        commandCall: {
-          callId: 'x',
-          taskId: 'other',
-          command: 'noop',
-          args: {},
-          timeoutMs: 1000,
-          status: 'pending',
-          dispatchCount: 0,
-          createdAt: 1,
-        },
-      })
-      .catch((e: unknown) => e);
+    const err = await store.commit({ task: t, commandCall: foreignCall }).catch((e: unknown) => e);
     expect(isEngineError(err, 'invalid_input')).toBe(true);
     expect(memoryOnDisk('t')).toEqual({ v: 0 });
     await store.commit({ task: next(t) }); // same memory object m1

@@ -1,10 +1,10 @@
 import path from 'node:path';
-import { isEngineError, type CommandCallRecord, type Task } from '@ccagent/engine';
+import { isEngineError, type Task } from '@ccagent/engine';
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
 import { findStorageFailure } from './store-error.js';
-import { newTask, tempDir } from './test-helpers.js';
+import { foreignCall, newTask, tempDir } from './test-helpers.js';
 
 let cleanup: () => void;
 let store: SqliteStore;
@@ -24,18 +24,6 @@ const tracker = () =>
 function next(t: Task, changes: Partial<Task> = {}): Task {
   return { ...t, updatedAt: t.updatedAt + 1, ...changes };
 }
-
-/** A call of another task: the store refuses it after the task row, history and steps of the write are written. */
-const foreignCall: CommandCallRecord = {
-  callId: 'x',
-  taskId: 'other',
-  command: 'noop',
-  args: {},
-  timeoutMs: 1000,
-  status: 'pending',
-  dispatchCount: 0,
-  createdAt: 1,
-};
 
 const note = (text: string, step = 1) => ({ type: 'note' as const, text, step, at: 1 });
 

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Task } from '@ccagent/engine';
+import type { CommandCallRecord, Task } from '@ccagent/engine';
 
 /** A fresh temp dir and its cleanup. */
 export function tempDir(prefix = 'ccagent-store-'): { dir: string; cleanup: () => void } {
@@ -28,3 +28,18 @@ export function newTask(id: string, overrides: Partial<Task> = {}): Task {
     ...overrides,
   };
 }
+
+/**
+ * A command call of another task ('other'): a commit carrying it for a task of a different id is refused by the store
+ * after that write's task row, history and steps were written, so the write's own rollback is exercised for real.
+ */
+export const foreignCall: CommandCallRecord = {
+  callId: 'x',
+  taskId: 'other',
+  command: 'noop',
+  args: {},
+  timeoutMs: 1000,
+  status: 'pending',
+  dispatchCount: 0,
+  createdAt: 1,
+};

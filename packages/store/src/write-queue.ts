@@ -269,14 +269,19 @@ export class WriteQueue {
       }
       s.commit.run();
     } catch (error) {
-      try {
-        if (this.db.inTransaction) s.rollback.run();
-      } finally {
-        tx?.rolledBack();
-      }
+      this.rollBackOpen();
       throw error;
     }
     tx?.committed();
+  }
+
+  /** A batch threw: roll back the transaction if SQLite has not already, and tell the listener either way. */
+  private rollBackOpen(): void {
+    try {
+      if (this.db.inTransaction) this.statements?.rollback.run();
+    } finally {
+      this.opts.transactions?.rolledBack();
+    }
   }
 
   /**
@@ -308,11 +313,7 @@ export class WriteQueue {
       if (failed) s.rollback.run();
       else s.commit.run();
     } catch (error) {
-      try {
-        if (this.db.inTransaction) s.rollback.run();
-      } finally {
-        tx?.rolledBack();
-      }
+      this.rollBackOpen();
       throw error;
     }
     if (failed) {
