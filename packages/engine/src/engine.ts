@@ -3,7 +3,6 @@ import { Abort } from './abort.js';
 import { systemClock } from './clock.js';
 import { EngineError, isEngineError } from './engine-error.js';
 import type { EngineEventName, EngineEvents, EngineListener } from './events.js';
-
 import { decisionRecord } from './memory-json.js';
 import { ModelLimiter } from './model-limiter.js';
 import type {
@@ -68,13 +67,14 @@ export interface EngineOptions {
 /** Default of {@link EngineOptions.taskCacheSize}. */
 export const DEFAULT_TASK_CACHE_SIZE = 1024;
 
-/** A task's committed row, and its history once loaded (kept equal to the store's after every commit). */
 /**
- * Abort reason of a call's signal once its outcome is recorded (tells the executor to let go of it). One shared
- * instance: building an Error (and its stack) for every command round trip showed in the profile.
+ * Reason a call's abort ends with once its outcome is recorded: the engine's own wait for the executor ends with it,
+ * and a timed-out call's signal aborts with it. One shared instance: building an Error (and its stack) for every
+ * command round trip showed in the profile.
  */
 const CALL_CLOSED = new EngineError('call_closed', 'the command call is closed: its outcome is recorded');
 
+/** A task's committed row, and its history once loaded (kept equal to the store's after every commit). */
 interface CachedTask {
   task: Task;
   history: HistoryEntry[] | undefined;
