@@ -77,7 +77,12 @@ export class InMemoryTaskStore implements TaskStore {
     }
     this.history.set(id, hist);
     this.steps.set(id, steps);
-    if (change.commandCall) this.calls.set(change.commandCall.callId, clone(change.commandCall));
+    if (change.commandCall) {
+      // A commit never changes the call's binding (set by bindCall only).
+      const { sentTo: _ignored, ...call } = clone(change.commandCall);
+      const bound = this.calls.get(call.callId)?.sentTo;
+      this.calls.set(call.callId, bound === undefined ? call : { ...call, sentTo: bound });
+    }
     if (change.question) this.questions.set(change.question.questionId, clone(change.question));
     return Promise.resolve(result);
   }
@@ -137,6 +142,24 @@ export class InMemoryTaskStore implements TaskStore {
     this.assertOpen();
     const c = this.calls.get(callId);
     return Promise.resolve(c ? clone(c) : undefined);
+  }
+
+  bindCall(callId: string, clientId: string): Promise<CommandCallRecord> {
+    this.assertOpen();
+    if (typeof clientId !== 'string' || clientId.length === 0) {
+      return Promise.reject(new EngineError('invalid_input', 'clientId must be a non-empty string'));
+    }
+    const c = this.calls.get(callId);
+    if (!c) return Promise.reject(new EngineError('unknown_call', `no command call ${callId}`));
+    if (c.status !== 'pending') {
+      return Promise.reject(
+        new EngineError('call_closed', `command call ${callId} is already ${c.status}`, {
+          details: { callId, status: c.status },
+        }),
+      );
+    }
+    if (c.sentTo === undefined) c.sentTo = clientId;
+    return Promise.resolve(clone(c));
   }
 
   listCommandCalls(filter: CommandCallFilter = {}): Promise<CommandCallRecord[]> {

@@ -131,6 +131,15 @@ export interface TaskStore {
    */
   getSteps(taskId: string, query?: StepQuery): Promise<StoredStep[]>;
   getCommandCall(callId: string): Promise<CommandCallRecord | undefined>;
+  /**
+   * Record, durably, the client a pending call of a task bound to no client is sent to (`sentTo`), before the host
+   * sends it: after a restart the call is re-sent to that client only, never to another one that registered the
+   * command. The first binding holds: binding a call already bound to another client changes nothing. Later commits
+   * of the call keep the binding. Resolves with the call as stored; its `sentTo` is the binding in force (`clientId`,
+   * or the client bound earlier). Rejects with `EngineError`: `unknown_call` (no such call), `call_closed` (the call
+   * is not pending), `invalid_input` (empty `clientId`), `store_failure` (nothing was recorded).
+   */
+  bindCall(callId: string, clientId: string): Promise<CommandCallRecord>;
   /** Command calls matching the filter, in creation order. */
   listCommandCalls(filter?: CommandCallFilter): Promise<CommandCallRecord[]>;
   getQuestion(questionId: string): Promise<QuestionRecord | undefined>;

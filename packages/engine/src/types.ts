@@ -160,6 +160,12 @@ export interface CommandCallRecord {
   dispatchCount: number;
   createdAt: number;
   completedAt?: number;
+  /**
+   * Client a call of a task bound to no client was routed to, recorded by `TaskStore.bindCall` before the call
+   * was first sent, so that after a restart it goes to that client only. Commits never change it (a record committed
+   * without it keeps the stored binding). Absent for calls of bound tasks and calls never sent.
+   */
+  sentTo?: string;
 }
 
 /** A question to the user: created in the same transaction as the `ask_user` decision. */

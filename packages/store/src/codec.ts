@@ -205,8 +205,8 @@ export function rowToHistory(r: HistoryRow): HistoryEntry {
   } as HistoryEntry;
 }
 
-/** Row of a command call. */
-export function callToRow(c: CommandCallRecord): CallRow {
+/** Row of a command call, without its binding (`sent_to`: written by `bindCall` only, never by a commit). */
+export function callToRow(c: CommandCallRecord): Omit<CallRow, 'sentTo'> {
   return {
     callId: c.callId,
     taskId: c.taskId,
@@ -235,6 +235,7 @@ export function rowToCall(r: CallRow): CommandCallRecord {
   };
   if (r.outcome !== null) c.outcome = dec<NonNullable<CommandCallRecord['outcome']>>(r.outcome);
   if (r.completedAt !== null) c.completedAt = r.completedAt;
+  if (r.sentTo !== null) c.sentTo = r.sentTo;
   return c;
 }
 

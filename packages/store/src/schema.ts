@@ -135,6 +135,12 @@ export const commandCalls = sqliteTable(
     dispatchCount: integer('dispatch_count').notNull(),
     createdAt: integer('created_at').notNull(),
     completedAt: integer('completed_at'),
+    /**
+     * Client a call of a task bound to no client was sent to (`TaskStore.bindCall`, written before the call is
+     * sent); NULL for calls of bound tasks and calls never sent. Written only by bindCall: the commit path's upsert
+     * leaves it out, so closing the call keeps it.
+     */
+    sentTo: text('sent_to'),
   },
   // Every query filters by task (the engine's pending calls of a task, the HTTP API's calls of a task): one
   // composite index instead of one per column, one index page fewer written per command round trip.

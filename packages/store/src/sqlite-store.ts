@@ -349,6 +349,27 @@ export class SqliteStore implements TaskStore {
     });
   }
 
+  /**
+   * Record the client a pending call is sent to (see the engine's `TaskStore.bindCall`): one UPDATE of the call row,
+   * durable when this resolves, through the same group commit as every other write. The first binding holds.
+   */
+  bindCall(callId: string, clientId: string): Promise<CommandCallRecord> {
+    if (typeof clientId !== 'string' || clientId.length === 0) {
+      return Promise.reject(new EngineError('invalid_input', 'clientId must be a non-empty string'));
+    }
+    return this.write(() => {
+      const bound = this.w.bindCall.run(clientId, callId).changes === 1;
+      const row = this.r.getCall.get({ callId });
+      if (!row) throw new EngineError('unknown_call', `no command call ${callId}`);
+      if (!bound && row.status !== 'pending') {
+        throw new EngineError('call_closed', `command call ${callId} is already ${row.status}`, {
+          details: { callId, status: row.status },
+        });
+      }
+      return rowToCall(row);
+    });
+  }
+
   /** Command calls matching the filter, in creation order. */
   listCommandCalls(filter: CommandCallFilter = {}): Promise<CommandCallRecord[]> {
     return this.read(() => {
@@ -898,8 +919,8 @@ function columns(table: SQLiteTable, skip: string[] = []): Array<{ name: string;
     .map(([key, col]) => ({ name: `"${col.name}"`, param: `@${key}` }));
 }
 
-function insertSql(table: SQLiteTable): string {
-  const cols = columns(table);
+function insertSql(table: SQLiteTable, skip: string[] = []): string {
+  const cols = columns(table, skip);
   return `INSERT INTO "${getTableName(table)}" (${cols.map((c) => c.name).join(', ')}) VALUES (${cols.map((c) => c.param).join(', ')})`;
 }
 
@@ -912,7 +933,8 @@ function prepareWrites(orm: BetterSQLite3Database<typeof schema>, db: Database.D
   const { tasks, history, steps, commandCalls } = schema;
   const set = (cols: Array<{ name: string; param: string }>) =>
     cols.map((c) => `${c.name} = ${c.param}`).join(', ');
-  const callCols = columns(commandCalls, ['callId']);
+  // A call's binding (`sentTo`) is written by bindCall only: a commit of the call neither sets nor clears it.
+  const callCols = columns(commandCalls, ['callId', 'sentTo']);
   return {
     insertTask: orm.insert(tasks).values(placeholders(tasks)).prepare(),
     /** Every column but the id. */
@@ -931,9 +953,13 @@ function prepareWrites(orm: BetterSQLite3Database<typeof schema>, db: Database.D
     insertHistory: db.prepare(insertSql(history)),
     insertStep: db.prepare(insertSql(steps)),
     upsertCall: db.prepare(
-      `${insertSql(commandCalls)} ON CONFLICT ("call_id") DO UPDATE SET ${callCols
+      `${insertSql(commandCalls, ['sentTo'])} ON CONFLICT ("call_id") DO UPDATE SET ${callCols
         .map((c) => `${c.name} = excluded.${c.name}`)
         .join(', ')}`,
+    ),
+    /** Bind a pending, not yet bound call (first binding wins); `changes` 0 otherwise. */
+    bindCall: db.prepare(
+      'UPDATE "command_calls" SET "sent_to" = ? WHERE "call_id" = ? AND "status" = \'pending\' AND "sent_to" IS NULL',
     ),
   };
 }

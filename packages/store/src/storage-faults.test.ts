@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { isEngineError } from '@ccagent/engine';
+import { isEngineError, type CommandCallRecord } from '@ccagent/engine';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
@@ -100,6 +100,19 @@ describe('another process holds the write lock', () => {
     expect((await store.getTask('x'))?.id).toBe('x');
   });
 
+  it('refuses bindCall with locked after the deadline and binds nothing; the same bind succeeds once the lock is gone (guards against a call sent without its recorded client)', async () => {
+    store = openSqliteStore({ path: file, busyTimeoutMs: 100 });
+    await store.commit({ task: newTask('t', { status: 'waiting_for_command' }), create: true });
+    await store.commit({ task: newTask('t', { status: 'waiting_for_command' }), commandCall: pendingCall });
+    const lock = holdWriteLock();
+    const err = await store.bindCall('t:1', 'pc-a').catch((e: unknown) => e);
+    expect(isEngineError(err, 'store_failure')).toBe(true);
+    expect(findStorageFailure(err)?.code).toBe('locked');
+    expect((await store.getCommandCall('t:1'))?.sentTo).toBeUndefined();
+    lock.exec('ROLLBACK');
+    expect((await store.bindCall('t:1', 'pc-a')).sentTo).toBe('pc-a');
+  });
+
   it('close() refuses queued writes it cannot commit instead of hanging (guards against a shutdown stuck on a foreign lock)', async () => {
     store = openSqliteStore({ path: file, busyTimeoutMs: 10_000 });
     holdWriteLock();
@@ -110,7 +123,35 @@ describe('another process holds the write lock', () => {
   });
 });
 
+const pendingCall: CommandCallRecord = {
+  callId: 't:1',
+  taskId: 't',
+  command: 'dig',
+  args: {},
+  timeoutMs: 60_000,
+  status: 'pending',
+  dispatchCount: 1,
+  createdAt: 1,
+};
+
 describe('the disk is full', () => {
+  it('refuses bindCall with disk_full, binds nothing, and binds once space is back (guards against a call sent without its recorded client)', async () => {
+    store = openSqliteStore({ path: file });
+    await store.commit({ task: newTask('t', { status: 'waiting_for_command' }), create: true });
+    await store.commit({ task: newTask('t', { status: 'waiting_for_command' }), commandCall: pendingCall });
+    const db = (store as unknown as { db: Database.Database }).db;
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages}`);
+    // A client id far longer than any real one, so that the row must grow into new pages the file may not get.
+    const long = 'pc-'.padEnd(100_000, 'x');
+    const err = await store.bindCall('t:1', long).catch((e: unknown) => e);
+    expect(isEngineError(err, 'store_failure')).toBe(true);
+    expect(findStorageFailure(err)?.code).toBe('disk_full');
+    expect((await store.getCommandCall('t:1'))?.sentTo).toBeUndefined();
+    db.pragma('max_page_count = 1073741823');
+    expect((await store.bindCall('t:1', long)).sentTo).toBe(long);
+  });
+
   it('refuses the write with disk_full, keeps other writes of the batch, reports it in health and recovers (guards against a generic error and a health check blind to failing writes)', async () => {
     store = openSqliteStore({ path: file });
     await store.commit({ task: newTask('t'), create: true });

@@ -504,6 +504,101 @@ export function runTaskStoreContract(name: string, factory: StoreFactory): void 
       expect(await store.getSteps('bad')).toHaveLength(1);
     });
 
+    it('binds a pending call to a client durably, first binding wins, and later commits of the call keep it (guards against a closing commit wiping where the call was sent)', async () => {
+      await store.commit({ task: makeTask('b', { status: 'running' }), create: true });
+      const call: CommandCallRecord = {
+        callId: 'b:call:1',
+        taskId: 'b',
+        command: 'dig',
+        args: { n: 1 },
+        timeoutMs: 60_000,
+        status: 'pending',
+        dispatchCount: 1,
+        createdAt: 10,
+      };
+      await store.commit({
+        task: makeTask('b', { status: 'waiting_for_command' }),
+        expectedStatus: 'running',
+        commandCall: call,
+      });
+      expect((await store.getCommandCall('b:call:1'))?.sentTo).toBeUndefined();
+      expect(await store.bindCall('b:call:1', 'pc-a')).toEqual({ ...call, sentTo: 'pc-a' });
+      expect(await store.getCommandCall('b:call:1')).toEqual({ ...call, sentTo: 'pc-a' });
+      // Binding again: the same client is a no-op, another client changes nothing and learns the binding in force.
+      expect((await store.bindCall('b:call:1', 'pc-a')).sentTo).toBe('pc-a');
+      expect((await store.bindCall('b:call:1', 'pc-b')).sentTo).toBe('pc-a');
+      // A re-dispatch counted by a commit of the record without the field, then a commit claiming another client:
+      // neither changes the binding.
+      await store.commit({
+        task: makeTask('b', { status: 'waiting_for_command', updatedAt: 1001 }),
+        expectedStatus: 'waiting_for_command',
+        commandCall: { ...call, dispatchCount: 2 },
+      });
+      await store.commit({
+        task: makeTask('b', { status: 'waiting_for_command', updatedAt: 1002 }),
+        expectedStatus: 'waiting_for_command',
+        commandCall: { ...call, dispatchCount: 3, sentTo: 'pc-b' },
+      });
+      expect(await store.getCommandCall('b:call:1')).toEqual({ ...call, dispatchCount: 3, sentTo: 'pc-a' });
+      expect(await store.listCommandCalls({ taskId: 'b', status: 'pending' })).toEqual([
+        { ...call, dispatchCount: 3, sentTo: 'pc-a' },
+      ]);
+      const done: CommandCallRecord = {
+        ...call,
+        dispatchCount: 3,
+        status: 'succeeded',
+        outcome: { ok: true, result: 'dug' },
+        completedAt: 20,
+      };
+      await store.commit({
+        task: makeTask('b', { status: 'running', updatedAt: 1003 }),
+        expectedStatus: 'waiting_for_command',
+        commandCall: done,
+      });
+      expect(await store.getCommandCall('b:call:1')).toEqual({ ...done, sentTo: 'pc-a' });
+    });
+
+    it('refuses to bind an unknown call, a closed call or an empty client id, changing nothing (guards against a binding recorded for a call that is not open)', async () => {
+      await store.commit({ task: makeTask('c', { status: 'running' }), create: true });
+      const closed: CommandCallRecord = {
+        callId: 'c:call:1',
+        taskId: 'c',
+        command: 'dig',
+        args: {},
+        timeoutMs: 1000,
+        status: 'failed',
+        outcome: { ok: false, error: { code: 'x', message: 'no' } },
+        dispatchCount: 1,
+        createdAt: 10,
+        completedAt: 11,
+      };
+      await store.commit({
+        task: makeTask('c', { status: 'running', updatedAt: 1001 }),
+        commandCall: closed,
+      });
+      const unknown = await store.bindCall('nope', 'pc-a').catch((e: unknown) => e);
+      expect(isEngineError(unknown, 'unknown_call')).toBe(true);
+      const late = await store.bindCall('c:call:1', 'pc-a').catch((e: unknown) => e);
+      expect(isEngineError(late, 'call_closed')).toBe(true);
+      expect(await store.getCommandCall('c:call:1')).toEqual(closed);
+      await store.commit({
+        task: makeTask('c', { status: 'running', updatedAt: 1002 }),
+        commandCall: {
+          callId: 'c:call:2',
+          taskId: 'c',
+          command: 'dig',
+          args: {},
+          timeoutMs: 1000,
+          status: 'pending',
+          dispatchCount: 1,
+          createdAt: 12,
+        },
+      });
+      const empty = await store.bindCall('c:call:2', '').catch((e: unknown) => e);
+      expect(isEngineError(empty, 'invalid_input')).toBe(true);
+      expect((await store.getCommandCall('c:call:2'))?.sentTo).toBeUndefined();
+    });
+
     it('returns copies: mutating a returned task does not change the stored one (guards against aliasing)', async () => {
       await store.commit({ task: makeTask('m'), create: true });
       const t = await store.getTask('m');

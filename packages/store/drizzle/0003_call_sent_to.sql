@@ -1,0 +1,1 @@
+ALTER TABLE `command_calls` ADD `sent_to` text;
