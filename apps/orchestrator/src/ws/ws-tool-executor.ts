@@ -20,8 +20,24 @@ import type { Connection } from './connection.js';
 /** A command call handed out by the engine and not yet resolved. */
 interface PendingCall {
   request: ToolCallRequest;
-  /** Client the call is bound to: the task's client, or the one chosen for a task bound to none. */
+  /**
+   * Client the call is bound to: the task's client, or the one chosen for (or, after a restart, recorded for) a task
+   * bound to none. Set with `recorded` false only while `storeOp` records it.
+   */
   target: string | undefined;
+  /**
+   * `target` is durable, so the call may be sent to it: the task's own client, or a client the store recorded for
+   * this call (`TaskStore.bindCall`, now or before a restart).
+   */
+  recorded: boolean;
+  /**
+   * A store operation about the call's client is running (recording the client chosen for it, or reading the one
+   * recorded before a restart): the call is neither sent nor routed elsewhere until it ends. Never rejects.
+   */
+  storeOp: Promise<void> | undefined;
+  /** Retry of a failed store operation (backoff in `retryMs`). */
+  retryTimer: TimerHandle | undefined;
+  retryMs: number;
   /** Client the call was last sent to (a result is accepted only from it). */
   sentTo: string | undefined;
   sentAt: number | undefined;
@@ -56,6 +72,9 @@ export interface WsToolExecutorOptions {
 }
 
 const RECENT_LIMIT = 10_000;
+/** Backoff of a failed store operation about a call's client (recording it, reading it back), ms. */
+const STORE_RETRY_MIN_MS = 50;
+const STORE_RETRY_MAX_MS = 2000;
 
 /** Outcome codes the orchestrator itself produces (never a client's result). */
 const SERVER_FAILURES = new Set([
@@ -74,6 +93,12 @@ const SERVER_FAILURES = new Set([
  * outcome is committed and can send `command_ack`). Routes to the task's client, or to a connected client that
  * registered the command when the task names none; checks arguments against the command's JSON Schema before
  * sending; keeps calls of a disconnected client for the grace period and re-sends them with the same `call_id`.
+ *
+ * The client chosen for a call of a task bound to no client is recorded in the store (`TaskStore.bindCall`) before
+ * the call is first sent, so that after a restart the same `call_id` goes to that client only: another client that
+ * registered the command and connects first never gets it (it could run a command the first had already run). From
+ * then on the call is treated like a bound task's call (grace period, `disconnectPolicy`); if the recorded client
+ * does not come back it fails with `client_disconnected`, it is never handed to another client.
  */
 export class WsToolExecutor implements ToolExecutor {
   private readonly pending = new Map<string, PendingCall>();
@@ -114,6 +139,10 @@ export class WsToolExecutor implements ToolExecutor {
       const p: PendingCall = {
         request: call,
         target: call.clientId ?? undefined,
+        recorded: call.clientId !== null,
+        storeOp: undefined,
+        retryTimer: undefined,
+        retryMs: 0,
         sentTo: undefined,
         sentAt: undefined,
         sentConn: undefined,
@@ -126,13 +155,18 @@ export class WsToolExecutor implements ToolExecutor {
         if (done) return;
         done = true;
         call.signal.removeEventListener('abort', onAbort);
+        if (p.retryTimer !== undefined) this.opts.clock.clearTimeout(p.retryTimer);
+        p.retryTimer = undefined;
         if (this.pending.get(call.callId) === p) this.pending.delete(call.callId);
         resolve(o);
       };
       p.settle = finish;
       call.signal.addEventListener('abort', onAbort, { once: true });
       this.pending.set(call.callId, p);
-      this.route(p);
+      // A call of an unbound task dispatched again (attempt > 1: the engine re-dispatches only after a restart) may
+      // have been sent to a client before: read where, before routing it anywhere.
+      if (call.clientId === null && call.attempt > 1) this.lookUpClient(p);
+      else this.route(p);
     });
   }
 
@@ -140,11 +174,13 @@ export class WsToolExecutor implements ToolExecutor {
   clientOnline(entry: ClientEntry): void {
     const serial = entry.connection?.serial;
     for (const p of [...this.pending.values()]) {
-      if (p.resolving || (p.sentTo === entry.clientId && p.sentConn === serial)) continue;
+      if (p.resolving || p.storeOp || (p.sentTo === entry.clientId && p.sentConn === serial)) continue;
       if (p.target === entry.clientId) this.send(p, entry);
       else if (p.target === undefined && entry.commands.has(p.request.command)) {
+        if (p.retryTimer !== undefined) this.opts.clock.clearTimeout(p.retryTimer);
+        p.retryTimer = undefined;
         p.target = entry.clientId;
-        this.send(p, entry);
+        this.recordClient(p);
       }
     }
   }
@@ -154,7 +190,7 @@ export class WsToolExecutor implements ToolExecutor {
     if (this.opts.disconnectPolicy !== 'fail') return;
     const since = entry.offlineSince !== undefined ? new Date(entry.offlineSince).toISOString() : 'startup';
     for (const p of [...this.pending.values()]) {
-      if (p.resolving) continue;
+      if (p.resolving || p.storeOp) continue;
       if (p.target === undefined) {
         const others = this.opts.registry.clientsOffering(p.request.command);
         if (this.opts.registry.startupGraceLeft() === 0 && !others.some((e) => e.connection || e.inGrace)) {
@@ -167,7 +203,8 @@ export class WsToolExecutor implements ToolExecutor {
       p.settle(
         failure(
           'client_disconnected',
-          `client "${entry.clientId}" went away (${since}) and did not reconnect within ${this.opts.graceMs} ms`,
+          `client "${entry.clientId}" went away (${since}) and did not reconnect within ${this.opts.graceMs} ms` +
+            notReRouted(p),
         ),
       );
     }
@@ -186,7 +223,12 @@ export class WsToolExecutor implements ToolExecutor {
     onDurable?: () => void,
   ): Promise<ResultVerdict> {
     const { call_id: callId, task_id: taskId } = msg;
-    const p = this.pending.get(callId);
+    let p = this.pending.get(callId);
+    if (p?.storeOp) {
+      // Where the call goes is being recorded or read back (after a restart): judge the result once it is known.
+      await p.storeOp;
+      p = this.pending.get(callId);
+    }
     if (p) {
       const owner = p.sentTo ?? p.target;
       if (owner !== sender) {
@@ -232,6 +274,13 @@ export class WsToolExecutor implements ToolExecutor {
     if (task && task.clientId !== null && task.clientId !== sender) {
       return { ok: false, code: 'forbidden', message: `call ${callId} belongs to another client's task` };
     }
+    if (stored.sentTo !== undefined && stored.sentTo !== sender) {
+      return {
+        ok: false,
+        code: 'forbidden',
+        message: `call ${callId} was sent to another client; its result is not accepted from "${sender}"`,
+      };
+    }
     if (stored.status === 'pending') {
       return {
         ok: false,
@@ -257,9 +306,13 @@ export class WsToolExecutor implements ToolExecutor {
     return { ok: true, taskId, callId };
   }
 
-  /** Stop the startup-grace timer (shutdown). */
+  /** Stop the startup-grace timer and store retries (shutdown). */
   dispose(): void {
     if (this.startupTimer !== undefined) this.opts.clock.clearTimeout(this.startupTimer);
+    for (const p of this.pending.values()) {
+      if (p.retryTimer !== undefined) this.opts.clock.clearTimeout(p.retryTimer);
+      p.retryTimer = undefined;
+    }
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -331,6 +384,7 @@ export class WsToolExecutor implements ToolExecutor {
 
   /** Find the client for a fresh (or re-dispatched) call and send it, wait for the client, or fail now. */
   private route(p: PendingCall): void {
+    if (p.storeOp) return; // routed when it ends
     const reg = this.opts.registry;
     const { command } = p.request;
     if (p.target === undefined) {
@@ -338,7 +392,7 @@ export class WsToolExecutor implements ToolExecutor {
       const live = candidates.find((e) => e.connection !== undefined);
       if (live) {
         p.target = live.clientId;
-        this.send(p, live);
+        this.recordClient(p);
         return;
       }
       if (reg.startupGraceLeft() > 0 || candidates.some((e) => e.inGrace)) return; // wait for one to connect
@@ -351,12 +405,88 @@ export class WsToolExecutor implements ToolExecutor {
       return;
     }
     if (reg.mayComeBack(p.target) || this.opts.disconnectPolicy === 'wait') return; // sent when it is back
-    p.settle(failure('client_disconnected', `client "${p.target}" is not connected`));
+    p.settle(failure('client_disconnected', `client "${p.target}" is not connected${notReRouted(p)}`));
+  }
+
+  /**
+   * Record the client chosen for a call of an unbound task (`p.target`) before anything is sent to it, then route the
+   * call as a bound one. If the store refuses (disk full, locked), nothing is sent: the call stays pending, free for
+   * any client, and the write is retried with backoff (or sooner, when a client offering the command connects).
+   */
+  private recordClient(p: PendingCall): void {
+    const { taskId, callId } = p.request;
+    const chosen = p.target as string;
+    p.storeOp = this.opts.store.bindCall(callId, chosen).then(
+      (stored) => {
+        p.storeOp = undefined;
+        if (!this.isOpen(p)) return;
+        p.target = stored.sentTo ?? chosen; // the first recorded client holds
+        p.recorded = true;
+        p.retryMs = 0;
+        this.route(p);
+      },
+      (err: unknown) => {
+        p.storeOp = undefined;
+        if (!this.isOpen(p)) return;
+        p.target = undefined;
+        if (isEngineError(err, 'call_closed') || isEngineError(err, 'unknown_call')) {
+          // Closed meanwhile (timed out, cancelled): nothing to send; the engine owns its outcome.
+          p.settle(failure('aborted', `call ${callId} closed before it was sent`));
+          return;
+        }
+        this.opts.logger.warn(
+          { err, task_id: taskId, call_id: callId, client_id: chosen },
+          'command_call not sent: the client it goes to could not be recorded; retrying',
+        );
+        this.retryLater(p, () => this.route(p));
+      },
+    );
+  }
+
+  /**
+   * A call of an unbound task dispatched again after a restart: read the client it was sent to before (if any) and
+   * route it there only; a call never sent is free for any client that offers the command.
+   */
+  private lookUpClient(p: PendingCall): void {
+    const { taskId, callId } = p.request;
+    p.storeOp = this.opts.store.getCommandCall(callId).then(
+      (stored) => {
+        p.storeOp = undefined;
+        if (!this.isOpen(p)) return;
+        if (stored?.sentTo !== undefined) {
+          p.target = stored.sentTo;
+          p.recorded = true;
+        }
+        this.route(p);
+      },
+      (err: unknown) => {
+        p.storeOp = undefined;
+        if (!this.isOpen(p)) return;
+        this.opts.logger.warn(
+          { err, task_id: taskId, call_id: callId },
+          'command_call not sent: the client it was sent to before could not be read; retrying',
+        );
+        this.retryLater(p, () => this.lookUpClient(p));
+      },
+    );
+  }
+
+  private retryLater(p: PendingCall, again: () => void): void {
+    p.retryMs = Math.min(STORE_RETRY_MAX_MS, p.retryMs === 0 ? STORE_RETRY_MIN_MS : p.retryMs * 2);
+    p.retryTimer = this.opts.clock.setTimeout(() => {
+      p.retryTimer = undefined;
+      if (this.isOpen(p) && !p.storeOp) again();
+    }, p.retryMs);
+  }
+
+  /** The call is still waiting here and nobody is committing its result. */
+  private isOpen(p: PendingCall): boolean {
+    return this.pending.get(p.request.callId) === p && !p.resolving;
   }
 
   private send(p: PendingCall, entry: ClientEntry): void {
     const conn = entry.connection;
-    if (!conn) return;
+    if (!conn || !p.recorded) return;
     const { request } = p;
     const descriptor = entry.commands.get(request.command);
     if (!descriptor) {
@@ -429,7 +559,7 @@ export class WsToolExecutor implements ToolExecutor {
     this.startupTimer = undefined;
     if (this.opts.disconnectPolicy !== 'fail') return;
     for (const p of [...this.pending.values()]) {
-      if (p.resolving || p.sentTo !== undefined) continue;
+      if (p.resolving || p.storeOp || p.sentTo !== undefined) continue;
       if (p.target === undefined) {
         p.settle(
           failure('no_client', `no client offering "${p.request.command}" connected after the restart`),
@@ -438,7 +568,8 @@ export class WsToolExecutor implements ToolExecutor {
         p.settle(
           failure(
             'client_disconnected',
-            `client "${p.target}" did not reconnect within ${this.opts.graceMs} ms of the server start`,
+            `client "${p.target}" did not reconnect within ${this.opts.graceMs} ms of the server start` +
+              notReRouted(p),
           ),
         );
       }
@@ -448,6 +579,13 @@ export class WsToolExecutor implements ToolExecutor {
   private log(p: PendingCall, msg: string): void {
     this.opts.logger.warn({ task_id: p.request.taskId, call_id: p.request.callId, client_id: p.target }, msg);
   }
+}
+
+/** Why a call of an unbound task waits for one client only (appended to a `client_disconnected` message). */
+function notReRouted(p: PendingCall): string {
+  return p.request.clientId === null
+    ? '; the task is bound to no client, and a call routed to a client is never re-sent to another one'
+    : '';
 }
 
 function failure(code: string, message: string): CommandOutcome {

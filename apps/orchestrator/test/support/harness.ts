@@ -12,6 +12,7 @@ import type {
   JsonValue,
   StrategyResolver,
   Task,
+  TaskStore,
   TaskStrategy,
 } from '@ccagent/engine';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
@@ -42,6 +43,8 @@ export interface HarnessOptions {
   luaDir?: string;
   /** Reuse a database directory (restart scenarios). */
   dir?: string;
+  /** A store opened by the test (e.g. an SQLite store with a short lock timeout); the server closes it. */
+  store?: TaskStore;
 }
 
 /** Start the orchestrator in this process. */
@@ -61,6 +64,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...(opts.token !== undefined ? { token: opts.token } : {}),
     ...(opts.strategies !== undefined ? { strategies: opts.strategies } : {}),
     ...(opts.luaDir !== undefined ? { luaDir: opts.luaDir } : {}),
+    ...(opts.store !== undefined ? { store: opts.store } : {}),
     logger: pino({ level: process.env.CCO_TEST_LOG ?? 'silent' }),
     env: {},
   });

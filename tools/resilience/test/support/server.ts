@@ -8,12 +8,17 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-/** The orchestrator's built command line entry. */
-export const ORCHESTRATOR_BIN = path.join(
-  path.dirname(createRequire(import.meta.url).resolve('cc-orchestrator/package.json')),
-  'dist',
-  'main.js',
-);
+/**
+ * The orchestrator's built command line entry, or `RESILIENCE_ORCHESTRATOR` (a path to another build's
+ * `dist/main.js`, e.g. a copy of an older build, to check that a new test fails on it).
+ */
+export const ORCHESTRATOR_BIN =
+  process.env.RESILIENCE_ORCHESTRATOR ||
+  path.join(
+    path.dirname(createRequire(import.meta.url).resolve('cc-orchestrator/package.json')),
+    'dist',
+    'main.js',
+  );
 
 /** True when the suites can run (the orchestrator has been built). */
 export const orchestratorBuilt = existsSync(ORCHESTRATOR_BIN);
