@@ -153,6 +153,28 @@ describe('calls of a task bound to no client', () => {
     await a3.waitFor('command_ack', { call_id: call.call_id });
   });
 
+  it('under disconnectPolicy wait stays with its client past the grace period after a restart: another client never gets it, and the first gets it whenever it returns (guards against falling back to any client once the grace is over)', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'cco-unbound-'));
+    const config = { server: { reconnectGraceMs: 200, disconnectPolicy: 'wait' } };
+    const h1 = await start({ config });
+    const a1 = await connect(h1, 'pc-a');
+    const taskId = await createUnbound(h1);
+    const call = await a1.waitFor('command_call', { task_id: taskId });
+    await stop(h1);
+
+    const h2 = await start({ config });
+    const b = await connect(h2, 'pc-b');
+    await sleep(600); // the startup grace (200 ms) is over
+    expect(callsTo(b, call.call_id)).toEqual([]);
+    const waiting = (await (await h2.http(`/api/tasks/${taskId}`)).json()) as { task: { status: string } };
+    expect(waiting.task.status).toBe('waiting_for_command');
+    const a2 = await connect(h2, 'pc-a');
+    const again = await a2.waitFor('command_call', { call_id: call.call_id });
+    answer(a2, again);
+    await a2.waitFor('command_ack', { call_id: call.call_id });
+    expect(callsTo(b, call.call_id)).toEqual([]);
+  });
+
   it('is not sent while its client cannot be recorded (database locked by another process), and is sent once the lock is gone (guards against a call on the wire without its record)', async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'cco-unbound-'));
     const dbPath = path.join(dir, 'ccagent.db');
