@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Decision, JsonValue } from '@ccagent/engine';
+import type { Decision, JsonValue, TaskStrategy } from '@ccagent/engine';
 import { openSqliteStore } from '@ccagent/store';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -173,6 +173,38 @@ describe('calls of a task bound to no client', () => {
     answer(a2, again);
     await a2.waitFor('command_ack', { call_id: call.call_id });
     expect(callsTo(b, call.call_id)).toEqual([]);
+  });
+
+  it('offers, in a step taken after a restart before any computer is back, the commands of the computers known from before (guards against a step that sees no tools and makes the model fail its calls)', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'cco-unbound-'));
+    const seen: string[][] = [];
+    let hold = true;
+    const probe: TaskStrategy = {
+      decide: (_task, _history, ctx) => {
+        seen.push(ctx.availableCommands().map((c) => c.name));
+        if (!hold) return Promise.resolve({ type: 'complete', result: null });
+        // The first server stops in the middle of this step.
+        return new Promise((_resolve, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)),
+        );
+      },
+    };
+    const h1 = await start({ strategies: everyKind(probe) });
+    await connect(h1, 'pc-a');
+    const taskId = await createUnbound(h1);
+    await eventually(async () => seen.length === 1);
+    expect(seen[0]).toContain('fs_write');
+    await stop(h1);
+
+    hold = false;
+    const h2 = await start({ strategies: everyKind(probe) }); // nobody connects
+    const done = await eventually(async () => {
+      const d = (await (await h2.http(`/api/tasks/${taskId}`)).json()) as { task: { status: string } };
+      return d.task.status === 'completed' ? d : undefined;
+    });
+    expect(done.task.status).toBe('completed');
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toEqual(seen[0]);
   });
 
   it('is not sent while its client cannot be recorded (database locked by another process), and is sent once the lock is gone (guards against a call on the wire without its record)', async () => {

@@ -2,7 +2,8 @@
  * kill -9 of the built orchestrator at random moments while several clients run several tasks (real agent, native
  * tool calling against the fake Ollama server, real SQLite file). Guards against: an acknowledged task, command
  * call or result vanishing after a crash; a command executed twice (a step re-decided after the crash with a new
- * call_id instead of re-sending the committed one); a duplicated task from a re-sent create_task; the server dying
+ * call_id instead of re-sending the committed one, or a call of a task bound to no client handed after the restart
+ * to another computer than the one it was sent to); a duplicated task from a re-sent create_task; the server dying
  * on its own. Short form: 3 kills; `CCAGENT_LONG=1`: 25 kills with more clients and longer tasks.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +19,8 @@ import { SimClient } from './support/sim-client.js';
 const KILLS = LONG ? 25 : 6;
 const CLIENTS = LONG ? 6 : 3;
 const TASKS_PER_CLIENT = LONG ? 4 : 2;
+/** Tasks bound to no client (created over HTTP) before each kill: their calls go to any client offering the command. */
+const UNBOUND_PER_ROUND = 1;
 const STEPS = LONG ? 8 : 6;
 
 let dir: string;
@@ -77,12 +80,28 @@ describe('kill -9 under load', () => {
         created += perClient;
       };
       createSome(TASKS_PER_CLIENT);
+      /** request_id → task id of the acknowledged tasks bound to no client. */
+      const unbound = new Map<string, string>();
+      const createUnbound = async (): Promise<void> => {
+        for (let i = 0; i < UNBOUND_PER_ROUND; i++) {
+          const tag = `free-t${unbound.size}`;
+          const res = await server.http('/api/tasks', {
+            method: 'POST',
+            json: { task_kind: 'general_agent', prompt: jobPrompt(tag, STEPS), request_id: `req-${tag}` },
+          });
+          expect(res.status).toBe(201);
+          const { task } = (await res.json()) as { task: { id: string; client_id: string | null } };
+          expect(task.client_id).toBeNull();
+          unbound.set(`req-${tag}`, task.id);
+        }
+      };
       const inFlightAtKill: number[] = [];
       const exits: Array<{ code: number | null; signal: NodeJS.Signals | null }> = [];
 
       for (let k = 0; k < KILLS; k++) {
         // New work keeps arriving, sometimes right before the kill, so creations are hit too.
         createSome(1);
+        await createUnbound();
         await sleep(rng.next() < 0.3 ? rng.int(0, 20) : rng.int(50, 350));
         const listed = (await (await server.http('/api/tasks?limit=1000')).json()) as {
           tasks: Array<{ status: string }>;
@@ -103,7 +122,7 @@ describe('kill -9 under load', () => {
       }
 
       // Let everything finish on the last server.
-      const totalTasks = CLIENTS * created;
+      const totalTasks = CLIENTS * created + unbound.size;
       await eventually(
         async () => {
           if (clients.some((c) => c.pendingCreates.size > 0)) return false;
@@ -122,8 +141,8 @@ describe('kill -9 under load', () => {
       expect(server.alive()).toBe(true);
 
       const details = new Map<string, Detail>();
-      for (const c of clients) {
-        for (const [rid, taskId] of c.created) {
+      for (const created of [...clients.map((c) => c.created), unbound]) {
+        for (const [rid, taskId] of created) {
           const res = await server.http(`/api/tasks/${taskId}`);
           expect(res.status, `acknowledged task ${taskId} (${rid}) is missing`).toBe(200);
           details.set(taskId, (await res.json()) as Detail);
@@ -134,7 +153,7 @@ describe('kill -9 under load', () => {
 
       const dbCalls = new Map<string, CallRow & { taskId: string }>();
       for (const [taskId, d] of details) {
-        const tag = /pc-\d+-t\d+/.exec(d.task.result?.message ?? '')?.[0];
+        const tag = /(?:pc-\d+|free)-t\d+/.exec(d.task.result?.message ?? '')?.[0];
         expect(d.task.status, JSON.stringify(d.task)).toBe('completed');
         expect(d.task.result?.message).toBe(`finished ${tag}`);
         // Exactly the scripted calls, in order, each once, each succeeded.
@@ -180,7 +199,7 @@ describe('kill -9 under load', () => {
       expect(duplicated).toEqual([]);
       expect(executions).toBe(totalTasks * STEPS);
       console.log(
-        `[kill9] ${KILLS} kills (unfinished tasks at each: ${inFlightAtKill.join(' ')}), ${totalTasks} tasks, ${executions} executions, ${redeliveries} call re-deliveries, ` +
+        `[kill9] ${KILLS} kills (unfinished tasks at each: ${inFlightAtKill.join(' ')}), ${totalTasks} tasks (${unbound.size} bound to no client), ${executions} executions, ${redeliveries} call re-deliveries, ` +
           `${[...dbCalls.values()].filter((c) => c.dispatch_count > 1).length} calls dispatched more than once, 0 duplicates`,
       );
     },

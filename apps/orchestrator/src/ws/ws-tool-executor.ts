@@ -122,13 +122,21 @@ export class WsToolExecutor implements ToolExecutor {
     return this.pending.size;
   }
 
+  /**
+   * Commands of the task's client; for a task bound to none, of every client a call could be routed to: connected,
+   * or within its grace period (after a disconnect, or since the server started for a client known from before the
+   * restart). A call of such a command waits for one of them (see `route`), so a step taken just after a restart,
+   * before the computers are back, still offers their tools. Connected clients' descriptors come first.
+   */
   listCommands(clientId: string | null): CommandDescriptor[] {
     const reg = this.opts.registry;
     if (clientId !== null) return [...(reg.get(clientId)?.commands.values() ?? [])];
     const seen = new Map<string, CommandDescriptor>();
-    for (const e of reg.all()) {
-      if (!e.connection) continue;
-      for (const c of e.commands.values()) if (!seen.has(c.name)) seen.set(c.name, c);
+    for (const live of [true, false]) {
+      for (const e of reg.all()) {
+        if ((e.connection !== undefined) !== live || (!live && !e.inGrace)) continue;
+        for (const c of e.commands.values()) if (!seen.has(c.name)) seen.set(c.name, c);
+      }
     }
     return [...seen.values()];
   }
