@@ -70,6 +70,8 @@ async function main(): Promise<number> {
     port,
     host: values.host ?? '127.0.0.1',
     installed: scenario.value.installed,
+    // Nobody can read the recorded requests of a standalone server; kept, they would grow with every request.
+    recordRequests: false,
     ...(scenario.value.version ? { version: scenario.value.version } : {}),
   });
   applyScenario(fake, scenario.value);

@@ -87,6 +87,25 @@ describe('startFakeOllama', () => {
     expect(fake.chatRequests('other')).toEqual([]);
   });
 
+  it('keeps no request with recordRequests: false and still answers (guards against a fake serving all night holding every prompt it was sent)', async () => {
+    const quiet = await startFakeOllama({ recordRequests: false });
+    try {
+      quiet.script('m', ['one', 'two']);
+      const c = new Ollama({ host: quiet.url });
+      const big = [{ role: 'user', content: 'x'.repeat(64 * 1024) }];
+      expect((await c.chat({ model: 'm', messages: big })).message.content).toBe('one');
+      expect((await c.chat({ model: 'm', messages: big, stream: false })).message.content).toBe('two');
+      expect(quiet.requests).toHaveLength(0);
+      expect(quiet.chatRequests()).toHaveLength(0);
+    } finally {
+      await quiet.close();
+    }
+    // The default still records (the assertions of every other test depend on it).
+    fake.script('m', ['three']);
+    await client.chat({ model: 'm', messages: user });
+    expect(fake.chatRequests('m')).toHaveLength(1);
+  });
+
   it('resolves model names like Ollama: no tag means :latest (guards against scripts missing their requests)', async () => {
     expect(normalizeModelName('Qwen2.5')).toBe('qwen2.5:latest');
     expect(normalizeModelName('registry.ollama.ai/library/qwen2.5:7b')).toBe('qwen2.5:7b');

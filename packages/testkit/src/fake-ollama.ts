@@ -88,6 +88,7 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
   const scripts = new Map<string, ScriptEntry>();
   const installed = new Set((options.installed ?? []).map(normalizeModelName));
   const requests: RecordedRequest[] = [];
+  const keepRequests = options.recordRequests !== false;
   const sockets = new Set<Socket>();
   const lifetime = new AbortController();
   /**
@@ -174,8 +175,10 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
       body,
       outcome: 'pending',
     };
-    requests.push(record);
-    outcomes.emit('request');
+    if (keepRequests) {
+      requests.push(record);
+      outcomes.emit('request');
+    }
     const conn = new AbortController();
     if (lifetime.signal.aborted) conn.abort();
     else inFlight.add(conn);

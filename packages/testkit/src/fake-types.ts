@@ -112,4 +112,10 @@ export interface FakeOllamaOptions {
   installed?: readonly string[];
   /** Clock for `created_at` / `created` fields (default: real time). */
   now?: () => Date;
+  /**
+   * Keep every request in `requests` for assertions (default `true`). `false` keeps none — `requests`,
+   * `chatRequests()`, `waitForRequests()` and `waitForOutcome()` see nothing — so a fake that serves all night (the
+   * `fake-ollama` binary, a soak benchmark) does not hold every prompt it was sent in memory.
+   */
+  recordRequests?: boolean;
 }
