@@ -304,3 +304,131 @@ describe('native memory validation cache', () => {
     expect(mem.modelFailures).toBe(0);
   });
 });
+
+describe('native conversation window', () => {
+  // A model that answers every request with one more `noop` call and keeps the requests it was sent. It stands for
+  // the ChatModel port only; the real client against the fake Ollama server is covered in test/native-tool-loop.
+  const recording = () => {
+    const requests: Array<{ messages: Array<{ role: string; content: string }> }> = [];
+    let n = 0;
+    const role = {
+      name: 'scripted',
+      options: { numCtx: 8192 },
+      model: {
+        provider: 'scripted',
+        chat: (req: { messages: Array<{ role: string; content: string }> }) => {
+          requests.push({ messages: req.messages });
+          return Promise.resolve({
+            model: 'scripted',
+            message: {
+              role: 'assistant' as const,
+              content: '',
+              toolCalls: [{ name: 'noop', arguments: { i: 10_000 + n++ } }],
+            },
+            usage: {},
+          });
+        },
+      },
+    };
+    return { role, requests };
+  };
+  const modelCtx = (step: number): StepContext => ({
+    ...ctxAt(step),
+    callModel: (_name, fn) => fn(new AbortController().signal),
+  });
+  const chars = (messages: Array<{ content: string }>) => messages.reduce((a, m) => a + m.content.length, 0);
+  /** A version 2 memory of `count` one-call turns starting at the task's turn `dropped`. */
+  const turnsMemory = (count: number, dropped = 0): JsonValue => ({
+    v: 2,
+    strategy: 'native',
+    dropped,
+    turns: Array.from({ length: count }, (_, k) => ({
+      content: '',
+      calls: [noop(dropped + k)],
+      callsBefore: dropped + k,
+    })),
+    modelFailures: 0,
+  });
+
+  it('a model step reads the history back only as far as the oldest turn it keeps (guards against every model call scanning a night-long task history: O(n^2) over the task)', async () => {
+    const { role, requests } = recording();
+    const s = createNativeToolStrategy({ model: role, maxIterations: 10_000 });
+    const h = new HistoryBuilder();
+    for (let i = 0; i < 5000; i++) h.call('noop', { i }, { ok: true, result: { echo: i } });
+    let reads = 0;
+    const counted = new Proxy(h.entries, {
+      get(target, key, receiver) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    });
+    const d = await s.decide(task(turnsMemory(10, 4990), 5000), counted, modelCtx(h.step));
+    expect(d).toMatchObject({ type: 'tool_call', args: { i: 10_000 } });
+    expect(reads).toBeLessThanOrEqual(2 * 10 + 2);
+    // The 10 kept turns, each with its own result, after the task message that says what is left out.
+    const m = requests[0]?.messages ?? [];
+    expect(m).toHaveLength(2 + 10 * 2);
+    expect(m[1]?.content).toContain('4990 earlier model replies and their 4990 tool calls are not shown');
+    expect(m.filter((x) => x.role === 'tool').map((x) => JSON.parse(x.content) as unknown)).toEqual(
+      Array.from({ length: 10 }, (_, k) => ({ echo: 4990 + k })),
+    );
+  });
+
+  it('keeps each prompt within contextTokens, always shows the latest turn, and drops the turns left out from the memory (guards against prompts and memory growing with the task)', async () => {
+    const { role, requests } = recording();
+    const s = createNativeToolStrategy({
+      model: role,
+      contextTokens: 2000,
+      windowChunkTurns: 8,
+      maxIterations: 1000,
+    });
+    const h = new HistoryBuilder();
+    const result = (i: number) => ({ ok: true as const, result: { i, text: 'x'.repeat(400) } });
+    for (let i = 0; i < 200; i++) h.call('noop', { i }, result(i));
+    const d = await s.decide(task(turnsMemory(200), 200), h.entries, modelCtx(h.step));
+    const m = requests[0]?.messages ?? [];
+    expect(chars(m)).toBeLessThanOrEqual(2000 * 4);
+    // The most recent result is there; the window starts at a multiple of 8 turns.
+    expect(m[m.length - 1]?.content).toContain('"i":199');
+    const shownTurns = m.filter((x) => x.role === 'assistant').length;
+    expect(shownTurns).toBeGreaterThan(3);
+    expect((200 - shownTurns) % 8).toBe(0);
+    expect(m[1]?.content).toContain(`${200 - shownTurns} earlier model replies`);
+    // The memory keeps the shown turns and the new one, and counts the rest.
+    const mem = d.memory as unknown as { dropped: number; turns: unknown[] };
+    expect(mem.dropped).toBe(200 - shownTurns);
+    expect(mem.turns).toHaveLength(shownTurns + 1);
+  });
+
+  it('over a long loop the prompt stays bounded, its first turn moves once per windowChunkTurns model calls, and the iteration count survives the dropping (guards against a window that rewrites the prompt prefix on every call, and against maxIterations counting only kept turns)', async () => {
+    const { role, requests } = recording();
+    const s = createNativeToolStrategy({
+      model: role,
+      contextTokens: 1500,
+      windowChunkTurns: 8,
+      maxIterations: 120,
+    });
+    const h = new HistoryBuilder();
+    let memory: JsonValue = null;
+    for (let k = 0; k < 130; k++) {
+      const d = await s.decide(task(memory, k), h.entries, modelCtx(h.step));
+      if (d.type !== 'tool_call') {
+        expect(k).toBe(120);
+        expect(d).toMatchObject({
+          type: 'fail',
+          error: { code: 'max_iterations', details: { iterations: 120 } },
+        });
+        break;
+      }
+      memory = d.memory ?? memory;
+      h.call('noop', d.args, { ok: true, result: { k, text: 'y'.repeat(300) } });
+    }
+    expect(requests).toHaveLength(120);
+    const sizes = requests.map((r) => chars(r.messages));
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(1500 * 4);
+    // The prompt's start (the task message with its note, and the first turn shown) changes rarely.
+    const starts = new Set(requests.map((r) => JSON.stringify(r.messages.slice(1, 3))));
+    expect(starts.size).toBeLessThanOrEqual(Math.ceil(120 / 8) + 1);
+    expect((memory as { turns: unknown[] }).turns.length).toBeLessThan(40);
+  });
+});

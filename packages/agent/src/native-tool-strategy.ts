@@ -27,7 +27,26 @@ export interface NativeToolOptions {
   maxModelFailures?: number;
   /** Longest tool result given back to the model, in characters. Default 8000. */
   maxToolResultChars?: number;
+  /**
+   * Budget of one prompt (system, task, tools and the turns shown) in estimated tokens (one per 4 characters, as
+   * `estimateTokens`).
+   * Default: the role's `options.numCtx` (else 16384) minus 2048 tokens left for the reply, at least 1024. The most
+   * recent turns that fit are shown; older ones are left out (the task message says how many), and dropped from the
+   * memory, so a task of any length sends prompts of bounded size and keeps a memory of bounded size.
+   */
+  contextTokens?: number;
+  /**
+   * The first turn shown moves forward by this many turns at a time (counted from the task's first turn), so the
+   * prompt's prefix — which a model server reuses from its cache — stays the same for several model calls in a row
+   * instead of changing on every call once the window is full. Default 8.
+   */
+  windowChunkTurns?: number;
 }
+
+/** Context window assumed when the role sets no `numCtx` (the orchestrator's default for the native role). */
+const DEFAULT_NUM_CTX = 16_384;
+/** Tokens of the context window left for the model's reply. */
+const REPLY_RESERVE_TOKENS = 2048;
 
 /** Default number of model calls of the native loop. */
 export const DEFAULT_MAX_ITERATIONS = 10;
@@ -93,6 +112,11 @@ const turnSchema = z.object({
 const nativeMemorySchema = z.object({
   v: z.literal(2),
   strategy: z.literal('native').default('native'),
+  /**
+   * Turns no longer kept: left out of the prompt for the context budget, then dropped from memory (they never come
+   * back). The task's model call count is `dropped + turns.length`.
+   */
+  dropped: z.number().int().min(0).default(0),
   turns: z.array(turnSchema).default([]),
   modelFailures: z.number().int().default(0),
 });
@@ -129,7 +153,13 @@ type NativeMemory = z.infer<typeof nativeMemorySchema>;
 type NativeTurn = z.infer<typeof turnSchema>;
 type NativeCall = z.infer<typeof callSchema>;
 
-const emptyMemory = (): NativeMemory => ({ v: 2, strategy: 'native', turns: [], modelFailures: 0 });
+const emptyMemory = (): NativeMemory => ({
+  v: 2,
+  strategy: 'native',
+  dropped: 0,
+  turns: [],
+  modelFailures: 0,
+});
 
 /** A stored memory of either version as version 2; a fresh memory when it fits neither schema. */
 function readMemory(value: JsonValue | undefined): NativeMemory {
@@ -152,7 +182,7 @@ function readMemory(value: JsonValue | undefined): NativeMemory {
     callsBefore += t.calls.filter((c) => c.status === 'dispatched').length;
     return turn;
   });
-  return { v: 2, strategy: 'native', turns, modelFailures: v1.data.modelFailures };
+  return { v: 2, strategy: 'native', dropped: 0, turns, modelFailures: v1.data.modelFailures };
 }
 
 /**
@@ -182,13 +212,6 @@ function withCalls(turn: NativeTurn, calls: NativeCall[]): NativeTurn {
   return Object.freeze({ ...turn, calls: Object.freeze(calls) as NativeCall[] });
 }
 
-/** The tool_call entries of a history, in order. */
-function toolCalls(history: readonly HistoryEntry[]): HistoryEntry[] {
-  const calls: HistoryEntry[] = [];
-  for (const e of history) if (e.type === 'tool_call') calls.push(e);
-  return calls;
-}
-
 function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}… [${text.length - max} chars cut]`;
 }
@@ -205,43 +228,73 @@ export function toolDefinitions(commands: readonly CommandDescriptor[]): ToolDef
   });
 }
 
+/** How the conversation is bounded: the prompt budget in characters, and the window's step in turns. */
+interface WindowLimits {
+  budgetChars: number;
+  chunkTurns: number;
+  maxResultChars: number;
+}
+
+/** A built conversation and the turn (index into the memory's turns) the memory may drop everything before. */
+interface Conversation {
+  messages: ChatMessage[];
+  firstShown: number;
+}
+
 /**
  * Rebuild the conversation from the task's history and the strategy memory: system, the task, then per model turn
  * the assistant message with its tool calls followed by one `tool` message per call (the command's outcome, or
  * the reason it was not run). Deterministic, so the prompt prefix is stable from one iteration to the next.
+ *
+ * Only the most recent turns that fit the budget are shown (always the last one): turns are measured from the last
+ * backwards, and the first turn shown is then moved forward to a multiple of `chunkTurns` (counted from the task's
+ * first turn), so it changes once every `chunkTurns` model calls rather than on every call. The task message says how
+ * many turns and calls are left out. The work done is bounded by the window, not by the task's length: the history
+ * is read backwards only as far as the oldest turn kept in memory.
  */
 function conversation(
   task: Task,
   history: readonly HistoryEntry[],
   mem: NativeMemory,
   system: string,
-  maxChars: number,
-): ChatMessage[] {
-  const messages: ChatMessage[] = [{ role: 'system', content: system }];
-  let user = task.prompt;
-  if (task.context !== undefined && task.context !== null)
-    user += `\n\nContext: ${JSON.stringify(task.context)}`;
-  messages.push({ role: 'user', content: user });
+  toolsChars: number,
+  limits: WindowLimits,
+): Conversation {
+  const turns = mem.turns;
+  const callsMade = task.counters.toolCalls;
   // A turn's k-th call that is not rejected is the (callsBefore + k)-th tool_call in the history (this strategy is
-  // the task's only caller, and a model step runs only once every call of the last turn was handed out).
-  const calls = toolCalls(history);
+  // the task's only caller, and a model step runs only once every call of the last turn was handed out). The task's
+  // tool call count is the number of tool_call entries, so the history is read from its end, as far back as the
+  // first call of the oldest turn kept; every result comes after its call.
+  const oldest = turns[0]?.callsBefore ?? callsMade;
+  const recent: HistoryEntry[] = [];
   const results = new Map<string, HistoryEntry>();
-  for (const e of history) if (e.type === 'tool_result') results.set(e.callId, e);
-  for (const turn of mem.turns) {
-    messages.push({
-      role: 'assistant',
-      content: turn.content,
-      ...(turn.calls.length > 0
-        ? { toolCalls: turn.calls.map((c) => ({ name: c.name, arguments: c.arguments })) }
-        : {}),
-    });
+  for (let i = history.length - 1; i >= 0 && recent.length < callsMade - oldest; i--) {
+    const e = history[i] as HistoryEntry;
+    if (e.type === 'tool_call') recent.push(e);
+    else if (e.type === 'tool_result') results.set(e.callId, e);
+  }
+  recent.reverse();
+  const base = callsMade - recent.length;
+
+  const turnMessages = (turn: NativeTurn): ChatMessage[] => {
+    const out: ChatMessage[] = [
+      {
+        role: 'assistant',
+        content: turn.content,
+        ...(turn.calls.length > 0
+          ? { toolCalls: turn.calls.map((c) => ({ name: c.name, arguments: c.arguments })) }
+          : {}),
+      },
+    ];
     let next = turn.callsBefore;
     for (const c of turn.calls) {
       if (c.rejected !== undefined) {
-        messages.push({ role: 'tool', toolName: c.name, content: JSON.stringify({ error: c.rejected }) });
+        out.push({ role: 'tool', toolName: c.name, content: JSON.stringify({ error: c.rejected }) });
         continue;
       }
-      const issued = calls[next++];
+      const issued = next >= base ? recent[next - base] : undefined;
+      next++;
       const r = issued?.type === 'tool_call' ? results.get(issued.callId) : undefined;
       if (!r || r.type !== 'tool_result') continue;
       const body = r.outcome.ok
@@ -251,17 +304,68 @@ function conversation(
             ...(r.outcome.error.code ? { code: r.outcome.error.code } : {}),
             ...(r.outcome.error.traceback ? { traceback: r.outcome.error.traceback } : {}),
           };
-      messages.push({ role: 'tool', toolName: c.name, content: clip(JSON.stringify(body), maxChars) });
+      out.push({
+        role: 'tool',
+        toolName: c.name,
+        content: clip(JSON.stringify(body), limits.maxResultChars),
+      });
     }
-    if (turn.nudge) messages.push({ role: 'user', content: turn.nudge });
+    if (turn.nudge) out.push({ role: 'user', content: turn.nudge });
+    return out;
+  };
+  const sizeOf = (messages: ChatMessage[]): number => {
+    let n = 0;
+    for (const m of messages) {
+      n += m.content.length + 16;
+      if (m.toolCalls) n += JSON.stringify(m.toolCalls).length;
+    }
+    return n;
+  };
+
+  let taskText = task.prompt;
+  if (task.context !== undefined && task.context !== null)
+    taskText += `\n\nContext: ${JSON.stringify(task.context)}`;
+  // What every prompt carries, and room for the note saying what is left out.
+  const fixed = system.length + taskText.length + toolsChars + 200;
+  const shown: ChatMessage[][] = [];
+  let used = fixed;
+  let first = turns.length;
+  for (let j = turns.length - 1; j >= 0; j--) {
+    const m = turnMessages(turns[j] as NativeTurn);
+    const size = sizeOf(m);
+    if (j < turns.length - 1 && used + size > limits.budgetChars) break;
+    used += size;
+    shown.push(m);
+    first = j;
   }
-  return messages;
+  shown.reverse();
+  if (first > 0) {
+    // Move the window's start to the next multiple of chunkTurns (in the task's turn count), never past the last turn.
+    const absolute = mem.dropped + first;
+    const aligned = Math.ceil(absolute / limits.chunkTurns) * limits.chunkTurns - mem.dropped;
+    const start = Math.min(aligned, turns.length - 1);
+    shown.splice(0, start - first);
+    first = start;
+  }
+  const leftOutTurns = mem.dropped + first;
+  if (leftOutTurns > 0) {
+    const leftOutCalls = (turns[first] as NativeTurn).callsBefore;
+    taskText +=
+      `\n\n[${leftOutTurns} earlier model replies and their ${leftOutCalls} tool calls are not shown here, to fit ` +
+      'the context window. Continue from the most recent steps below.]';
+  }
+  const messages: ChatMessage[] = [
+    { role: 'system', content: system },
+    { role: 'user', content: taskText },
+  ];
+  for (const m of shown) messages.push(...m);
+  return { messages, firstShown: first };
 }
 
 /**
  * The native tool-calling strategy: the model gets the task and Ollama `tools` built from the commands' JSON
- * Schemas, and each engine step either dispatches one requested tool call or asks the model again with every result
- * so far; it ends when the model answers without tool calls, or fails after `maxIterations` model calls. An unknown
+ * Schemas, and each engine step either dispatches one requested tool call or asks the model again with the results
+ * so far (as many of the most recent ones as fit `contextTokens`); it ends when the model answers without tool calls, or fails after `maxIterations` model calls. An unknown
  * tool is answered with an error message and the loop continues; a failing tool's error is its result.
  */
 export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy {
@@ -274,6 +378,18 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
   }
   const maxFailures = opts.maxModelFailures ?? 3;
   const maxChars = opts.maxToolResultChars ?? 8000;
+  const contextTokens =
+    opts.contextTokens ??
+    Math.max(1024, (opts.model.options?.numCtx ?? DEFAULT_NUM_CTX) - REPLY_RESERVE_TOKENS);
+  if (!Number.isInteger(contextTokens) || contextTokens < 256) {
+    throw new AgentError('invalid_config', 'contextTokens must be an integer ≥ 256');
+  }
+  const chunkTurns = opts.windowChunkTurns ?? 8;
+  if (!Number.isInteger(chunkTurns) || chunkTurns < 1) {
+    throw new AgentError('invalid_config', 'windowChunkTurns must be an integer ≥ 1');
+  }
+  // estimateTokens counts one token per 4 characters.
+  const limits: WindowLimits = { budgetChars: contextTokens * 4, chunkTurns, maxResultChars: maxChars };
   const prompt = loadPrompt('native-system');
   const system = opts.systemPrompt?.trim() ? opts.systemPrompt.trim() : prompt.text;
 
@@ -376,15 +492,26 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
       error: {
         code,
         message,
-        details: { ...details, iterations: mem.turns.length, lastMessage: lastTurn?.content ?? null },
+        details: {
+          ...details,
+          iterations: mem.dropped + mem.turns.length,
+          lastMessage: lastTurn?.content ?? null,
+        },
       },
       memory: mem as unknown as JsonValue,
     });
-    if (mem.turns.length >= maxIterations) {
+    if (mem.dropped + mem.turns.length >= maxIterations) {
       return failDecision('max_iterations', `no final answer after ${maxIterations} model calls`);
     }
-    const messages = conversation(task, history, mem, system, maxChars);
     const tools = toolDefinitions(commands);
+    const { messages, firstShown } = conversation(
+      task,
+      history,
+      mem,
+      system,
+      JSON.stringify(tools).length,
+      limits,
+    );
     const call = await callModel(
       ctx,
       task.id,
@@ -420,12 +547,19 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
       },
       reply.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
     );
-    const withTurn = nextMemory({ ...mem, modelFailures: 0, turns: [...mem.turns, turn] });
+    // Turns left out of this prompt are never shown again (the window only moves forward): the memory drops them, so
+    // it stays as small as the window however long the task runs.
+    const withTurn = nextMemory({
+      ...mem,
+      modelFailures: 0,
+      dropped: mem.dropped + firstShown,
+      turns: [...mem.turns.slice(firstShown), turn],
+    });
     if (turn.calls.length === 0) {
       if (empty) return { type: 'continue', memory: withTurn as unknown as JsonValue };
       return {
         type: 'complete',
-        result: { message: reply.content, iterations: withTurn.turns.length },
+        result: { message: reply.content, iterations: withTurn.dropped + withTurn.turns.length },
         memory: withTurn as unknown as JsonValue,
       };
     }

@@ -97,6 +97,38 @@ describe('native tool loop', () => {
     expect(run.steps.filter((s) => s.kind === 'native')).toHaveLength(4);
   });
 
+  it('a long task sends prompts bounded by contextTokens, shows the latest results, and keeps a bounded memory (guards against prompts, step-log records and the memory growing with every model call of a night-long task)', async () => {
+    const replies = 60;
+    const file = `-- ${'padding '.repeat(30)}\nprint("Hello world")\n`;
+    const run = await runNative(
+      [
+        ...Array.from({ length: replies }, (_, k) => call('fs_read', { path: 'hello.lua' }, `Pass ${k}.`)),
+        'Read it 60 times.',
+      ],
+      { contextTokens: 3000, windowChunkTurns: 8, maxIterations: 100 },
+      { 'hello.lua': file },
+    );
+    expect(run.task.status).toBe('completed');
+    expect(run.task.result).toEqual({ message: 'Read it 60 times.', iterations: replies + 1 });
+    expect(run.executor.calls).toHaveLength(replies);
+    const sizes = run.requests.map((_, i) => run.body(i).messages.reduce((a, m) => a + m.content.length, 0));
+    expect(sizes).toHaveLength(replies + 1);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(3000 * 4);
+    // The last prompt ends with the last result and says how much is left out before it.
+    const last = run.body(replies).messages;
+    expect(last[last.length - 2]?.content).toBe(`Pass ${replies - 1}.`);
+    expect(JSON.parse(last[last.length - 1]?.content ?? '{}')).toMatchObject({ content: file });
+    expect(last[1]?.content).toMatch(/\[\d+ earlier model replies and their \d+ tool calls are not shown/);
+    // The prompt start changes once per 8 model calls at most, and the memory holds about one window of turns.
+    const starts = new Set(run.requests.map((_, i) => JSON.stringify(run.body(i).messages.slice(1, 3))));
+    expect(starts.size).toBeLessThanOrEqual(Math.ceil((replies + 1) / 8) + 1);
+    const memory = run.task.memory as { dropped: number; turns: unknown[] };
+    // exactly the turns the last prompt showed, and the final answer
+    expect(memory.turns).toHaveLength(last.filter((m) => m.role === 'assistant').length + 1);
+    expect(memory.dropped).toBeGreaterThan(replies / 2);
+    expect(memory.dropped + memory.turns.length).toBe(replies + 1);
+  });
+
   it('validates the task memory once per run, not once per step (guards against re-parsing the memory every step)', async () => {
     const before = nativeMemoryValidations();
     const run = await runNative([
