@@ -3,7 +3,7 @@
 // its own tables — then prints ONE summary table of every headline figure beside its raw baseline, ratio and target,
 // and writes tools/bench/results/summary.json (each bench also writes its own results/<name>.json).
 //
-//   node tools/bench/run-all.mjs [--quick] [--only engine|agent-robustness|orchestrator]
+//   node tools/bench/run-all.mjs [--quick] [--only engine|agent-robustness|orchestrator|soak]
 //
 // The orchestrator bench holds 10,000 sockets on each side: it runs with `ulimit -n` raised to the hard limit (POSIX
 // sh); when the hard limit is lower, it caps the idle-connection count and says so.
@@ -27,6 +27,8 @@ const BENCHES = [
   { name: 'engine', script: 'engine/run.mjs', args: quick },
   { name: 'agent-robustness', script: 'agent-robustness/run.mjs', args: ['--json'], captureJson: true },
   { name: 'orchestrator', script: 'orchestrator/run.mjs', args: quick, raiseFdLimit: true },
+  // One task of 20,000 tool calls (about 75 s on the benchmark machine), 3,000 with --quick.
+  { name: 'soak', script: 'soak/run.mjs', args: quick },
 ];
 
 /** Run one bench with its output shown live; resolves with the exit code and (if asked) its stdout. */
@@ -260,6 +262,69 @@ if (orch && (!flags.only || flags.only === 'orchestrator')) {
       r.callsNotResent === 0 ? '' : `NO: ${r.callsNotResent} calls not re-sent`,
     );
   }
+}
+
+const soak = read('soak');
+if (soak && (!flags.only || flags.only === 'soak')) {
+  const s = soak;
+  const first = s.deciles[0];
+  const last = s.deciles[s.deciles.length - 1];
+  const drift = (x) => (Number.isFinite(x) && x <= 1.5 ? 'yes' : 'NO');
+  const calls = `${s.toolCalls.toLocaleString('en-US')} calls${s.capped ? ', CAPPED' : ''}`;
+  add(
+    'soak',
+    `no-model step p50 ms, last / first decile (${calls})`,
+    fmt(last.noModel.p50, 3),
+    fmt(first.noModel.p50, 3),
+    fmt(s.drift.noModelP50, 2),
+    '≤ 1.5',
+    drift(s.drift.noModelP50),
+  );
+  add(
+    'soak',
+    'no-model step p50 ms, last / fastest decile',
+    fmt(last.noModel.p50, 3),
+    fmt(Math.min(...s.deciles.map((d) => d.noModel.p50).filter(Number.isFinite)), 3),
+    fmt(s.drift.noModelP50VsBest, 2),
+    '≤ 1.5',
+    drift(s.drift.noModelP50VsBest),
+  );
+  add(
+    'soak',
+    'model step p50 ms, last / first decile',
+    fmt(last.modelStep.p50, 2),
+    fmt(first.modelStep.p50, 2),
+    fmt(s.drift.modelStepP50, 2),
+    '≤ 1.5',
+    drift(s.drift.modelStepP50),
+  );
+  add(
+    'soak',
+    'prompt bytes max, last / first decile',
+    String(last.promptBytesMax),
+    String(first.promptBytesMax),
+    fmt(s.drift.promptBytes, 2),
+    '≤ 1.5',
+    drift(s.drift.promptBytes),
+  );
+  add(
+    'soak',
+    'server RSS MiB, last / first decile',
+    fmt(last.rssMiB, 0),
+    fmt(first.rssMiB, 0),
+    fmt(s.drift.rss, 2),
+    '≤ 1.5',
+    drift(s.drift.rss),
+  );
+  add(
+    'soak',
+    'SQLite file MiB at the end (step log)',
+    fmt(last.dbMiB, 0),
+    '',
+    `${fmt(s.drift.dbMiBPer1000Calls, 1)} / 1,000 calls`,
+    '',
+    '',
+  );
 }
 
 console.log('\n======== summary ========\n');
