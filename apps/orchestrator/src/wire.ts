@@ -165,6 +165,14 @@ export function stepToWire(s: StoredStep): WireObject {
   return out;
 }
 
+/** The call id of a step-log record's tool call (`tool_call.callId`), if it has one. */
+export function stepCallId(s: StoredStep): string | undefined {
+  const c = s.toolCall;
+  if (typeof c !== 'object' || c === null || Array.isArray(c)) return undefined;
+  const id = c.callId;
+  return typeof id === 'string' ? id : undefined;
+}
+
 /** History entry → HTTP JSON. */
 export function historyToWire(h: HistoryEntry): WireObject {
   const {
@@ -186,7 +194,10 @@ export function historyToWire(h: HistoryEntry): WireObject {
   return out;
 }
 
-/** Command call row → HTTP JSON. */
+/**
+ * Command call row → HTTP JSON. `sent_to` (the client a call of a task bound to no client was sent to, recorded before
+ * it was first sent) appears only when recorded: calls of bound tasks and calls never sent have none.
+ */
 export function callToWire(c: CommandCallRecord): WireObject {
   const out: WireObject = {
     call_id: c.callId,
@@ -199,6 +210,7 @@ export function callToWire(c: CommandCallRecord): WireObject {
   };
   if (c.outcome !== undefined) out.outcome = c.outcome;
   if (c.completedAt !== undefined) out.completed_at = c.completedAt;
+  if (c.sentTo !== undefined) out.sent_to = c.sentTo;
   return out;
 }
 

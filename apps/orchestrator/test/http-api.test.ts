@@ -240,6 +240,53 @@ describe('HTTP API', () => {
     expect((list[0]?.commands as Json[])[0]).toHaveProperty('args_schema');
   });
 
+  it("GET /api/tasks/:id and /steps show on each call of a task bound to no client the client it was sent to (sent_to), while it waits and after it closed, and none on a bound task's call (guards against a routing choice that cannot be seen)", async () => {
+    const h = await t.start({ strategies: everyKind(writeThenRun) });
+    const a = await t.connect('pc-a');
+    const res = await h.http('/api/tasks', { method: 'POST', json: { task_kind: 'code_job', prompt: 'p' } });
+    expect(res.status).toBe(201);
+    const unbound = ((await json(res)).task as Json).id as string;
+    const calls = async (id: string): Promise<Json[]> =>
+      (await json(await h.http(`/api/tasks/${id}`))).command_calls as Json[];
+
+    const write = await a.waitFor('command_call', { task_id: unbound, command: 'fs_write' });
+    expect(await calls(unbound)).toEqual([
+      expect.objectContaining({ call_id: write.call_id, status: 'pending', sent_to: 'pc-a' }),
+    ]);
+    a.send({ type: 'command_result', task_id: unbound, call_id: write.call_id, ok: true, result: {} });
+    const run = await a.waitFor('command_call', { task_id: unbound, command: 'run_program' });
+    a.send({ type: 'command_result', task_id: unbound, call_id: run.call_id, ok: true, result: {} });
+    await eventually(
+      async () => ((await json(await h.http(`/api/tasks/${unbound}`))).task as Json).status === 'completed',
+    );
+    expect(await calls(unbound)).toEqual([
+      expect.objectContaining({ call_id: write.call_id, status: 'succeeded', sent_to: 'pc-a' }),
+      expect.objectContaining({ call_id: run.call_id, status: 'succeeded', sent_to: 'pc-a' }),
+    ]);
+    // A follower's page carries the calls of its tool records, each with the client it went to.
+    const steps = (await json(await h.http(`/api/tasks/${unbound}/steps`))).steps as Json[];
+    const lastToolRecord = steps.filter((x) => x.kind === 'tool_result').at(-1) as Json;
+    const page = await json(
+      await h.http(`/api/tasks/${unbound}/steps?after_seq=${(lastToolRecord.seq as number) - 1}`),
+    );
+    expect(page.command_calls).toEqual([
+      expect.objectContaining({ call_id: run.call_id, status: 'succeeded', sent_to: 'pc-a' }),
+    ]);
+
+    const bound = await t.createTask(a, 'pc-a');
+    const boundCall = await a.waitFor('command_call', { task_id: bound });
+    const [shown] = await calls(bound);
+    expect(shown).toMatchObject({ call_id: boundCall.call_id, status: 'pending' });
+    expect(shown).not.toHaveProperty('sent_to');
+    a.send({ type: 'command_result', task_id: bound, call_id: boundCall.call_id, ok: true, result: {} });
+    await a.waitFor('command_ack', { call_id: boundCall.call_id });
+    const boundPage = await json(await h.http(`/api/tasks/${bound}/steps`));
+    expect(boundPage.command_calls).toEqual([
+      expect.objectContaining({ call_id: boundCall.call_id, status: 'succeeded' }),
+    ]);
+    expect((boundPage.command_calls as Json[])[0]).not.toHaveProperty('sent_to');
+  });
+
   it('GET /metrics exposes tasks by status, command round trips, connected clients, pending calls in Prometheus text (guards against a recorded call left pending in the executor)', async () => {
     const h = await t.start({ strategies: everyKind(writeThenRun) });
     const c = await t.connect('pc-1');

@@ -4,7 +4,14 @@
  * `{"error": {"code", "message", "path"?}}`; a refused request changes nothing.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TASK_STATUSES, type Engine, type Task, type TaskStatus, type TaskStore } from '@ccagent/engine';
+import {
+  TASK_STATUSES,
+  type CommandCallRecord,
+  type Engine,
+  type Task,
+  type TaskStatus,
+  type TaskStore,
+} from '@ccagent/engine';
 import { findStorageFailure } from '@ccagent/store';
 import { z } from 'zod';
 import type { ClientPersistence } from '../client-persistence.js';
@@ -18,6 +25,7 @@ import {
   descriptorToWire,
   historyToWire,
   questionToWire,
+  stepCallId,
   stepToWire,
   taskToWire,
   type WireObject,
@@ -363,10 +371,14 @@ export class HttpApi {
     const questions = await this.o.store.listQuestions(task.id);
     const hasMore = steps.length > limit;
     const page = hasMore ? steps.slice(0, limit) : steps;
+    // The calls of this page's tool records (point reads by call id), so a follower sees where each went (sent_to).
+    const callIds = [...new Set(page.map(stepCallId).filter((c): c is string => c !== undefined))];
+    const calls = await Promise.all(callIds.map((c) => this.o.store.getCommandCall(c)));
     sendJson(res, 200, {
       task: taskToWire(task),
       steps: page.map(stepToWire),
       questions: questions.map(questionToWire),
+      command_calls: calls.filter((c): c is CommandCallRecord => c !== undefined).map(callToWire),
       after_seq: afterSeq,
       limit,
       has_more: hasMore,
