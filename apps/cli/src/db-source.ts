@@ -7,6 +7,7 @@ import {
   type SqliteStore,
 } from '@ccagent/store';
 import { CliError } from './errors.js';
+import { callIdOf, routingOf, withSentTo } from './sent-to.js';
 import type {
   ClientView,
   QuestionView,
@@ -103,8 +104,20 @@ export class DbTaskSource implements TaskSource {
     try {
       const task = await this.store.getTask(id);
       if (!task) throw new CliError('not_found', `no task ${id}`);
-      const [steps, questions] = await Promise.all([this.store.getSteps(id), this.store.listQuestions(id)]);
-      return { task: taskView(task), steps: steps.map(stepView), questions: questions.map(questionView) };
+      const [steps, questions, calls] = await Promise.all([
+        this.store.getSteps(id),
+        this.store.listQuestions(id),
+        // Only a task bound to no client has calls bound to a client of their own.
+        task.clientId === null ? this.store.listCommandCalls({ taskId: id }) : [],
+      ]);
+      const { sentTo, openCall } = routingOf(calls);
+      const detail: TaskDetail = {
+        task: taskView(task),
+        steps: withSentTo(steps.map(stepView), sentTo),
+        questions: questions.map(questionView),
+      };
+      if (openCall) detail.openCall = openCall;
+      return detail;
     } catch (err) {
       throw readError(err);
     }
@@ -119,15 +132,27 @@ export class DbTaskSource implements TaskSource {
       const steps = await this.store.getSteps(id, { afterSeq, limit: limit + 1 });
       const questions = await this.store.listQuestions(id);
       const hasMore = steps.length > limit;
+      const page = (hasMore ? steps.slice(0, limit) : steps).map(stepView);
       return {
         task: taskView(task),
-        steps: (hasMore ? steps.slice(0, limit) : steps).map(stepView),
+        steps: task.clientId === null ? withSentTo(page, await this.sentToOf(page)) : page,
         questions: questions.map(questionView),
         hasMore,
       };
     } catch (err) {
       throw readError(err);
     }
+  }
+
+  /** The clients the calls of these records were sent to (one read by call id each: a page, not the whole task). */
+  private async sentToOf(steps: StepView[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const ids = new Set(steps.map(callIdOf).filter((c): c is string => c !== undefined));
+    for (const id of ids) {
+      const call = await this.store.getCommandCall(id);
+      if (call?.sentTo !== undefined) out.set(id, call.sentTo);
+    }
+    return out;
   }
 
   async listClients(): Promise<ClientView[]> {

@@ -91,6 +91,14 @@ export function renderTaskHeader(out: Output, d: TaskDetail): string {
   const lines = [`${paint(out, 'bold', `Task ${t.id}`)}  ${paint(out, statusStyle(t.status), t.status)}`];
   lines.push(field('kind', t.kind));
   lines.push(field('client', t.clientId ?? '- (any client)'));
+  const open = d.openCall;
+  if (open) {
+    const where =
+      open.sentTo !== undefined
+        ? `sent to ${open.sentTo}, waiting for its result (it goes to no other client)`
+        : 'not sent yet: waiting for a client offering the command';
+    lines.push(field('call', `${open.command}  ${paint(out, 'dim', `(call ${open.callId})`)}  ${where}`));
+  }
   lines.push(field('created', formatTime(t.createdAt)));
   lines.push(
     field(
@@ -179,7 +187,9 @@ export function renderRecord(out: Output, s: StepView, opts: ShowOptions): strin
   if (s.toolCall !== undefined) {
     const c = s.toolCall;
     if (isRec(c) && typeof c.command === 'string') {
-      const id = typeof c.callId === 'string' ? paint(out, 'dim', `  (call ${c.callId})`) : '';
+      // sentTo is set only on records whose call id is known (the client of a call of a task bound to no client).
+      const to = s.sentTo !== undefined ? ` · sent to ${s.sentTo}` : '';
+      const id = typeof c.callId === 'string' ? paint(out, 'dim', `  (call ${c.callId}${to})`) : '';
       section(`tool call: ${c.command}${id}`, c.args !== undefined ? asText(c.args) : undefined);
     } else section('tool call', asText(c));
   }

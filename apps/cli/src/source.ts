@@ -58,6 +58,11 @@ export interface StepView {
   directive?: unknown;
   validationErrors?: string[];
   toolCall?: unknown;
+  /**
+   * The client the record's call (`toolCall.callId`) was sent to, when its task is bound to no client: the call's
+   * recorded `sent_to`, the only client that call ever goes to. Absent for calls of bound tasks.
+   */
+  sentTo?: string;
   toolResult?: unknown;
   error?: ErrorView;
   startedAt?: number;
@@ -75,11 +80,23 @@ export interface QuestionView {
   answeredAt?: number;
 }
 
+/**
+ * The open command call of a task bound to no client, and where it went: `sentTo` is the client recorded for it (the
+ * only one it is ever sent to), absent while no client offering the command has been chosen yet.
+ */
+export interface OpenCallView {
+  callId: string;
+  command: string;
+  sentTo?: string;
+}
+
 /** A task with its whole step log and its questions (`tasks show`, `tasks follow`). */
 export interface TaskDetail {
   task: TaskView;
   steps: StepView[];
   questions: QuestionView[];
+  /** `tasks show` only: the call a task bound to no client waits for (absent for bound tasks and when none is open). */
+  openCall?: OpenCallView;
 }
 
 /**

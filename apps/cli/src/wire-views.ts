@@ -3,6 +3,7 @@
  * edge, so a server that answers something unexpected is one clear error instead of `undefined` in a table.
  */
 import { z } from 'zod';
+import { routingOf, withSentTo, type CallRouting } from './sent-to.js';
 import type {
   ClientView,
   ErrorView,
@@ -181,27 +182,52 @@ const wireTool = z
     return out;
   });
 
+/** What the CLI reads of `callToWire`: the call, its state, and the client it was sent to (unbound tasks only). */
+const wireCallRouting = z
+  .object({ call_id: z.string(), command: z.string(), status: z.string(), sent_to: z.string().optional() })
+  .transform((c): CallRouting => {
+    const out: CallRouting = { callId: c.call_id, command: c.command, status: c.status };
+    if (c.sent_to !== undefined) out.sentTo = c.sent_to;
+    return out;
+  });
+
 /** Body schemas of the routes the CLI calls, each already mapped to views. */
 export const wireBodies = {
   /** `GET /api/tasks` */
   taskPage: z
     .object({ tasks: z.array(wireTask), total: z.number() })
     .transform((b): TaskPageView => ({ tasks: b.tasks, total: b.total })),
-  /** `GET /api/tasks/:id` */
+  /** `GET /api/tasks/:id` (its `command_calls` give the client each call of an unbound task was sent to) */
   taskDetail: z
-    .object({ task: wireTask, steps: z.array(wireStep), questions: z.array(wireQuestion).default([]) })
-    .transform((b): TaskDetail => ({ task: b.task, steps: b.steps, questions: b.questions })),
-  /** `GET /api/tasks/:id/steps` */
+    .object({
+      task: wireTask,
+      steps: z.array(wireStep),
+      questions: z.array(wireQuestion).default([]),
+      command_calls: z.array(wireCallRouting).default([]),
+    })
+    .transform((b): TaskDetail => {
+      // A bound task's calls go to its client: only an unbound task's calls say where they went.
+      const { sentTo, openCall } = routingOf(b.task.clientId === null ? b.command_calls : []);
+      const detail: TaskDetail = {
+        task: b.task,
+        steps: withSentTo(b.steps, sentTo),
+        questions: b.questions,
+      };
+      if (openCall) detail.openCall = openCall;
+      return detail;
+    }),
+  /** `GET /api/tasks/:id/steps` (with the calls of the page's tool records) */
   taskSteps: z
     .object({
       task: wireTask,
       steps: z.array(wireStep),
       questions: z.array(wireQuestion).default([]),
+      command_calls: z.array(wireCallRouting).default([]),
       has_more: z.boolean(),
     })
     .transform((b): TaskUpdates => ({
       task: b.task,
-      steps: b.steps,
+      steps: withSentTo(b.steps, routingOf(b.command_calls).sentTo),
       questions: b.questions,
       hasMore: b.has_more,
     })),
