@@ -464,7 +464,7 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
     };
   }
 
-  async function decide(task: Task, history: HistoryEntry[], ctx: StepContext): Promise<Decision> {
+  async function decide(task: Task, history: readonly HistoryEntry[], ctx: StepContext): Promise<Decision> {
     const commands = ctx.availableCommands();
     const available = new Set(commands.map((c) => c.name));
     const given = nativeMemories.get(task.memory);

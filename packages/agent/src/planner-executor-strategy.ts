@@ -148,7 +148,7 @@ function oneLine(text: string, max: number): string {
 class Step {
   constructor(
     readonly task: Task,
-    readonly history: HistoryEntry[],
+    readonly history: readonly HistoryEntry[],
     readonly ctx: StepContext,
     readonly policy: AgentPolicy,
     public mem: PlannerMemory,
@@ -514,7 +514,7 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
     return execute(s, r.output.call, oneLine(r.output.explanation || r.output.call.tool, 200));
   }
 
-  async function decide(task: Task, history: HistoryEntry[], ctx: StepContext): Promise<Decision> {
+  async function decide(task: Task, history: readonly HistoryEntry[], ctx: StepContext): Promise<Decision> {
     const maxSteps = Math.min(policy.maxSteps, task.budgets.maxSteps ?? Number.POSITIVE_INFINITY);
     const maxToolCalls = Math.min(policy.maxToolCalls, task.budgets.maxToolCalls ?? Number.POSITIVE_INFINITY);
     const s = new Step(task, history, ctx, policy, loadPlannerMemory(task.memory), {

@@ -98,7 +98,7 @@ function looper(n: number, onDecide?: (ctx: StepContext, i: number) => Promise<v
   const seen: HistoryEntry[][] = [];
   const strategy: TaskStrategy = {
     async decide(_task, history, ctx) {
-      seen.push(history);
+      seen.push([...history]); // a copy: the engine lends its array only until decide settles
       const done = history.filter((h) => h.type === 'tool_result').length;
       if (onDecide) await onDecide(ctx, done);
       return done >= n ? { type: 'complete', result: done } : toolCall('noop', { i: done });
@@ -136,6 +136,74 @@ describe('task cache', () => {
     const lists = store.reads.listTasks;
     for (let i = 0; i < 5; i++) await h.clock.advance(1_000);
     expect(store.reads.listTasks).toBe(lists);
+    await h.engine.stop();
+  });
+
+  it('lends a step the cached history without copying it: the same array from step to step (guards against an O(history) copy per step, O(n²) over a night-long task)', async () => {
+    const store = new BatchingStore();
+    const arrays = new Set<readonly HistoryEntry[]>();
+    let steps = 0;
+    const strategy: TaskStrategy = {
+      decide(_task, history) {
+        arrays.add(history);
+        steps++;
+        const done = history.filter((e) => e.type === 'tool_result').length;
+        return Promise.resolve(
+          done >= 200 ? { type: 'complete', result: done } : toolCall('noop', { i: done }),
+        );
+      },
+    };
+    const h = setup(store, strategy, {
+      executor: { execute: (c) => Promise.resolve({ ok: true, result: c.callId }) },
+    });
+    await h.engine.start();
+    await h.engine.createTask({ id: 'lend', kind: 'demo', prompt: '' });
+    await h.until('completed', async () => (await store.getTask('lend'))?.status === 'completed');
+    expect(steps).toBe(201);
+    // Two arrays for the whole task when nothing changes the history while a step decides (a copy per step: 201):
+    // the one the first step got from the store read, and the cached one every later step is lent.
+    expect(arrays.size).toBe(2);
+    expect([...arrays][1]).toEqual((await store.getHistory('lend')).slice(0, -1));
+    await h.engine.stop();
+  });
+
+  it('a step deciding while the cached history changes keeps the history it started from; the next step sees the change (guards against a lent array changed under a strategy)', async () => {
+    const store = new BatchingStore();
+    let gate: (() => void) | undefined;
+    const views: Array<{ history: readonly HistoryEntry[]; atStart: HistoryEntry[] }> = [];
+    const strategy: TaskStrategy = {
+      async decide(_task, history) {
+        views.push({ history, atStart: [...history] });
+        const done = history.filter((e) => e.type === 'tool_result').length;
+        if (done === 2) await new Promise<void>((r) => (gate = r));
+        return done >= 3 ? { type: 'complete', result: done } : toolCall('noop', { i: done });
+      },
+    };
+    const h = setup(store, strategy);
+    await h.engine.start();
+    await h.engine.createTask({ id: 'cow', kind: 'demo', prompt: '' });
+    await h.until('call 1', () => h.log.includes('commandDispatched:waiting_for_command'));
+    await h.engine.resolveCommand('cow', 'cow:call:1', { ok: true, result: 1 });
+    await h.until('call 2', () => h.log.filter((l) => l.startsWith('commandDispatched')).length === 2);
+    store.auto = false;
+    const resolved = h.engine.resolveCommand('cow', 'cow:call:2', { ok: true, result: 2 });
+    await h.until('step 3 deciding', () => gate !== undefined);
+    // The step decides from the result predicted in the cache; its commit lands now and replaces the predicted
+    // entries with the stored ones while the strategy still holds the array.
+    store.flush();
+    await resolved;
+    await h.turns();
+    const third = views[2] as (typeof views)[number];
+    expect(third.history).toHaveLength(third.atStart.length);
+    third.atStart.forEach((e, i) => expect(third.history[i], `entry ${i}`).toBe(e));
+    store.auto = true;
+    (gate as () => void)();
+    await h.until('call 3', async () => (await store.getCommandCall('cow:call:3'))?.status === 'pending');
+    await h.engine.resolveCommand('cow', 'cow:call:3', { ok: true, result: 3 });
+    await h.until('completed', async () => (await store.getTask('cow'))?.status === 'completed');
+    const last = views.at(-1) as (typeof views)[number];
+    expect(last.atStart).toEqual((await store.getHistory('cow')).slice(0, -1));
+    expect(last.history).not.toBe(third.history); // the change made a copy; the lent array was left alone
     await h.engine.stop();
   });
 

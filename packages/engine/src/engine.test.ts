@@ -23,7 +23,11 @@ class RecordingStore extends InMemoryTaskStore {
 /** Scripted strategy: decisions in order per task; a function entry can use the context. */
 type Script = Array<
   | Decision
-  | ((task: Task, history: HistoryEntry[], ctx: Parameters<TaskStrategy['decide']>[2]) => Promise<Decision>)
+  | ((
+      task: Task,
+      history: readonly HistoryEntry[],
+      ctx: Parameters<TaskStrategy['decide']>[2],
+    ) => Promise<Decision>)
 >;
 
 function scripted(script: Script): TaskStrategy & { seen: HistoryEntry[][] } {
@@ -32,7 +36,7 @@ function scripted(script: Script): TaskStrategy & { seen: HistoryEntry[][] } {
   return {
     seen,
     async decide(task, history, ctx) {
-      seen.push(history);
+      seen.push([...history]); // a copy: the engine lends its array only until decide settles
       const i = byTask.get(task.id) ?? 0;
       byTask.set(task.id, i + 1);
       const entry = script[Math.min(i, script.length - 1)];

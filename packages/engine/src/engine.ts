@@ -79,6 +79,12 @@ interface CachedTask {
   task: Task;
   history: HistoryEntry[] | undefined;
   /**
+   * Steps deciding from `history` right now: the array is lent to the strategy as it is (copying it on every step
+   * made a long task O(n²), see docs/benchmarks.md "Night-long task"), so a change while it is lent replaces the
+   * array with a changed copy instead (see `ownHistory`) and the strategy keeps seeing the history it started from.
+   */
+  lent?: number;
+  /**
    * The command call row this engine last committed for the task, as stored: a command result finds its open call
    * here instead of reading it back from the store on every round trip. Undefined after a load from the store.
    */
@@ -581,9 +587,15 @@ export class Engine {
       availableCommands: () => this.availableCommands(task),
     };
     let decision: Decision;
+    let lent: { entry: CachedTask; history: HistoryEntry[] } | undefined;
     try {
-      const cached = this.cacheGet(taskId)?.history;
-      const history = cached ? cached.slice() : await this.loadHistory(taskId);
+      const entry = this.cacheGet(taskId);
+      const cached = entry?.history;
+      if (entry && cached) {
+        entry.lent = (entry.lent ?? 0) + 1;
+        lent = { entry, history: cached };
+      }
+      const history = cached ?? (await this.loadHistory(taskId));
       // Raced with the signal: a strategy that ignores its abort cannot hold up cancellation or stop().
       decision = await abort.race(strategy.decide(task, history, ctx));
     } catch (err) {
@@ -604,6 +616,8 @@ export class Engine {
       return;
     } finally {
       if (rt.stepAbort === abort) rt.stepAbort = undefined;
+      // Given back, unless a change already replaced the lent array with a copy (that reset the count).
+      if (lent && lent.entry.history === lent.history && lent.entry.lent) lent.entry.lent--;
     }
     if (abort.aborted) return;
     await this.applyDecision(taskId, step, decision);
@@ -912,7 +926,7 @@ export class Engine {
       };
       const cached = this.cache.get(taskId);
       if (this.state === 'started' && cached?.history !== undefined && cached.task === current) {
-        const history = cached.history;
+        const history = this.ownHistory(cached, cached.history);
         const lastSeq = history.length > 0 ? (history[history.length - 1] as HistoryEntry).seq : 0;
         const pending = this.store.commit(change);
         // What the store will assign (dense seq under this lock); replaced by the stored entries once durable.
@@ -1131,8 +1145,17 @@ export class Engine {
       entry.history = undefined; // not contiguous: reload when next needed
       return;
     }
-    h.length = keep;
-    h.push(...added);
+    const own = this.ownHistory(entry, h);
+    own.length = keep;
+    own.push(...added);
+  }
+
+  /** The cached history `h` of `entry`, to change in place: a copy of it (now cached) while a step decides from it. */
+  private ownHistory(entry: CachedTask, h: HistoryEntry[]): HistoryEntry[] {
+    if (!entry.lent) return h;
+    entry.lent = 0;
+    entry.history = h.slice();
+    return entry.history;
   }
 
   private cacheGet(taskId: string): CachedTask | undefined {

@@ -170,10 +170,12 @@ export interface StepContext {
 
 /**
  * Decides what a task does next. Throwing (other than on abort or a `store_failure`, which defers the step) fails
- * the task with code 'strategy_error'. `task` and `history` entries are the engine's own copies: read-only.
+ * the task with code 'strategy_error'. `task` and `history` are the engine's own: read-only, and `history` only until
+ * the returned promise settles (it is the engine's cached array, lent without a copy so that a step costs the same at
+ * the 100,000th tool call as at the first; the engine copies it before changing it while a step decides from it).
  */
 export interface TaskStrategy {
-  decide(task: Task, history: HistoryEntry[], ctx: StepContext): Promise<Decision>;
+  decide(task: Task, history: readonly HistoryEntry[], ctx: StepContext): Promise<Decision>;
 }
 
 /** Resolves the strategy for a task kind; `undefined` fails the task with code 'no_strategy'. */

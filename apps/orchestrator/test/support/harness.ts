@@ -101,7 +101,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
 
 /** A strategy from a function of (task, history) — a fake of the engine's strategy port. */
 export function strategyOf(
-  fn: (task: Task, history: HistoryEntry[]) => Decision | Promise<Decision>,
+  fn: (task: Task, history: readonly HistoryEntry[]) => Decision | Promise<Decision>,
 ): TaskStrategy {
   return { decide: (task, history) => Promise.resolve(fn(task, history)) };
 }
@@ -112,7 +112,9 @@ export function everyKind(s: TaskStrategy): StrategyResolver {
 }
 
 /** Tool results in a history. */
-export function results(history: HistoryEntry[]): Array<Extract<HistoryEntry, { type: 'tool_result' }>> {
+export function results(
+  history: readonly HistoryEntry[],
+): Array<Extract<HistoryEntry, { type: 'tool_result' }>> {
   return history.filter((h): h is Extract<HistoryEntry, { type: 'tool_result' }> => h.type === 'tool_result');
 }
 
