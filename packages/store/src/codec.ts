@@ -15,6 +15,7 @@ import type {
   TaskStatus,
 } from '@ccagent/engine';
 import type * as schema from './schema.js';
+import { packStepInput, unpackStepInput, type StepMessage } from './step-messages.js';
 import type { ClientRecord, ModelToolRecord, ModelToolStatus } from './types.js';
 
 type TaskRow = typeof schema.tasks.$inferSelect;
@@ -93,11 +94,37 @@ export function rowToTask(r: TaskRowWithMemory): Task {
   return t;
 }
 
-/** Row of a step-log record. */
+/** Row of a step-log record, its input stored whole (`input`; see {@link packedStepToRow} for the packed form). */
 export function stepToRow(
   taskId: string,
   seq: number,
   s: StepRecord & { step: number; at: number },
+): StepRow {
+  return stepRow(taskId, seq, s, enc(s.input), null);
+}
+
+/**
+ * Row of a step-log record as the store writes it (schema version 5): a model input worth packing goes to
+ * `input_packed` with the messages it references (to be written to `step_messages` in the same transaction);
+ * any other input is stored whole, and `messages` is empty. `hashOf` is the SHA-256 of a JSON text (a memo of it).
+ */
+export function packedStepToRow(
+  taskId: string,
+  seq: number,
+  s: StepRecord & { step: number; at: number },
+  hashOf?: (body: string) => string,
+): { row: StepRow; messages: StepMessage[] } {
+  const packed = packStepInput(s.input, hashOf);
+  if (packed === undefined) return { row: stepToRow(taskId, seq, s), messages: [] };
+  return { row: stepRow(taskId, seq, s, null, packed.packed), messages: packed.messages };
+}
+
+function stepRow(
+  taskId: string,
+  seq: number,
+  s: StepRecord & { step: number; at: number },
+  input: string | null,
+  inputPacked: string | null,
 ): StepRow {
   return {
     taskId,
@@ -106,7 +133,8 @@ export function stepToRow(
     at: s.at,
     kind: s.kind,
     model: s.model ?? null,
-    input: enc(s.input),
+    input,
+    inputPacked,
     output: enc(s.output),
     directive: enc(s.directive),
     validationErrors: enc(s.validationErrors),
@@ -155,11 +183,16 @@ export function recordToStep(
   return s;
 }
 
-/** Step-log record of a row. An empty `usage` object is not preserved (it carries nothing). */
-export function rowToStep(r: StepRow): StoredStep {
+/**
+ * Step-log record of a row. An empty `usage` object is not preserved (it carries nothing). A packed input
+ * (`input_packed`) is rebuilt from `messages` (hash → JSON text of every message the row references; see
+ * `step-messages.ts`).
+ */
+export function rowToStep(r: StepRow, messages: ReadonlyMap<string, string> = NO_MESSAGES): StoredStep {
   const s: StoredStep = { taskId: r.taskId, seq: r.seq, step: r.step, at: r.at, kind: r.kind };
   if (r.model !== null) s.model = r.model;
   if (r.input !== null) s.input = dec(r.input);
+  else if (r.inputPacked !== null) s.input = unpackStepInput(r.inputPacked, messages, r);
   if (r.output !== null) s.output = dec(r.output);
   if (r.directive !== null) s.directive = dec(r.directive);
   if (r.validationErrors !== null) s.validationErrors = dec<string[]>(r.validationErrors);
@@ -176,6 +209,8 @@ export function rowToStep(r: StepRow): StoredStep {
   }
   return s;
 }
+
+const NO_MESSAGES: ReadonlyMap<string, string> = new Map();
 
 /** Row of a history entry (the body keeps its `type`). */
 export function historyToRow(

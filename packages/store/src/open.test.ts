@@ -80,6 +80,7 @@ describe('openSqliteStore', () => {
       'history',
       'model_tools',
       'questions',
+      'step_messages',
       'steps',
       'task_memory',
       'tasks',

@@ -93,8 +93,18 @@ export const steps = sqliteTable(
     /** planner | executor | native | validation | note | decision | tool_result … */
     kind: text('kind').notNull(),
     model: text('model'),
-    /** JSON: exact model input (messages, options, format). */
+    /**
+     * JSON: exact model input (messages, options, format), when stored whole: every step written before schema
+     * version 5, and since then the inputs that are not worth packing (no `messages` array, or small ones).
+     */
     input: text('input'),
+    /**
+     * JSON: the model input with its `messages` array replaced by the hashes of the chunks (runs of message hashes)
+     * in `step_messages` that list its messages (schema version 5; see `src/step-messages.ts`). Exactly one of
+     * `input` and `input_packed` is set for a step that has an input; readers put the messages back (byte-for-byte
+     * the stored text).
+     */
+    inputPacked: text('input_packed'),
     /** JSON: raw model output. */
     output: text('output'),
     /** JSON: parsed directive or decision. */
@@ -115,6 +125,19 @@ export const steps = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.taskId, t.seq] })],
 );
+
+/**
+ * Model-input messages of the step log, stored once (content-addressed; schema version 5). `hash` is the SHA-256 of
+ * `body` (base64url, 43 characters); `body` is the JSON text of a message, or of a chunk: a JSON array of the hashes
+ * of a run of consecutive messages. A model call repeats most of the previous call's messages (the system prompt, the
+ * task, every turn still in the window), so a step stores the hashes of its chunks (`steps.input_packed`) and only
+ * the messages and chunks not seen before become rows here. Rows are written with INSERT OR IGNORE in the
+ * transaction of the step that references them; ccagent never deletes them (see the package README).
+ */
+export const stepMessages = sqliteTable('step_messages', {
+  hash: text('hash').primaryKey(),
+  body: text('body').notNull(),
+});
 
 /** Command calls: inserted `pending` with the decision that made them, closed with their outcome. */
 export const commandCalls = sqliteTable(

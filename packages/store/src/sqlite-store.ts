@@ -43,6 +43,7 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import {
   callToRow,
   historyToRow,
+  packedStepToRow,
   questionToRow,
   recordToStep,
   rowToCall,
@@ -52,7 +53,6 @@ import {
   rowToStep,
   rowToTask,
   rowToTool,
-  stepToRow,
   taskToRow,
   type TaskRowWithMemory,
 } from './codec.js';
@@ -78,6 +78,7 @@ import {
   type ToolFilter,
 } from './types.js';
 import { CommittedState, MemoryWrites } from './memory-writes.js';
+import { MessageHashMemo, chunkHashes, packedHashes } from './step-messages.js';
 import { WriteQueue, type BatchOutcome } from './write-queue.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 
@@ -125,6 +126,8 @@ const PROBE_LOCK_TIMEOUT_MS = 250;
 const RERUNNABLE = { rerunnable: true } as const;
 const RERUNNABLE_PROBE = { rerunnable: true, lockTimeoutMs: PROBE_LOCK_TIMEOUT_MS } as const;
 const DEFAULT_PAGE_SIZE = 50;
+/** Hashes of stored step messages remembered (about 100 bytes each): the messages and chunks of the last prompts. */
+const STORED_MESSAGES_CAP = 8192;
 const MAX_PAGE_SIZE = 1000;
 
 const silentLogger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
@@ -205,6 +208,14 @@ export class SqliteStore implements TaskStore {
    * to them is made by this connection's commits.
    */
   private readonly taskState = new CommittedState<TaskState>();
+  /**
+   * Hashes of `step_messages` rows known to be in the file as of the last commit (or written by the running
+   * transaction), so a model step inserts only the messages and chunks that are new: most of a prompt repeats the
+   * previous one. Staged like `taskState`: a rolled-back write's rows are forgotten with it. Bounded (oldest first).
+   */
+  private readonly storedMessages = new CommittedState<true>(STORED_MESSAGES_CAP);
+  /** The hashes of recently seen message texts (a prompt repeats most of the last one's messages). */
+  private readonly messageHashes = new MessageHashMemo();
   private closed = false;
   private readQueries: ReturnType<typeof prepareReads> | undefined;
   private writeQueries: ReturnType<typeof prepareWrites> | undefined;
@@ -246,14 +257,17 @@ export class SqliteStore implements TaskStore {
         writeEnded: (kept) => {
           this.memoryWrites.writeEnded(kept);
           this.taskState.writeEnded(kept);
+          this.storedMessages.writeEnded(kept);
         },
         committed: () => {
           this.memoryWrites.committed();
           this.taskState.committed();
+          this.storedMessages.committed();
         },
         rolledBack: () => {
           this.memoryWrites.rolledBack();
           this.taskState.rolledBack();
+          this.storedMessages.rolledBack();
         },
       },
     });
@@ -276,7 +290,7 @@ export class SqliteStore implements TaskStore {
       const state = this.stateOf(taskId);
       if (state === undefined) throw new EngineError('task_not_found', `task ${taskId} not found`);
       const seq = (state.steps ?? this.lastSeq('steps', taskId)) + 1;
-      this.w.insertStep.run(stepToRow(taskId, seq, record));
+      this.insertStep(taskId, seq, record);
       this.keepState(taskId, { ...state, steps: seq });
       return recordToStep(taskId, seq, record);
     });
@@ -338,7 +352,7 @@ export class SqliteStore implements TaskStore {
     return this.read(() => {
       const { afterSeq, limit } = normalizeStepQuery(query);
       // SQLite reads LIMIT -1 as "no limit".
-      return this.r.getSteps.all({ taskId, afterSeq, limit: limit ?? -1 }).map(rowToStep);
+      return this.rowsToSteps(this.r.getSteps.all({ taskId, afterSeq, limit: limit ?? -1 }));
     });
   }
 
@@ -730,7 +744,7 @@ export class SqliteStore implements TaskStore {
     }
     if (change.steps && change.steps.length > 0) {
       const first = (lastStep ?? this.lastSeq('steps', id)) + 1;
-      change.steps.forEach((s, i) => this.w.insertStep.run(stepToRow(id, first + i, s)));
+      change.steps.forEach((s, i) => this.insertStep(id, first + i, s));
       result.steps = change.steps.map((s, i) => recordToStep(id, first + i, s));
       lastStep = first + change.steps.length - 1;
     }
@@ -769,6 +783,59 @@ export class SqliteStore implements TaskStore {
     return result;
   }
 
+  /**
+   * Insert one step row inside the running write: a packed model input's new messages and chunks first (INSERT OR
+   * IGNORE, skipping the ones known to be stored), so the step never references a row its transaction did not see;
+   * a rolled-back write takes both back, and they are forgotten as stored.
+   */
+  private insertStep(taskId: string, seq: number, record: StepRecord & { step: number; at: number }): void {
+    const { row, messages } = packedStepToRow(taskId, seq, record, this.messageHashes.hash);
+    if (messages.length > 0) {
+      const insert = this.w.insertMessage;
+      for (const m of messages) {
+        if (this.storedMessages.get(m.hash) !== undefined) continue;
+        insert.run(m.hash, m.body);
+        this.storedMessages.set(m.hash, true);
+      }
+    }
+    this.w.insertStep.run(row);
+  }
+
+  /**
+   * Stored steps of step rows, their packed inputs rebuilt: the chunks every packed row of the page references are read
+   * in one query, then the messages those chunks list in another (distinct hashes, as one JSON array parameter), not
+   * one query per step or message.
+   */
+  private rowsToSteps(rows: Array<typeof schema.steps.$inferSelect>): StoredStep[] {
+    let chunks: Set<string> | undefined;
+    for (const r of rows) {
+      if (r.input === null && r.inputPacked !== null) {
+        chunks ??= new Set();
+        for (const h of packedHashes(r.inputPacked)) chunks.add(h);
+      }
+    }
+    if (chunks === undefined) return rows.map((r) => rowToStep(r));
+    const bodies = new Map<string, string>();
+    this.readMessages(chunks, bodies);
+    const messages = new Set<string>();
+    for (const h of chunks) {
+      const body = bodies.get(h);
+      if (body === undefined) continue; // missing: rowToStep names the step
+      for (const m of chunkHashes(body)) if (!bodies.has(m)) messages.add(m);
+    }
+    if (messages.size > 0) this.readMessages(messages, bodies);
+    return rows.map((r) => rowToStep(r, bodies));
+  }
+
+  /** Read the `step_messages` rows of `hashes` into `into` (one query). */
+  private readMessages(hashes: Set<string>, into: Map<string, string>): void {
+    const found = this.r.getMessages.all(JSON.stringify([...hashes])) as Array<{
+      hash: string;
+      body: string;
+    }>;
+    for (const m of found) into.set(m.hash, m.body);
+  }
+
   /** The task's state as the running write sees it: remembered, else read from its row (`undefined`: no task). */
   private stateOf(id: string): TaskState | undefined {
     const known = this.taskState.get(id);
@@ -792,7 +859,7 @@ export class SqliteStore implements TaskStore {
 
   /** Prepared reads (Drizzle `.prepare()`, built once: building the query on every call was the main per-write cost). */
   private get r(): ReturnType<typeof prepareReads> {
-    return (this.readQueries ??= prepareReads(this.orm));
+    return (this.readQueries ??= prepareReads(this.orm, this.db));
   }
 
   /** Prepared writes, built on the first write (never on a read-only connection). */
@@ -872,7 +939,7 @@ function selectTasks(orm: BetterSQLite3Database<typeof schema>) {
     .leftJoin(taskMemory, eq(taskMemory.taskId, tasks.id));
 }
 
-function prepareReads(orm: BetterSQLite3Database<typeof schema>) {
+function prepareReads(orm: BetterSQLite3Database<typeof schema>, db: Database.Database) {
   const p = sql.placeholder;
   const { tasks, history, commandCalls } = schema;
   return {
@@ -886,6 +953,10 @@ function prepareReads(orm: BetterSQLite3Database<typeof schema>) {
       .orderBy(asc(history.seq))
       .prepare(),
     getSteps: stepsPageQuery(orm).prepare(),
+    /** The model-input messages of the given hashes (a JSON array of them): primary-key lookups. */
+    getMessages: db.prepare(
+      'SELECT "hash", "body" FROM "step_messages" WHERE "hash" IN (SELECT "value" FROM json_each(?))',
+    ),
     getCall: orm
       .select()
       .from(commandCalls)
@@ -952,6 +1023,8 @@ function prepareWrites(orm: BetterSQLite3Database<typeof schema>, db: Database.D
     stepSeq: db.prepare('SELECT coalesce(max("seq"), 0) AS "m" FROM "steps" WHERE "task_id" = ?'),
     insertHistory: db.prepare(insertSql(history)),
     insertStep: db.prepare(insertSql(steps)),
+    /** A model-input message of a packed step (already stored: nothing to do). */
+    insertMessage: db.prepare('INSERT OR IGNORE INTO "step_messages" ("hash", "body") VALUES (?, ?)'),
     upsertCall: db.prepare(
       `${insertSql(commandCalls, ['sentTo'])} ON CONFLICT ("call_id") DO UPDATE SET ${callCols
         .map((c) => `${c.name} = excluded.${c.name}`)

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
 import { findStorageFailure, isStoreError } from './store-error.js';
-import { newTask, tempDir } from './test-helpers.js';
+import { foreignCall, newTask, tempDir } from './test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -177,5 +177,96 @@ describe('the disk is full', () => {
     expect(await store.probeHealth()).toEqual({ ok: true });
     await store.appendStep('t', { kind: 'note', step: 1, at: 3, output: big });
     expect((await store.getSteps('t')).map((s) => s.at)).toEqual([1, 3]);
+  });
+});
+
+describe('a packed model step whose write is rolled back', () => {
+  const SYSTEM = `system prompt ${'s'.repeat(3000)}`;
+  const modelStep = (at: number, extra: string, output?: string) => ({
+    kind: 'native',
+    step: 1,
+    at,
+    input: {
+      messages: [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: `task ${extra} ${'u'.repeat(2000)}` },
+      ],
+    },
+    ...(output === undefined ? {} : { output }),
+  });
+  /** Hashes that steps or chunks reference but step_messages lacks (what a user would see as a broken step). */
+  function dangling(): unknown[] {
+    const db = new Database(file, { readonly: true });
+    const rows = db
+      .prepare(
+        `WITH chunk(hash) AS (SELECT j.value FROM steps, json_each(steps.input_packed, '$.messages') AS j
+                             WHERE steps.input_packed IS NOT NULL),
+              msg(hash) AS (SELECT j.value FROM chunk JOIN step_messages m ON m.hash = chunk.hash, json_each(m.body) AS j)
+         SELECT hash FROM chunk WHERE hash NOT IN (SELECT hash FROM step_messages)
+         UNION ALL SELECT hash FROM msg WHERE hash NOT IN (SELECT hash FROM step_messages)`,
+      )
+      .all();
+    db.close();
+    return rows;
+  }
+  const messageRows = () => {
+    const db = new Database(file, { readonly: true });
+    const n = (db.prepare('SELECT count(*) AS n FROM step_messages').get() as { n: number }).n;
+    db.close();
+    return n;
+  };
+
+  it('on a full disk takes its new messages back with it, keeps those of the write before it, and writes them again once space is back (guards against dangling or orphaned message rows)', async () => {
+    store = openSqliteStore({ path: file });
+    await store.commit({ task: newTask('t'), create: true });
+    await store.appendStep('t', modelStep(1, 'first'));
+    const before = messageRows();
+    expect(before).toBeGreaterThan(0);
+    const db = (store as unknown as { db: Database.Database }).db;
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages + 4}`); // room for the new messages, not for the step's 200 KB output
+    const err = await store
+      .appendStep('t', modelStep(2, 'second', 'o'.repeat(200_000)))
+      .catch((e: unknown) => e);
+    expect(findStorageFailure(err)?.code).toBe('disk_full');
+    expect(messageRows()).toBe(before); // the new user message and chunk were rolled back with the step
+    expect(dangling()).toEqual([]);
+    expect((await store.getSteps('t')).map((s) => s.at)).toEqual([1]);
+    db.pragma('max_page_count = 1073741823');
+    const again = modelStep(2, 'second', 'o'.repeat(200_000));
+    await store.appendStep('t', again);
+    expect(dangling()).toEqual([]);
+    const steps = await store.getSteps('t');
+    expect(steps.map((s) => s.at)).toEqual([1, 2]);
+    expect(JSON.stringify(steps[1]?.input)).toBe(JSON.stringify(again.input));
+  });
+
+  it('refused after its steps were written (a command call of another task) leaves no message rows, while a commit of the same batch keeps its own, and the same step written again stores them (guards against one write of a group commit leaking rows into another, or a rolled-back row taken as stored)', async () => {
+    store = openSqliteStore({ path: file });
+    await store.commit({ task: newTask('t'), create: true });
+    const running = newTask('t', { status: 'running' });
+    const [ok, refused] = await Promise.allSettled([
+      store.commit({ task: running, steps: [modelStep(1, 'kept')] }),
+      store.commit({ task: running, steps: [modelStep(2, 'refused')], commandCall: foreignCall }),
+    ]);
+    expect(ok.status).toBe('fulfilled');
+    expect(refused.status).toBe('rejected');
+    expect(isEngineError((refused as PromiseRejectedResult).reason, 'invalid_input')).toBe(true);
+    const db = new Database(file, { readonly: true });
+    const bodies = (db.prepare('SELECT body FROM step_messages').all() as Array<{ body: string }>).map(
+      (r) => r.body,
+    );
+    db.close();
+    expect(bodies.some((b) => b.includes('task kept'))).toBe(true);
+    expect(bodies.some((b) => b.includes('task refused'))).toBe(false);
+    expect(dangling()).toEqual([]);
+    const steps = await store.getSteps('t');
+    expect(steps).toHaveLength(1);
+    expect(JSON.stringify(steps[0]?.input)).toBe(JSON.stringify(modelStep(1, 'kept').input));
+    // The same step committed again writes the rows the refused write took back (none is taken as stored).
+    await store.commit({ task: running, steps: [modelStep(2, 'refused')] });
+    expect(dangling()).toEqual([]);
+    const again = await store.getSteps('t');
+    expect(JSON.stringify(again[1]?.input)).toBe(JSON.stringify(modelStep(2, 'refused').input));
   });
 });

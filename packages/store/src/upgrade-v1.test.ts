@@ -61,11 +61,11 @@ function writeV1File(file: string): void {
 }
 
 describe('a version-1 file (memory in tasks.memory)', () => {
-  it('is migrated on open: every task reads back identical, the memory moved to task_memory, user_version 4 (guards against a migration that loses or mangles memories)', async () => {
+  it('is migrated on open: every task reads back identical, the memory moved to task_memory, user_version current (guards against a migration that loses or mangles memories)', async () => {
     const file = path.join(dir, 'v1.db');
     writeV1File(file);
     const store = openSqliteStore({ path: file });
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(SCHEMA_VERSION).toBe(5);
     for (const t of tasks) expect(await store.getTask(t.id), t.id).toStrictEqual(t);
     expect(await store.listTasks()).toStrictEqual(tasks);
     expect((await store.listTasks({ status: 'running' }))[0]?.memory).toEqual(tasks[1]?.memory);
@@ -75,13 +75,13 @@ describe('a version-1 file (memory in tasks.memory)', () => {
     await store.close();
 
     const db = new Database(file, { readonly: true });
-    expect(db.pragma('user_version', { simple: true })).toBe(4);
+    expect(db.pragma('user_version', { simple: true })).toBe(5);
     const taskCols = (db.prepare('PRAGMA table_info(tasks)').all() as Array<{ name: string }>).map(
       (c) => c.name,
     );
     expect(taskCols).not.toContain('memory');
     expect(db.prepare('SELECT count(*) AS n FROM task_memory').get()).toEqual({ n: tasks.length });
-    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: 4 });
+    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: 5 });
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     expect(db.pragma('foreign_key_check')).toEqual([]);
     db.close();

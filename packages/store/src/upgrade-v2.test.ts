@@ -82,7 +82,7 @@ describe('a version-2 file (command_calls indexed by task and by status apart)',
     const file = path.join(dir, 'v2.db');
     writeV2File(file);
     const store = openSqliteStore({ path: file });
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(SCHEMA_VERSION).toBe(5);
     for (const c of calls) expect(await store.getCommandCall(c.callId), c.callId).toStrictEqual(c);
     expect(await store.listCommandCalls({ taskId: 'a', status: 'pending' })).toStrictEqual([calls[2]]);
     expect(await store.listCommandCalls({ taskId: 'a' })).toStrictEqual([calls[0], calls[2], calls[3]]);
@@ -101,8 +101,8 @@ describe('a version-2 file (command_calls indexed by task and by status apart)',
     await store.close();
 
     const db = new Database(file, { readonly: true });
-    expect(db.pragma('user_version', { simple: true })).toBe(4);
-    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: 4 });
+    expect(db.pragma('user_version', { simple: true })).toBe(5);
+    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: 5 });
     const indexes = (
       db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'command_calls'")

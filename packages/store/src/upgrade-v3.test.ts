@@ -80,7 +80,7 @@ describe('a version-3 file (command_calls without sent_to)', () => {
     const file = path.join(dir, 'v3.db');
     writeV3File(file);
     const store = openSqliteStore({ path: file });
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(SCHEMA_VERSION).toBe(5);
     for (const c of calls) expect(await store.getCommandCall(c.callId), c.callId).toStrictEqual(c);
     expect(await store.listCommandCalls({ status: 'pending' })).toStrictEqual([calls[1], calls[2]]);
     for (const t of tasks) expect(await store.getTask(t.id), t.id).toStrictEqual(t);
@@ -100,8 +100,8 @@ describe('a version-3 file (command_calls without sent_to)', () => {
     await store.close();
 
     const db = new Database(file, { readonly: true });
-    expect(db.pragma('user_version', { simple: true })).toBe(4);
-    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: 4 });
+    expect(db.pragma('user_version', { simple: true })).toBe(5);
+    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: 5 });
     const cols = db.prepare('PRAGMA table_info(command_calls)').all() as Array<{
       name: string;
       notnull: number;

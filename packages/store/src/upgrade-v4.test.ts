@@ -1,0 +1,144 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { StepRecord, Task } from '@ccagent/engine';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { rowToStep, stepToRow, taskToRow } from './codec.js';
+import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from './migrate.js';
+import { openSqliteStore } from './sqlite-store.js';
+import { newTask, tempDir } from './test-helpers.js';
+
+let dir: string;
+let cleanup: () => void;
+beforeEach(() => ({ dir, cleanup } = tempDir()));
+afterEach(() => cleanup());
+
+type Rec = StepRecord & { step: number; at: number };
+
+const task: Task = newTask('t', { status: 'running', memory: { turns: 3 }, createdAt: 1 });
+const SYSTEM = `You drive a turtle. ${'Tool rules. '.repeat(150)}`;
+
+/** Model steps whose prompts extend each other, with a note and a tool result between them. */
+function records(from: number, n: number): Rec[] {
+  const out: Rec[] = [];
+  const messages: Array<{ role: string; content: string }> = [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: 'Mine the ore — «ÿ» 鉱石 ⛏' },
+  ];
+  for (let i = 0; i < from + n; i++) {
+    if (i >= from) {
+      out.push({
+        kind: 'native',
+        step: i + 1,
+        at: 10 + i,
+        model: 'm',
+        input: { messages: [...messages], options: { seed: i } },
+      });
+      out.push({ kind: 'tool_result', step: i + 1, at: 10 + i, toolResult: { ok: true, result: i } });
+    }
+    messages.push({ role: 'assistant', content: `call ${i}` }, { role: 'tool', content: `result ${i}` });
+  }
+  return out;
+}
+
+const snake = (k: string) => k.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`);
+
+/** A database file as a version-4 build left it: the first four checked-in migrations, the stamps, a task and its steps. */
+function writeV4File(file: string, steps: Rec[]): void {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  for (const name of [
+    '0000_init.sql',
+    '0001_task_memory.sql',
+    '0002_call_task_status.sql',
+    '0003_call_sent_to.sql',
+  ]) {
+    const text = readFileSync(path.join(migrationsFolder(), name), 'utf8');
+    for (const stmt of text.split('--> statement-breakpoint')) if (stmt.trim()) db.exec(stmt);
+  }
+  db.exec(
+    'CREATE TABLE "__drizzle_migrations" (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)',
+  );
+  const record = db.prepare('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)');
+  for (let v = 1; v <= 4; v++) record.run(`v${v}`, v);
+  const insert = (table: string, row: Record<string, unknown>) =>
+    db
+      .prepare(
+        `INSERT INTO ${table} (${Object.keys(row).map(snake).join(', ')}) VALUES (${Object.keys(row)
+          .map((k) => `@${k}`)
+          .join(', ')})`,
+      )
+      .run(row);
+  insert('tasks', taskToRow({ ...task, counters: { ...task.counters, steps: steps.length } }));
+  insert('task_memory', { taskId: task.id, memory: JSON.stringify(task.memory) });
+  for (const [i, s] of steps.entries()) {
+    const { inputPacked: _none, ...row } = stepToRow(task.id, i + 1, s); // version 4 has no input_packed
+    insert('steps', row);
+  }
+  db.pragma(`application_id = ${APPLICATION_ID}`);
+  db.pragma('user_version = 4');
+  db.close();
+}
+
+describe('a version-4 file (model inputs stored whole)', () => {
+  it('is migrated on open without rewriting its steps: they read back identical (whole, as before), new model steps are packed, and a page mixing both reads back exact on the writer and a read-only reader (guards against a migration that loses or changes what a model saw)', async () => {
+    const file = path.join(dir, 'v4.db');
+    const old = records(0, 6);
+    writeV4File(file, old);
+    const store = openSqliteStore({ path: file });
+    expect(SCHEMA_VERSION).toBe(5);
+    const expectedOld = old.map((s, i) => rowToStep(stepToRow('t', i + 1, s)));
+    expect(await store.getSteps('t')).toStrictEqual(expectedOld);
+
+    const fresh = records(6, 4);
+    await store.commit({
+      task: { ...task, updatedAt: 50 },
+      expectedStatus: 'running',
+      steps: fresh.slice(0, 2),
+    });
+    for (const s of fresh.slice(2)) await store.appendStep('t', s);
+    const expected = [...old, ...fresh].map((s, i) => rowToStep(stepToRow('t', i + 1, s)));
+    expect(await store.getSteps('t')).toStrictEqual(expected);
+    expect(await store.getSteps('t', { afterSeq: 9, limit: 4 })).toStrictEqual(expected.slice(9, 13));
+    for (const [i, s] of (await store.getSteps('t')).entries()) {
+      expect(JSON.stringify(s.input)).toBe(JSON.stringify([...old, ...fresh][i]?.input));
+    }
+    await store.close();
+
+    const db = new Database(file, { readonly: true });
+    expect(db.pragma('user_version', { simple: true })).toBe(5);
+    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: 5 });
+    const rows = db
+      .prepare(
+        'SELECT seq, kind, input IS NOT NULL AS whole, input_packed IS NOT NULL AS packed FROM steps ORDER BY seq',
+      )
+      .all() as Array<{ seq: number; kind: string; whole: number; packed: number }>;
+    // Old model steps stay whole (no rewrite); the new ones are packed; steps without input have neither.
+    expect(rows.filter((r) => r.kind === 'native').map((r) => [r.seq, r.whole, r.packed])).toEqual([
+      [1, 1, 0],
+      [3, 1, 0],
+      [5, 1, 0],
+      [7, 1, 0],
+      [9, 1, 0],
+      [11, 1, 0],
+      [13, 0, 1],
+      [15, 0, 1],
+      [17, 0, 1],
+      [19, 0, 1],
+    ]);
+    expect(rows.filter((r) => r.kind !== 'native').every((r) => r.whole === 0 && r.packed === 0)).toBe(true);
+    // The system prompt the old steps hold whole is stored once for the new ones.
+    expect(
+      db
+        .prepare('SELECT count(*) AS n FROM step_messages WHERE body = ?')
+        .get(JSON.stringify({ role: 'system', content: SYSTEM })),
+    ).toEqual({ n: 1 });
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(db.pragma('foreign_key_check')).toEqual([]);
+    db.close();
+
+    const reader = openSqliteStore({ path: file, readonly: true });
+    expect(await reader.getSteps('t')).toStrictEqual(expected);
+    await reader.close();
+  });
+});
