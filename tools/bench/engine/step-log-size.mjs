@@ -85,7 +85,8 @@ try {
   const kinds = db
     .prepare(
       `SELECT kind, count(*) AS n,
-              sum(coalesce(length(input), 0) + coalesce(length(output), 0) + coalesce(length(directive), 0)
+              sum(coalesce(length(input), 0) + coalesce(length(input_packed), 0) + coalesce(length(output), 0)
+                  + coalesce(length(directive), 0)
                   + coalesce(length(tool_call), 0) + coalesce(length(tool_result), 0)
                   + coalesce(length(validation_errors), 0) + coalesce(length(error), 0)) AS bytes,
               sum(coalesce(length(directive), 0)) AS directive
@@ -97,6 +98,11 @@ try {
       `SELECT steps_count, (SELECT length(memory) FROM task_memory WHERE task_id = id) AS memory
        FROM tasks WHERE id = 'size-1'`,
     )
+    .get();
+  // Model inputs stored once (schema v5): a packed step row holds chunk hashes, the messages live here (the task is
+  // the only one in the file, so every row is its own).
+  const shared = db
+    .prepare('SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM step_messages')
     .get();
   const { page_size: pageSize } = db.prepare('PRAGMA page_size').get();
   const { page_count: pageCount } = db.prepare('PRAGMA page_count').get();
@@ -118,7 +124,9 @@ try {
     total += k.bytes;
     console.log(`| ${k.kind} | ${fmt(k.n)} | ${fmt(k.bytes)} | ${fmt(k.directive)} |`);
   }
-  console.log(`| all | ${fmt(kinds.reduce((a, k) => a + k.n, 0))} | ${fmt(total)} | |`);
+  console.log(`| step_messages (model inputs stored once) | ${fmt(shared.n)} | ${fmt(shared.bytes)} | |`);
+  total += shared.bytes;
+  console.log(`| all | ${fmt(kinds.reduce((a, k) => a + k.n, 0) + shared.n)} | ${fmt(total)} | |`);
   console.log(`\ntask row memory: ${fmt(task.memory)} bytes`);
   console.log(
     `database file after checkpoint: ${fmt(fileBytes)} bytes (${fmt(pageCount)} pages of ${fmt(pageSize)}, ${fmt(freePages)} free)`,
