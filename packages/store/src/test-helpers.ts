@@ -1,8 +1,11 @@
 // Test-only helpers (not exported from index.ts).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CommandCallRecord, Task } from '@ccagent/engine';
+import Database from 'better-sqlite3';
+import { expect } from 'vitest';
+import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from './migrate.js';
 
 /** A fresh temp dir and its cleanup. */
 export function tempDir(prefix = 'ccagent-store-'): { dir: string; cleanup: () => void } {
@@ -43,3 +46,57 @@ export const foreignCall: CommandCallRecord = {
   dispatchCount: 0,
   createdAt: 1,
 };
+
+/** Inserts one row into `table`; camelCase keys name snake_case columns. */
+export type InsertRow = (table: string, row: Record<string, unknown>) => void;
+
+/**
+ * Writes a database file as a build of schema `version` left it: the first `version` checked-in migrations, drizzle's
+ * bookkeeping rows (`v1`..`v<version>`), the stamps (application id, `user_version = version`), and the rows `fill`
+ * inserts. An upgrade test opens it with the current store and checks what the newer migrations did.
+ */
+export function writeOldSchemaFile(file: string, version: number, fill: (insert: InsertRow) => void): void {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  const names = readdirSync(migrationsFolder())
+    .filter((n) => n.endsWith('.sql'))
+    .sort()
+    .slice(0, version);
+  expect(names).toHaveLength(version);
+  for (const name of names) {
+    const text = readFileSync(path.join(migrationsFolder(), name), 'utf8');
+    for (const stmt of text.split('--> statement-breakpoint')) if (stmt.trim()) db.exec(stmt);
+  }
+  db.exec(
+    'CREATE TABLE "__drizzle_migrations" (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)',
+  );
+  const record = db.prepare('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)');
+  for (let v = 1; v <= version; v++) record.run(`v${v}`, v);
+  const snake = (k: string) => k.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`);
+  fill((table, row) => {
+    const keys = Object.keys(row);
+    db.prepare(
+      `INSERT INTO ${table} (${keys.map(snake).join(', ')}) VALUES (${keys.map((k) => `@${k}`).join(', ')})`,
+    ).run(row);
+  });
+  db.pragma(`application_id = ${APPLICATION_ID}`);
+  db.pragma(`user_version = ${version}`);
+  db.close();
+}
+
+/**
+ * Opens an upgraded `file` read-only and asserts it is at the current schema version with every migration recorded,
+ * passes SQLite's integrity and foreign-key checks, and meets the test's own checks in `more` (run before closing).
+ */
+export function expectUpgradedFile(file: string, more: (db: Database.Database) => void): void {
+  const db = new Database(file, { readonly: true });
+  try {
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: SCHEMA_VERSION });
+    more(db);
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(db.pragma('foreign_key_check')).toEqual([]);
+  } finally {
+    db.close();
+  }
+}

@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Task } from '@ccagent/engine';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { enc, taskToRow } from './codec.js';
-import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from './migrate.js';
+import { SCHEMA_VERSION } from './migrate.js';
 import { openSqliteStore } from './sqlite-store.js';
 import { isStoreError } from './store-error.js';
-import { newTask, tempDir } from './test-helpers.js';
+import { expectUpgradedFile, newTask, tempDir, writeOldSchemaFile } from './test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -41,23 +40,9 @@ const tasks: Task[] = [
  * the stamps, and task rows with the memory in `tasks.memory`.
  */
 function writeV1File(file: string): void {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  const init = readFileSync(path.join(migrationsFolder(), '0000_init.sql'), 'utf8');
-  for (const stmt of init.split('--> statement-breakpoint')) if (stmt.trim()) db.exec(stmt);
-  db.exec(
-    'CREATE TABLE "__drizzle_migrations" (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)',
-  );
-  db.prepare('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)').run('v1', 1);
-  const cols = Object.keys({ ...taskToRow(tasks[0] as Task), memory: '' });
-  const insert = db.prepare(
-    `INSERT INTO tasks (${cols.map((c) => c.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`)).join(', ')}) ` +
-      `VALUES (${cols.map((c) => `@${c}`).join(', ')})`,
-  );
-  for (const t of tasks) insert.run({ ...taskToRow(t), memory: enc(t.memory) });
-  db.pragma(`application_id = ${APPLICATION_ID}`);
-  db.pragma('user_version = 1');
-  db.close();
+  writeOldSchemaFile(file, 1, (insert) => {
+    for (const t of tasks) insert('tasks', { ...taskToRow(t), memory: enc(t.memory) });
+  });
 }
 
 describe('a version-1 file (memory in tasks.memory)', () => {
@@ -74,17 +59,13 @@ describe('a version-1 file (memory in tasks.memory)', () => {
     await store.commit({ task: { ...running, memory: { moved: true }, updatedAt: 10 } });
     await store.close();
 
-    const db = new Database(file, { readonly: true });
-    expect(db.pragma('user_version', { simple: true })).toBe(5);
-    const taskCols = (db.prepare('PRAGMA table_info(tasks)').all() as Array<{ name: string }>).map(
-      (c) => c.name,
-    );
-    expect(taskCols).not.toContain('memory');
-    expect(db.prepare('SELECT count(*) AS n FROM task_memory').get()).toEqual({ n: tasks.length });
-    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: 5 });
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    expect(db.pragma('foreign_key_check')).toEqual([]);
-    db.close();
+    expectUpgradedFile(file, (db) => {
+      const taskCols = (db.prepare('PRAGMA table_info(tasks)').all() as Array<{ name: string }>).map(
+        (c) => c.name,
+      );
+      expect(taskCols).not.toContain('memory');
+      expect(db.prepare('SELECT count(*) AS n FROM task_memory').get()).toEqual({ n: tasks.length });
+    });
     const reader = openSqliteStore({ path: file, readonly: true });
     expect((await reader.getTask('running'))?.memory).toEqual({ moved: true });
     expect((await reader.getTask('done'))?.memory).toEqual({ final: true });

@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CommandCallRecord, Task } from '@ccagent/engine';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { callToRow, taskToRow } from './codec.js';
-import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from './migrate.js';
+import { SCHEMA_VERSION } from './migrate.js';
 import { openSqliteStore } from './sqlite-store.js';
-import { newTask, tempDir } from './test-helpers.js';
+import { expectUpgradedFile, newTask, tempDir, writeOldSchemaFile } from './test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -43,38 +41,15 @@ const calls: CommandCallRecord[] = [
   call('a3', 'a', 'failed', 13),
 ];
 
-const snake = (k: string) => k.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`);
-
 /** A database file as a version-2 build left it: the first two checked-in migrations, the stamps, tasks and calls. */
 function writeV2File(file: string): void {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  for (const name of ['0000_init.sql', '0001_task_memory.sql']) {
-    const text = readFileSync(path.join(migrationsFolder(), name), 'utf8');
-    for (const stmt of text.split('--> statement-breakpoint')) if (stmt.trim()) db.exec(stmt);
-  }
-  db.exec(
-    'CREATE TABLE "__drizzle_migrations" (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)',
-  );
-  const record = db.prepare('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)');
-  record.run('v1', 1);
-  record.run('v2', 2);
-  const insert = (table: string, row: Record<string, unknown>) =>
-    db
-      .prepare(
-        `INSERT INTO ${table} (${Object.keys(row).map(snake).join(', ')}) VALUES (${Object.keys(row)
-          .map((k) => `@${k}`)
-          .join(', ')})`,
-      )
-      .run(row);
-  for (const t of tasks) {
-    insert('tasks', taskToRow(t));
-    insert('task_memory', { taskId: t.id, memory: JSON.stringify(t.memory) });
-  }
-  for (const c of calls) insert('command_calls', callToRow(c));
-  db.pragma(`application_id = ${APPLICATION_ID}`);
-  db.pragma('user_version = 2');
-  db.close();
+  writeOldSchemaFile(file, 2, (insert) => {
+    for (const t of tasks) {
+      insert('tasks', taskToRow(t));
+      insert('task_memory', { taskId: t.id, memory: JSON.stringify(t.memory) });
+    }
+    for (const c of calls) insert('command_calls', callToRow(c));
+  });
 }
 
 describe('a version-2 file (command_calls indexed by task and by status apart)', () => {
@@ -100,29 +75,27 @@ describe('a version-2 file (command_calls indexed by task and by status apart)',
     expect(await store.listCommandCalls({ taskId: 'a', status: 'pending' })).toEqual([]);
     await store.close();
 
-    const db = new Database(file, { readonly: true });
-    expect(db.pragma('user_version', { simple: true })).toBe(5);
-    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: 5 });
-    const indexes = (
-      db
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'command_calls'")
-        .all() as Array<{
-        name: string;
-      }>
-    )
-      .map((r) => r.name)
-      .filter((n) => !n.startsWith('sqlite_autoindex'));
-    expect(indexes).toEqual(['command_calls_task_status_idx']);
-    const plan = (
-      db
-        .prepare(
-          'EXPLAIN QUERY PLAN SELECT * FROM command_calls WHERE task_id = ? AND status IN (?) ORDER BY created_at, rowid',
-        )
-        .all('a', 'pending') as Array<{ detail: string }>
-    ).map((r) => r.detail);
-    expect(plan.join('\n')).toMatch(/USING INDEX command_calls_task_status_idx \(task_id=\? AND status=\?\)/);
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    expect(db.pragma('foreign_key_check')).toEqual([]);
-    db.close();
+    expectUpgradedFile(file, (db) => {
+      const indexes = (
+        db
+          .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'command_calls'")
+          .all() as Array<{
+          name: string;
+        }>
+      )
+        .map((r) => r.name)
+        .filter((n) => !n.startsWith('sqlite_autoindex'));
+      expect(indexes).toEqual(['command_calls_task_status_idx']);
+      const plan = (
+        db
+          .prepare(
+            'EXPLAIN QUERY PLAN SELECT * FROM command_calls WHERE task_id = ? AND status IN (?) ORDER BY created_at, rowid',
+          )
+          .all('a', 'pending') as Array<{ detail: string }>
+      ).map((r) => r.detail);
+      expect(plan.join('\n')).toMatch(
+        /USING INDEX command_calls_task_status_idx \(task_id=\? AND status=\?\)/,
+      );
+    });
   });
 });

@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CommandCallRecord, Task } from '@ccagent/engine';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { callToRow, taskToRow } from './codec.js';
-import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from './migrate.js';
+import { SCHEMA_VERSION } from './migrate.js';
 import { openSqliteStore } from './sqlite-store.js';
-import { newTask, tempDir } from './test-helpers.js';
+import { expectUpgradedFile, newTask, tempDir, writeOldSchemaFile } from './test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -42,37 +40,15 @@ const calls: CommandCallRecord[] = [
   call('b1', 'b', 'pending', 12),
 ];
 
-const snake = (k: string) => k.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`);
-
 /** A database file as a version-3 build left it: the first three checked-in migrations, the stamps, tasks and calls. */
 function writeV3File(file: string): void {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  for (const name of ['0000_init.sql', '0001_task_memory.sql', '0002_call_task_status.sql']) {
-    const text = readFileSync(path.join(migrationsFolder(), name), 'utf8');
-    for (const stmt of text.split('--> statement-breakpoint')) if (stmt.trim()) db.exec(stmt);
-  }
-  db.exec(
-    'CREATE TABLE "__drizzle_migrations" (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)',
-  );
-  const record = db.prepare('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)');
-  for (let v = 1; v <= 3; v++) record.run(`v${v}`, v);
-  const insert = (table: string, row: Record<string, unknown>) =>
-    db
-      .prepare(
-        `INSERT INTO ${table} (${Object.keys(row).map(snake).join(', ')}) VALUES (${Object.keys(row)
-          .map((k) => `@${k}`)
-          .join(', ')})`,
-      )
-      .run(row);
-  for (const t of tasks) {
-    insert('tasks', taskToRow(t));
-    insert('task_memory', { taskId: t.id, memory: JSON.stringify(t.memory) });
-  }
-  for (const c of calls) insert('command_calls', callToRow(c));
-  db.pragma(`application_id = ${APPLICATION_ID}`);
-  db.pragma('user_version = 3');
-  db.close();
+  writeOldSchemaFile(file, 3, (insert) => {
+    for (const t of tasks) {
+      insert('tasks', taskToRow(t));
+      insert('task_memory', { taskId: t.id, memory: JSON.stringify(t.memory) });
+    }
+    for (const c of calls) insert('command_calls', callToRow(c));
+  });
 }
 
 describe('a version-3 file (command_calls without sent_to)', () => {
@@ -99,22 +75,18 @@ describe('a version-3 file (command_calls without sent_to)', () => {
     expect(await store.getCommandCall('a2')).toMatchObject({ status: 'succeeded', sentTo: 'pc-7' });
     await store.close();
 
-    const db = new Database(file, { readonly: true });
-    expect(db.pragma('user_version', { simple: true })).toBe(5);
-    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: 5 });
-    const cols = db.prepare('PRAGMA table_info(command_calls)').all() as Array<{
-      name: string;
-      notnull: number;
-    }>;
-    expect(cols.find((c) => c.name === 'sent_to')).toMatchObject({ notnull: 0 });
-    expect(db.prepare('SELECT call_id, sent_to FROM command_calls ORDER BY created_at').all()).toEqual([
-      { call_id: 'a1', sent_to: null },
-      { call_id: 'a2', sent_to: 'pc-7' },
-      { call_id: 'b1', sent_to: null },
-    ]);
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    expect(db.pragma('foreign_key_check')).toEqual([]);
-    db.close();
+    expectUpgradedFile(file, (db) => {
+      const cols = db.prepare('PRAGMA table_info(command_calls)').all() as Array<{
+        name: string;
+        notnull: number;
+      }>;
+      expect(cols.find((c) => c.name === 'sent_to')).toMatchObject({ notnull: 0 });
+      expect(db.prepare('SELECT call_id, sent_to FROM command_calls ORDER BY created_at').all()).toEqual([
+        { call_id: 'a1', sent_to: null },
+        { call_id: 'a2', sent_to: 'pc-7' },
+        { call_id: 'b1', sent_to: null },
+      ]);
+    });
     const reader = openSqliteStore({ path: file, readonly: true });
     expect((await reader.getCommandCall('a2'))?.sentTo).toBe('pc-7');
     await reader.close();

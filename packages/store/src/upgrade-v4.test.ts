@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { StepRecord, Task } from '@ccagent/engine';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rowToStep, stepToRow, taskToRow } from './codec.js';
-import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from './migrate.js';
+import { SCHEMA_VERSION } from './migrate.js';
 import { openSqliteStore } from './sqlite-store.js';
-import { newTask, tempDir } from './test-helpers.js';
+import { expectUpgradedFile, newTask, tempDir, writeOldSchemaFile } from './test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -41,43 +39,16 @@ function records(from: number, n: number): Rec[] {
   return out;
 }
 
-const snake = (k: string) => k.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`);
-
 /** A database file as a version-4 build left it: the first four checked-in migrations, the stamps, a task and its steps. */
 function writeV4File(file: string, steps: Rec[]): void {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  for (const name of [
-    '0000_init.sql',
-    '0001_task_memory.sql',
-    '0002_call_task_status.sql',
-    '0003_call_sent_to.sql',
-  ]) {
-    const text = readFileSync(path.join(migrationsFolder(), name), 'utf8');
-    for (const stmt of text.split('--> statement-breakpoint')) if (stmt.trim()) db.exec(stmt);
-  }
-  db.exec(
-    'CREATE TABLE "__drizzle_migrations" (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)',
-  );
-  const record = db.prepare('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)');
-  for (let v = 1; v <= 4; v++) record.run(`v${v}`, v);
-  const insert = (table: string, row: Record<string, unknown>) =>
-    db
-      .prepare(
-        `INSERT INTO ${table} (${Object.keys(row).map(snake).join(', ')}) VALUES (${Object.keys(row)
-          .map((k) => `@${k}`)
-          .join(', ')})`,
-      )
-      .run(row);
-  insert('tasks', taskToRow({ ...task, counters: { ...task.counters, steps: steps.length } }));
-  insert('task_memory', { taskId: task.id, memory: JSON.stringify(task.memory) });
-  for (const [i, s] of steps.entries()) {
-    const { inputPacked: _none, ...row } = stepToRow(task.id, i + 1, s); // version 4 has no input_packed
-    insert('steps', row);
-  }
-  db.pragma(`application_id = ${APPLICATION_ID}`);
-  db.pragma('user_version = 4');
-  db.close();
+  writeOldSchemaFile(file, 4, (insert) => {
+    insert('tasks', taskToRow({ ...task, counters: { ...task.counters, steps: steps.length } }));
+    insert('task_memory', { taskId: task.id, memory: JSON.stringify(task.memory) });
+    for (const [i, s] of steps.entries()) {
+      const { inputPacked: _none, ...row } = stepToRow(task.id, i + 1, s); // version 4 has no input_packed
+      insert('steps', row);
+    }
+  });
 }
 
 describe('a version-4 file (model inputs stored whole)', () => {
@@ -105,37 +76,35 @@ describe('a version-4 file (model inputs stored whole)', () => {
     }
     await store.close();
 
-    const db = new Database(file, { readonly: true });
-    expect(db.pragma('user_version', { simple: true })).toBe(5);
-    expect(db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: 5 });
-    const rows = db
-      .prepare(
-        'SELECT seq, kind, input IS NOT NULL AS whole, input_packed IS NOT NULL AS packed FROM steps ORDER BY seq',
-      )
-      .all() as Array<{ seq: number; kind: string; whole: number; packed: number }>;
-    // Old model steps stay whole (no rewrite); the new ones are packed; steps without input have neither.
-    expect(rows.filter((r) => r.kind === 'native').map((r) => [r.seq, r.whole, r.packed])).toEqual([
-      [1, 1, 0],
-      [3, 1, 0],
-      [5, 1, 0],
-      [7, 1, 0],
-      [9, 1, 0],
-      [11, 1, 0],
-      [13, 0, 1],
-      [15, 0, 1],
-      [17, 0, 1],
-      [19, 0, 1],
-    ]);
-    expect(rows.filter((r) => r.kind !== 'native').every((r) => r.whole === 0 && r.packed === 0)).toBe(true);
-    // The system prompt the old steps hold whole is stored once for the new ones.
-    expect(
-      db
-        .prepare('SELECT count(*) AS n FROM step_messages WHERE body = ?')
-        .get(JSON.stringify({ role: 'system', content: SYSTEM })),
-    ).toEqual({ n: 1 });
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    expect(db.pragma('foreign_key_check')).toEqual([]);
-    db.close();
+    expectUpgradedFile(file, (db) => {
+      const rows = db
+        .prepare(
+          'SELECT seq, kind, input IS NOT NULL AS whole, input_packed IS NOT NULL AS packed FROM steps ORDER BY seq',
+        )
+        .all() as Array<{ seq: number; kind: string; whole: number; packed: number }>;
+      // Old model steps stay whole (no rewrite); the new ones are packed; steps without input have neither.
+      expect(rows.filter((r) => r.kind === 'native').map((r) => [r.seq, r.whole, r.packed])).toEqual([
+        [1, 1, 0],
+        [3, 1, 0],
+        [5, 1, 0],
+        [7, 1, 0],
+        [9, 1, 0],
+        [11, 1, 0],
+        [13, 0, 1],
+        [15, 0, 1],
+        [17, 0, 1],
+        [19, 0, 1],
+      ]);
+      expect(rows.filter((r) => r.kind !== 'native').every((r) => r.whole === 0 && r.packed === 0)).toBe(
+        true,
+      );
+      // The system prompt the old steps hold whole is stored once for the new ones.
+      expect(
+        db
+          .prepare('SELECT count(*) AS n FROM step_messages WHERE body = ?')
+          .get(JSON.stringify({ role: 'system', content: SYSTEM })),
+      ).toEqual({ n: 1 });
+    });
 
     const reader = openSqliteStore({ path: file, readonly: true });
     expect(await reader.getSteps('t')).toStrictEqual(expected);
