@@ -10,7 +10,14 @@ import path from 'node:path';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { jobPrompt, jobScript, MODEL } from './support/model.js';
-import { eventually, faultConfig, sleep, startServer, type Server } from './support/server.js';
+import {
+  eventually,
+  faultConfig,
+  sleep,
+  startServer,
+  taskDetail as detail,
+  type Server,
+} from './support/server.js';
 import { SimClient } from './support/sim-client.js';
 
 const GRACE_MS = 1500;
@@ -39,20 +46,6 @@ async function start(): Promise<Server> {
     ollamaUrl: fake.url,
   });
   return server;
-}
-
-interface Detail {
-  task: { status: string; result?: { message?: string } };
-  command_calls: Array<{
-    call_id: string;
-    status: string;
-    dispatch_count: number;
-    outcome?: { ok: boolean; error?: { code?: string; message: string } };
-  }>;
-}
-
-async function detail(s: Server, taskId: string): Promise<Detail> {
-  return (await (await s.http(`/api/tasks/${taskId}`)).json()) as Detail;
 }
 
 describe('a client dies mid-command', () => {

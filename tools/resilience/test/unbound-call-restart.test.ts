@@ -11,7 +11,14 @@ import path from 'node:path';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { jobPrompt, jobScript, MODEL } from './support/model.js';
-import { eventually, faultConfig, sleep, startServer, type Server } from './support/server.js';
+import {
+  eventually,
+  faultConfig,
+  sleep,
+  startServer,
+  taskDetail as detail,
+  type Server,
+} from './support/server.js';
 import { SimClient } from './support/sim-client.js';
 
 /** How long the second computer is watched for a call it must not get. */
@@ -48,20 +55,6 @@ function client(id: string, autoAnswer: boolean): SimClient {
   const c = new SimClient(id, { autoAnswer });
   clients.push(c);
   return c;
-}
-
-interface Detail {
-  task: { status: string; client_id: string | null; result?: { message?: string } };
-  command_calls: Array<{
-    call_id: string;
-    status: string;
-    dispatch_count: number;
-    outcome?: { ok: boolean; error?: { code?: string; message: string } };
-  }>;
-}
-
-async function detail(s: Server, taskId: string): Promise<Detail> {
-  return (await (await s.http(`/api/tasks/${taskId}`)).json()) as Detail;
 }
 
 /** A task bound to no client, over HTTP; resolves with its id. */

@@ -193,6 +193,22 @@ export function faultConfig(server: Record<string, unknown> = {}, extra: Record<
   };
 }
 
+/** What `GET /api/tasks/:id` returns, as far as the fault tests read it. */
+export interface TaskDetail {
+  task: { status: string; client_id: string | null; result?: { message?: string } };
+  command_calls: Array<{
+    call_id: string;
+    status: string;
+    dispatch_count: number;
+    outcome?: { ok: boolean; error?: { code?: string; message: string } };
+  }>;
+}
+
+/** A task and its command calls, read over the server's HTTP API. */
+export async function taskDetail(s: Server, taskId: string): Promise<TaskDetail> {
+  return (await (await s.http(`/api/tasks/${taskId}`)).json()) as TaskDetail;
+}
+
 /** Poll until `fn` returns a truthy value (bounded). */
 export async function eventually<T>(
   fn: () => Promise<T | undefined | false> | T | undefined | false,
