@@ -14,22 +14,15 @@ function open(url) {
 }
 
 /**
- * A simulated computer. Modes: `idle` (answers heartbeats only), `loop` (runs `bench_loop` tasks back to back and
- * answers every command_call at once, timestamping each step), `hold` (records command_calls, answers nothing).
+ * A simulated CC computer on a real `ws` socket: says hello with {@link BENCH_COMMANDS}, waits for the welcome, answers
+ * heartbeats, and hands every other server message to `onServerMessage(m, now)` (`now`: `performance.now()` when the
+ * message arrived, taken before parsing). Subclasses give the protocol; `onClosed()` runs when the socket closes.
  */
-export class BenchClient {
-  constructor(url, clientId, shared) {
+export class SimulatedComputer {
+  constructor(url, clientId) {
     this.url = `${url.replace(/^http/, 'ws')}/ws`;
     this.clientId = clientId;
-    this.shared = shared; // { measuring, samples: { cycle, modelCycle, ack } }
-    this.mode = 'idle';
     this.ws = undefined;
-    this.taskSeq = 0;
-    this.currentTask = undefined;
-    this.lastCall = undefined; // { taskId, at }
-    this.sentAt = new Map(); // call_id → when the result was sent
-    this.calls = new Map(); // call_id → times received (hold mode)
-    this.completed = 0;
     this.closed = false;
   }
 
@@ -40,6 +33,7 @@ export class BenchClient {
     ws.on('error', () => {});
     ws.on('close', () => {
       this.closed = true;
+      this.onClosed();
     });
     // One listener from the start: messages that arrive in the same read as the welcome (re-sent calls after a
     // restart) must not slip through between two listeners.
@@ -61,6 +55,51 @@ export class BenchClient {
 
   send(msg) {
     if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg));
+  }
+
+  onMessage(data) {
+    const now = performance.now();
+    const m = JSON.parse(data.toString());
+    if (this.onWelcome) {
+      const w = this.onWelcome;
+      this.onWelcome = undefined;
+      w(m);
+      return;
+    }
+    if (m.type === 'ping') {
+      this.send({ type: 'pong', ...(m.id !== undefined ? { id: m.id } : {}) });
+      return;
+    }
+    this.onServerMessage(m, now);
+  }
+
+  /** A server message other than the welcome and heartbeats. */
+  onServerMessage(_m, _now) {}
+
+  /** The socket closed. */
+  onClosed() {}
+
+  terminate() {
+    this.ws?.terminate();
+  }
+}
+
+/**
+ * A simulated computer for the round-trip benchmarks. Modes: `idle` (answers heartbeats only), `loop` (runs
+ * `bench_loop` tasks back to back and answers every command_call at once, timestamping each step), `hold` (records
+ * command_calls, answers nothing).
+ */
+export class BenchClient extends SimulatedComputer {
+  constructor(url, clientId, shared) {
+    super(url, clientId);
+    this.shared = shared; // { measuring, samples: { cycle, modelCycle, ack } }
+    this.mode = 'idle';
+    this.taskSeq = 0;
+    this.currentTask = undefined;
+    this.lastCall = undefined; // { taskId, at }
+    this.sentAt = new Map(); // call_id → when the result was sent
+    this.calls = new Map(); // call_id → times received (hold mode)
+    this.completed = 0;
   }
 
   /** Start running tasks back to back. */
@@ -85,19 +124,8 @@ export class BenchClient {
     });
   }
 
-  onMessage(data) {
-    const now = performance.now();
-    const m = JSON.parse(data.toString());
-    if (this.onWelcome) {
-      const w = this.onWelcome;
-      this.onWelcome = undefined;
-      w(m);
-      return;
-    }
+  onServerMessage(m, now) {
     switch (m.type) {
-      case 'ping':
-        this.send({ type: 'pong', ...(m.id !== undefined ? { id: m.id } : {}) });
-        return;
       case 'command_call': {
         if (this.mode === 'hold') {
           this.calls.set(m.call_id, (this.calls.get(m.call_id) ?? 0) + 1);
@@ -136,10 +164,6 @@ export class BenchClient {
         return;
       default:
     }
-  }
-
-  terminate() {
-    this.ws?.terminate();
   }
 }
 

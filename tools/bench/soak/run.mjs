@@ -33,9 +33,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import WebSocket from 'ws';
 import { startFakeOllama } from '@ccagent/testkit';
-import { BENCH_COMMANDS } from '../lib/bench-clients.mjs';
+import { SimulatedComputer } from '../lib/bench-clients.mjs';
 import { startOrchestrator } from '../lib/procs.mjs';
 import { fmt, printTable, sleep, summarize } from '../lib/stats.mjs';
 
@@ -124,9 +123,9 @@ fake.script(MODEL, (req) => {
  * One simulated computer: creates the task, answers every command_call at once (a `bytes` argument asks for a
  * result of that size) and timestamps each step. `calls` counts command_calls received (the task's tool calls).
  */
-class SoakClient {
+class SoakClient extends SimulatedComputer {
   constructor(url) {
-    this.url = `${url.replace(/^http/, 'ws')}/ws`;
+    super(url, 'soak-1');
     this.calls = 0;
     this.lastAt = undefined;
     this.samples = []; // [callIndex, ms, isModelStep]
@@ -135,50 +134,19 @@ class SoakClient {
     this.filler = 'abcdefghijklmnopqrstuvwxyz0123456789 '.repeat(600);
   }
 
-  async connect() {
-    const ws = new WebSocket(this.url, { perMessageDeflate: false });
-    this.ws = ws;
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    const welcomed = new Promise((resolve, reject) => {
-      this.onWelcome = (m) =>
-        m.type === 'welcome' ? resolve() : reject(new Error(`hello refused: ${JSON.stringify(m)}`));
-    });
-    ws.on('message', (d) => this.onMessage(d));
-    ws.send(
-      JSON.stringify({ type: 'hello', client_id: 'soak-1', protocol_version: 1, commands: BENCH_COMMANDS }),
-    );
-    await welcomed;
-  }
-
   createTask() {
-    this.ws.send(
-      JSON.stringify({
-        type: 'create_task',
-        request_id: 'soak-task',
-        task_kind: 'general_agent',
-        client_id: 'soak-1',
-        prompt: 'Keep working through the blocks; call noop for each one and report when all are done.',
-        allowed_commands: [],
-      }),
-    );
+    this.send({
+      type: 'create_task',
+      request_id: 'soak-task',
+      task_kind: 'general_agent',
+      client_id: this.clientId,
+      prompt: 'Keep working through the blocks; call noop for each one and report when all are done.',
+      allowed_commands: [],
+    });
   }
 
-  onMessage(data) {
-    const now = performance.now();
-    const m = JSON.parse(data.toString());
-    if (this.onWelcome) {
-      const w = this.onWelcome;
-      this.onWelcome = undefined;
-      w(m);
-      return;
-    }
+  onServerMessage(m, now) {
     switch (m.type) {
-      case 'ping':
-        this.ws.send(JSON.stringify({ type: 'pong', ...(m.id !== undefined ? { id: m.id } : {}) }));
-        return;
       case 'command_call': {
         if (this.lastAt !== undefined) this.samples.push([this.calls, now - this.lastAt, m.args?.i === 0]);
         this.lastAt = now;
@@ -187,15 +155,7 @@ class SoakClient {
         const result = bytes
           ? { ok: true, data: this.filler.repeat(Math.ceil(bytes / this.filler.length)).slice(0, bytes) }
           : { ok: true, block: m.args?.turn ?? 0 };
-        this.ws.send(
-          JSON.stringify({
-            type: 'command_result',
-            task_id: m.task_id,
-            call_id: m.call_id,
-            ok: true,
-            result,
-          }),
-        );
+        this.send({ type: 'command_result', task_id: m.task_id, call_id: m.call_id, ok: true, result });
         this.onCall?.(this.calls);
         return;
       }
@@ -208,6 +168,11 @@ class SoakClient {
         return;
       default:
     }
+  }
+
+  /** A connection lost mid-task ends the run with that outcome instead of waiting for the wall-clock cap. */
+  onClosed() {
+    this.finish({ type: 'connection_closed' });
   }
 }
 
@@ -322,7 +287,7 @@ try {
   snapshots.push(snapshot());
   if (HEAP_DIR) await sleep(5000); // let a snapshot being written finish
 } finally {
-  client?.ws?.terminate();
+  client?.terminate();
   await server.stop();
   await fake.close();
 }
