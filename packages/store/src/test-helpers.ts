@@ -2,10 +2,12 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { CommandCallRecord, Task } from '@ccagent/engine';
+import type { CommandCallRecord, JsonValue, Task } from '@ccagent/engine';
 import Database from 'better-sqlite3';
 import { expect } from 'vitest';
+import { callToRow, taskToRow } from './codec.js';
 import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from './migrate.js';
+import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
 
 /** A fresh temp dir and its cleanup. */
 export function tempDir(prefix = 'ccagent-store-'): { dir: string; cleanup: () => void } {
@@ -82,6 +84,73 @@ export function writeOldSchemaFile(file: string, version: number, fill: (insert:
   db.pragma(`application_id = ${APPLICATION_ID}`);
   db.pragma(`user_version = ${version}`);
   db.close();
+}
+
+/** Inserts a task as schema version 2 and later store it: its row in `tasks`, its memory in `task_memory`. */
+export function insertTask(insert: InsertRow, t: Task): void {
+  insert('tasks', taskToRow(t));
+  insert('task_memory', { taskId: t.id, memory: JSON.stringify(t.memory) });
+}
+
+/** A `fill` for {@link writeOldSchemaFile}: the tasks (as version 2 and later store them), then the command calls. */
+export function tasksAndCalls(tasks: Task[], calls: CommandCallRecord[]): (insert: InsertRow) => void {
+  return (insert) => {
+    for (const t of tasks) insertTask(insert, t);
+    for (const c of calls) insert('command_calls', callToRow(c));
+  };
+}
+
+/**
+ * A command call of `command` made at `createdAt` (args `{ n: createdAt }`, dispatched once); unless pending, it
+ * closed one ms later with the outcome `{ ok: true, result }`.
+ */
+export function callAt(
+  callId: string,
+  taskId: string,
+  status: CommandCallRecord['status'],
+  createdAt: number,
+  command: string,
+  result: JsonValue,
+): CommandCallRecord {
+  const c: CommandCallRecord = {
+    callId,
+    taskId,
+    command,
+    args: { n: createdAt },
+    timeoutMs: 5000,
+    status,
+    dispatchCount: 1,
+    createdAt,
+  };
+  if (status !== 'pending') {
+    c.outcome = { ok: true, result };
+    c.completedAt = createdAt + 1;
+  }
+  return c;
+}
+
+/**
+ * Writes `v<version>.db` in `dir` as a build of that schema version left it (see {@link writeOldSchemaFile}) and opens
+ * it with the current store, which migrates it.
+ */
+export function openUpgraded(
+  dir: string,
+  version: number,
+  fill: (insert: InsertRow) => void,
+): { file: string; store: SqliteStore } {
+  const file = path.join(dir, `v${version}.db`);
+  writeOldSchemaFile(file, version, fill);
+  return { file, store: openSqliteStore({ path: file }) };
+}
+
+/** Asserts that every task and command call reads back from `store` strictly equal to the record written. */
+export async function expectReadBack(
+  store: SqliteStore,
+  tasks: Task[],
+  calls: CommandCallRecord[] = [],
+): Promise<void> {
+  for (const c of calls) expect(await store.getCommandCall(c.callId), c.callId).toStrictEqual(c);
+  for (const t of tasks) expect(await store.getTask(t.id), t.id).toStrictEqual(t);
 }
 
 /**

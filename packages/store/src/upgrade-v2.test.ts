@@ -1,10 +1,15 @@
-import path from 'node:path';
 import type { CommandCallRecord, Task } from '@ccagent/engine';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { callToRow, taskToRow } from './codec.js';
 import { SCHEMA_VERSION } from './migrate.js';
-import { openSqliteStore } from './sqlite-store.js';
-import { expectUpgradedFile, newTask, tempDir, writeOldSchemaFile } from './test-helpers.js';
+import {
+  callAt,
+  expectReadBack,
+  expectUpgradedFile,
+  newTask,
+  openUpgraded,
+  tasksAndCalls,
+  tempDir,
+} from './test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -17,21 +22,7 @@ const tasks: Task[] = [
 ];
 
 function call(callId: string, taskId: string, status: CommandCallRecord['status'], createdAt: number) {
-  const c: CommandCallRecord = {
-    callId,
-    taskId,
-    command: 'turtle.forward',
-    args: { n: createdAt },
-    timeoutMs: 5000,
-    status,
-    dispatchCount: 1,
-    createdAt,
-  };
-  if (status !== 'pending') {
-    c.outcome = { ok: true, result: { moved: createdAt } };
-    c.completedAt = createdAt + 1;
-  }
-  return c;
+  return callAt(callId, taskId, status, createdAt, 'turtle.forward', { moved: createdAt });
 }
 
 const calls: CommandCallRecord[] = [
@@ -41,28 +32,15 @@ const calls: CommandCallRecord[] = [
   call('a3', 'a', 'failed', 13),
 ];
 
-/** A database file as a version-2 build left it: the first two checked-in migrations, the stamps, tasks and calls. */
-function writeV2File(file: string): void {
-  writeOldSchemaFile(file, 2, (insert) => {
-    for (const t of tasks) {
-      insert('tasks', taskToRow(t));
-      insert('task_memory', { taskId: t.id, memory: JSON.stringify(t.memory) });
-    }
-    for (const c of calls) insert('command_calls', callToRow(c));
-  });
-}
-
 describe('a version-2 file (command_calls indexed by task and by status apart)', () => {
   it('is migrated on open to one (task_id, status) index that the pending-calls query uses, with every call and task unchanged (guards against a migration that drops calls or leaves the engine query on a scan)', async () => {
-    const file = path.join(dir, 'v2.db');
-    writeV2File(file);
-    const store = openSqliteStore({ path: file });
+    // A file as a version-2 build left it: the first two checked-in migrations, the stamps, tasks and calls.
+    const { file, store } = openUpgraded(dir, 2, tasksAndCalls(tasks, calls));
     expect(SCHEMA_VERSION).toBe(5);
-    for (const c of calls) expect(await store.getCommandCall(c.callId), c.callId).toStrictEqual(c);
+    await expectReadBack(store, tasks, calls);
     expect(await store.listCommandCalls({ taskId: 'a', status: 'pending' })).toStrictEqual([calls[2]]);
     expect(await store.listCommandCalls({ taskId: 'a' })).toStrictEqual([calls[0], calls[2], calls[3]]);
     expect(await store.listCommandCalls({ status: 'pending' })).toStrictEqual([calls[1], calls[2]]);
-    for (const t of tasks) expect(await store.getTask(t.id), t.id).toStrictEqual(t);
     // It keeps working: a call closed by a commit is found by its new status.
     await store.commit({
       task: { ...(tasks[0] as Task), status: 'running', updatedAt: 20 },

@@ -1,10 +1,16 @@
-import path from 'node:path';
 import type { CommandCallRecord, Task } from '@ccagent/engine';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { callToRow, taskToRow } from './codec.js';
 import { SCHEMA_VERSION } from './migrate.js';
 import { openSqliteStore } from './sqlite-store.js';
-import { expectUpgradedFile, newTask, tempDir, writeOldSchemaFile } from './test-helpers.js';
+import {
+  callAt,
+  expectReadBack,
+  expectUpgradedFile,
+  newTask,
+  openUpgraded,
+  tasksAndCalls,
+  tempDir,
+} from './test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -17,21 +23,7 @@ const tasks: Task[] = [
 ];
 
 function call(callId: string, taskId: string, status: CommandCallRecord['status'], createdAt: number) {
-  const c: CommandCallRecord = {
-    callId,
-    taskId,
-    command: 'turtle.dig',
-    args: { n: createdAt },
-    timeoutMs: 5000,
-    status,
-    dispatchCount: 1,
-    createdAt,
-  };
-  if (status !== 'pending') {
-    c.outcome = { ok: true, result: { dug: createdAt } };
-    c.completedAt = createdAt + 1;
-  }
-  return c;
+  return callAt(callId, taskId, status, createdAt, 'turtle.dig', { dug: createdAt });
 }
 
 const calls: CommandCallRecord[] = [
@@ -40,26 +32,13 @@ const calls: CommandCallRecord[] = [
   call('b1', 'b', 'pending', 12),
 ];
 
-/** A database file as a version-3 build left it: the first three checked-in migrations, the stamps, tasks and calls. */
-function writeV3File(file: string): void {
-  writeOldSchemaFile(file, 3, (insert) => {
-    for (const t of tasks) {
-      insert('tasks', taskToRow(t));
-      insert('task_memory', { taskId: t.id, memory: JSON.stringify(t.memory) });
-    }
-    for (const c of calls) insert('command_calls', callToRow(c));
-  });
-}
-
 describe('a version-3 file (command_calls without sent_to)', () => {
   it('is migrated on open to a nullable sent_to column: every call and task reads back identical and unbound, and its pending calls can be bound and closed keeping the binding (guards against a migration that loses calls or leaves a file the new bindCall cannot write)', async () => {
-    const file = path.join(dir, 'v3.db');
-    writeV3File(file);
-    const store = openSqliteStore({ path: file });
+    // A file as a version-3 build left it: the first three checked-in migrations, the stamps, tasks and calls.
+    const { file, store } = openUpgraded(dir, 3, tasksAndCalls(tasks, calls));
     expect(SCHEMA_VERSION).toBe(5);
-    for (const c of calls) expect(await store.getCommandCall(c.callId), c.callId).toStrictEqual(c);
+    await expectReadBack(store, tasks, calls);
     expect(await store.listCommandCalls({ status: 'pending' })).toStrictEqual([calls[1], calls[2]]);
-    for (const t of tasks) expect(await store.getTask(t.id), t.id).toStrictEqual(t);
     // A call pending from before the upgrade is bound like a new one, and a commit closing it keeps the binding.
     expect((await store.bindCall('a2', 'pc-7')).sentTo).toBe('pc-7');
     await store.commit({
