@@ -10,14 +10,7 @@ import path from 'node:path';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { jobPrompt, jobScript, MODEL } from './support/model.js';
-import {
-  eventually,
-  faultConfig,
-  sleep,
-  startServer,
-  taskDetail as detail,
-  type Server,
-} from './support/server.js';
+import { eventually, faultConfig, sleep, startServer, taskDetail, type Server } from './support/server.js';
 import { SimClient } from './support/sim-client.js';
 
 const GRACE_MS = 1500;
@@ -71,7 +64,7 @@ describe('a client dies mid-command', () => {
     );
     c.answer(second);
     await c.waitFor('task_completed', { task_id: taskId });
-    const d = await detail(s, taskId);
+    const d = await taskDetail(s, taskId);
     expect(d.task).toMatchObject({ status: 'completed', result: { message: 'finished grace' } });
     // Every delivery counts: the re-send on reconnect is the call's second dispatch.
     expect(d.command_calls.map((x) => [x.call_id, x.status, x.dispatch_count])).toEqual([
@@ -96,9 +89,9 @@ describe('a client dies mid-command', () => {
     await c.next((m) => m.type === 'command_ack' && m.call_id === call.call_id, 5000, from);
     // Whether the task ended while it was away (replayed after welcome) or after it came back (live), the returning
     // client learns the outcome without subscribing.
-    await eventually(async () => (await detail(s, taskId)).task.status === 'completed', 10_000);
+    await eventually(async () => (await taskDetail(s, taskId)).task.status === 'completed', 10_000);
     await c.next((m) => m.type === 'task_completed' && m.task_id === taskId, 5000, from);
-    const d = await detail(s, taskId);
+    const d = await taskDetail(s, taskId);
     expect(d.command_calls).toEqual([
       expect.objectContaining({ call_id: call.call_id, status: 'succeeded' }),
     ]);
@@ -117,7 +110,7 @@ describe('a client dies mid-command', () => {
     // The task must reach an end on its own, bounded by grace + a model step.
     const d = await eventually(
       async () => {
-        const x = await detail(s, taskId);
+        const x = await taskDetail(s, taskId);
         return ['completed', 'failed'].includes(x.task.status) ? x : undefined;
       },
       GRACE_MS + 10_000,
@@ -138,7 +131,7 @@ describe('a client dies mid-command', () => {
     expect(c.messages.slice(from).some((m) => m.type === 'command_call' && m.call_id === call.call_id)).toBe(
       false,
     );
-    expect((await detail(s, taskId)).command_calls.find((x) => x.call_id === call.call_id)?.status).toBe(
+    expect((await taskDetail(s, taskId)).command_calls.find((x) => x.call_id === call.call_id)?.status).toBe(
       'failed',
     );
     expect(s.alive()).toBe(true);

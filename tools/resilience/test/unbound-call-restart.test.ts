@@ -11,14 +11,7 @@ import path from 'node:path';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { jobPrompt, jobScript, MODEL } from './support/model.js';
-import {
-  eventually,
-  faultConfig,
-  sleep,
-  startServer,
-  taskDetail as detail,
-  type Server,
-} from './support/server.js';
+import { eventually, faultConfig, sleep, startServer, taskDetail, type Server } from './support/server.js';
 import { SimClient } from './support/sim-client.js';
 
 /** How long the second computer is watched for a call it must not get. */
@@ -107,7 +100,7 @@ describe('a call of a task bound to no client, across kill -9', () => {
     await a.next((m) => m.type === 'command_ack' && m.call_id === callId, 10_000, from);
     const d = await eventually(
       async () => {
-        const x = await detail(s2, taskId);
+        const x = await taskDetail(s2, taskId);
         return x.task.status === 'completed' ? x : undefined;
       },
       15_000,
@@ -129,7 +122,7 @@ describe('a call of a task bound to no client, across kill -9', () => {
     await b.connect(s2.url); // A never comes back
     const d = await eventually(
       async () => {
-        const x = await detail(s2, taskId);
+        const x = await taskDetail(s2, taskId);
         return x.task.status === 'completed' ? x : undefined;
       },
       GRACE_MS + 15_000,
