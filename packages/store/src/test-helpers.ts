@@ -53,11 +53,17 @@ export const foreignCall: CommandCallRecord = {
 export type InsertRow = (table: string, row: Record<string, unknown>) => void;
 
 /**
- * Writes a database file as a build of schema `version` left it: the first `version` checked-in migrations, drizzle's
- * bookkeeping rows (`v1`..`v<version>`), the stamps (application id, `user_version = version`), and the rows `fill`
- * inserts. An upgrade test opens it with the current store and checks what the newer migrations did.
+ * The rows of an old file: a function inserting them, or tasks (as schema version 2 and later store them, see
+ * {@link insertTask}) and their command calls.
  */
-export function writeOldSchemaFile(file: string, version: number, fill: (insert: InsertRow) => void): void {
+export type OldRows = ((insert: InsertRow) => void) | { tasks: Task[]; calls: CommandCallRecord[] };
+
+/**
+ * Writes a database file as a build of schema `version` left it: the first `version` checked-in migrations, drizzle's
+ * bookkeeping rows (`v1`..`v<version>`), the stamps (application id, `user_version = version`), and `rows`. An
+ * upgrade test opens it with the current store and checks what the newer migrations did.
+ */
+export function writeOldSchemaFile(file: string, version: number, rows: OldRows): void {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   const names = readdirSync(migrationsFolder())
@@ -75,6 +81,7 @@ export function writeOldSchemaFile(file: string, version: number, fill: (insert:
   const record = db.prepare('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)');
   for (let v = 1; v <= version; v++) record.run(`v${v}`, v);
   const snake = (k: string) => k.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`);
+  const fill = typeof rows === 'function' ? rows : tasksAndCalls(rows.tasks, rows.calls);
   fill((table, row) => {
     const keys = Object.keys(row);
     db.prepare(
@@ -92,8 +99,8 @@ export function insertTask(insert: InsertRow, t: Task): void {
   insert('task_memory', { taskId: t.id, memory: JSON.stringify(t.memory) });
 }
 
-/** A `fill` for {@link writeOldSchemaFile}: the tasks (as version 2 and later store them), then the command calls. */
-export function tasksAndCalls(tasks: Task[], calls: CommandCallRecord[]): (insert: InsertRow) => void {
+/** Inserts the tasks (as version 2 and later store them), then the command calls. */
+function tasksAndCalls(tasks: Task[], calls: CommandCallRecord[]): (insert: InsertRow) => void {
   return (insert) => {
     for (const t of tasks) insertTask(insert, t);
     for (const c of calls) insert('command_calls', callToRow(c));
@@ -133,13 +140,13 @@ export function callAt(
  * Writes `v<version>.db` in `dir` as a build of that schema version left it (see {@link writeOldSchemaFile}) and opens
  * it with the current store, which migrates it.
  */
-export function openUpgraded(
+export function openOldFile(
   dir: string,
   version: number,
-  fill: (insert: InsertRow) => void,
+  rows: OldRows,
 ): { file: string; store: SqliteStore } {
   const file = path.join(dir, `v${version}.db`);
-  writeOldSchemaFile(file, version, fill);
+  writeOldSchemaFile(file, version, rows);
   return { file, store: openSqliteStore({ path: file }) };
 }
 

@@ -6,15 +6,7 @@ import { enc, taskToRow } from './codec.js';
 import { SCHEMA_VERSION } from './migrate.js';
 import { openSqliteStore } from './sqlite-store.js';
 import { isStoreError } from './store-error.js';
-import {
-  expectReadBack,
-  expectUpgradedFile,
-  type InsertRow,
-  newTask,
-  openUpgraded,
-  tempDir,
-  writeOldSchemaFile,
-} from './test-helpers.js';
+import { expectReadBack, expectUpgradedFile, newTask, tempDir, writeOldSchemaFile } from './test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -44,16 +36,20 @@ const tasks: Task[] = [
 ];
 
 /**
- * The rows of a version-1 file (with the checked-in first migration, drizzle's bookkeeping row and the stamps, see
- * writeOldSchemaFile): task rows with the memory in `tasks.memory`.
+ * A database file exactly as a version-1 build made it: the checked-in first migration, drizzle's bookkeeping row,
+ * the stamps, and task rows with the memory in `tasks.memory`.
  */
-function fillV1(insert: InsertRow): void {
-  for (const t of tasks) insert('tasks', { ...taskToRow(t), memory: enc(t.memory) });
+function writeV1File(file: string): void {
+  writeOldSchemaFile(file, 1, (insert) => {
+    for (const t of tasks) insert('tasks', { ...taskToRow(t), memory: enc(t.memory) });
+  });
 }
 
 describe('a version-1 file (memory in tasks.memory)', () => {
   it('is migrated on open: every task reads back identical, the memory moved to task_memory, user_version current (guards against a migration that loses or mangles memories)', async () => {
-    const { file, store } = openUpgraded(dir, 1, fillV1);
+    const file = path.join(dir, 'v1.db');
+    writeV1File(file);
+    const store = openSqliteStore({ path: file });
     expect(SCHEMA_VERSION).toBe(5);
     await expectReadBack(store, tasks);
     expect(await store.listTasks()).toStrictEqual(tasks);
@@ -78,7 +74,7 @@ describe('a version-1 file (memory in tasks.memory)', () => {
 
   it('opened read-only before any migration is schema_outdated and left untouched (guards against the CLI reading a file it cannot understand)', () => {
     const file = path.join(dir, 'v1.db');
-    writeOldSchemaFile(file, 1, fillV1);
+    writeV1File(file);
     const before = readFileSync(file);
     let err: unknown;
     try {

@@ -1,15 +1,7 @@
 import type { CommandCallRecord, Task } from '@ccagent/engine';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from './migrate.js';
-import {
-  callAt,
-  expectReadBack,
-  expectUpgradedFile,
-  newTask,
-  openUpgraded,
-  tasksAndCalls,
-  tempDir,
-} from './test-helpers.js';
+import { callAt, expectReadBack, expectUpgradedFile, newTask, openOldFile, tempDir } from './test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -35,7 +27,7 @@ const calls: CommandCallRecord[] = [
 describe('a version-2 file (command_calls indexed by task and by status apart)', () => {
   it('is migrated on open to one (task_id, status) index that the pending-calls query uses, with every call and task unchanged (guards against a migration that drops calls or leaves the engine query on a scan)', async () => {
     // A file as a version-2 build left it: the first two checked-in migrations, the stamps, tasks and calls.
-    const { file, store } = openUpgraded(dir, 2, tasksAndCalls(tasks, calls));
+    const { file, store } = openOldFile(dir, 2, { tasks, calls });
     expect(SCHEMA_VERSION).toBe(5);
     await expectReadBack(store, tasks, calls);
     expect(await store.listCommandCalls({ taskId: 'a', status: 'pending' })).toStrictEqual([calls[2]]);

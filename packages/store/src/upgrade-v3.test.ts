@@ -2,15 +2,7 @@ import type { CommandCallRecord, Task } from '@ccagent/engine';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from './migrate.js';
 import { openSqliteStore } from './sqlite-store.js';
-import {
-  callAt,
-  expectReadBack,
-  expectUpgradedFile,
-  newTask,
-  openUpgraded,
-  tasksAndCalls,
-  tempDir,
-} from './test-helpers.js';
+import { callAt, expectReadBack, expectUpgradedFile, newTask, openOldFile, tempDir } from './test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -35,7 +27,7 @@ const calls: CommandCallRecord[] = [
 describe('a version-3 file (command_calls without sent_to)', () => {
   it('is migrated on open to a nullable sent_to column: every call and task reads back identical and unbound, and its pending calls can be bound and closed keeping the binding (guards against a migration that loses calls or leaves a file the new bindCall cannot write)', async () => {
     // A file as a version-3 build left it: the first three checked-in migrations, the stamps, tasks and calls.
-    const { file, store } = openUpgraded(dir, 3, tasksAndCalls(tasks, calls));
+    const { file, store } = openOldFile(dir, 3, { tasks, calls });
     expect(SCHEMA_VERSION).toBe(5);
     await expectReadBack(store, tasks, calls);
     expect(await store.listCommandCalls({ status: 'pending' })).toStrictEqual([calls[1], calls[2]]);

@@ -3,14 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rowToStep, stepToRow } from './codec.js';
 import { SCHEMA_VERSION } from './migrate.js';
 import { openSqliteStore } from './sqlite-store.js';
-import {
-  expectUpgradedFile,
-  insertTask,
-  type InsertRow,
-  newTask,
-  openUpgraded,
-  tempDir,
-} from './test-helpers.js';
+import { expectUpgradedFile, insertTask, newTask, openOldFile, tempDir } from './test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -45,24 +38,17 @@ function records(from: number, n: number): Rec[] {
   return out;
 }
 
-/**
- * The rows of a version-4 file (with the first four checked-in migrations and the stamps, see writeOldSchemaFile): a
- * task and its steps.
- */
-function fillV4(steps: Rec[]): (insert: InsertRow) => void {
-  return (insert) => {
-    insertTask(insert, { ...task, counters: { ...task.counters, steps: steps.length } });
-    for (const [i, s] of steps.entries()) {
-      const { inputPacked: _none, ...row } = stepToRow(task.id, i + 1, s); // version 4 has no input_packed
-      insert('steps', row);
-    }
-  };
-}
-
 describe('a version-4 file (model inputs stored whole)', () => {
   it('is migrated on open without rewriting its steps: they read back identical (whole, as before), new model steps are packed, and a page mixing both reads back exact on the writer and a read-only reader (guards against a migration that loses or changes what a model saw)', async () => {
     const old = records(0, 6);
-    const { file, store } = openUpgraded(dir, 4, fillV4(old));
+    // A file as a version-4 build left it: the first four checked-in migrations, the stamps, a task and its steps.
+    const { file, store } = openOldFile(dir, 4, (insert) => {
+      insertTask(insert, { ...task, counters: { ...task.counters, steps: old.length } });
+      for (const [i, s] of old.entries()) {
+        const { inputPacked: _none, ...row } = stepToRow(task.id, i + 1, s); // version 4 has no input_packed
+        insert('steps', row);
+      }
+    });
     expect(SCHEMA_VERSION).toBe(5);
     const expectedOld = old.map((s, i) => rowToStep(stepToRow('t', i + 1, s)));
     expect(await store.getSteps('t')).toStrictEqual(expectedOld);
