@@ -29,10 +29,9 @@
 //    spawn of the new process to every call re-sent to its reconnected client and every model call re-issued.
 //    Raw baseline: spawning a bare Node HTTP server until it listens, plus a raw SELECT + JSON.parse of the same rows.
 // Prints tables and writes tools/bench/results/orchestrator.json.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
@@ -40,9 +39,9 @@ import { openSqliteStore } from '@ccagent/store';
 import { startFakeOllama } from '@ccagent/testkit';
 import { BenchClient, connectAll, EchoClient } from '../lib/bench-clients.mjs';
 import { openFilesLimit, spawnNode, startEcho, startOrchestrator } from '../lib/procs.mjs';
+import { machineInfo, writeResults } from '../lib/results.mjs';
 import { fmt, printTable, sleep, summarize } from '../lib/stats.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: flags } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -69,14 +68,7 @@ const results = {
   benchmark: 'orchestrator',
   date: new Date().toISOString(),
   quick: QUICK,
-  machine: {
-    cpus: os.cpus().length,
-    cpuModel: os.cpus()[0]?.model,
-    memGiB: +(os.totalmem() / 2 ** 30).toFixed(1),
-    node: process.version,
-    platform: `${process.platform} ${os.release()}`,
-    openFiles: openFilesLimit(),
-  },
+  machine: { ...machineInfo(), openFiles: openFilesLimit() },
 };
 
 const config = (server = {}) => ({
@@ -132,10 +124,7 @@ try {
   rmSync(tmp, { recursive: true, force: true });
 }
 
-const outDir = path.join(here, '..', 'results');
-mkdirSync(outDir, { recursive: true });
-writeFileSync(path.join(outDir, 'orchestrator.json'), `${JSON.stringify(results, null, 2)}\n`);
-console.log(`\nwrote ${path.relative(process.cwd(), path.join(outDir, 'orchestrator.json'))}`);
+writeResults('orchestrator', results);
 
 // ------------------------------------------------------------------------------------------------ 1 + 2
 

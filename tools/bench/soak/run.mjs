@@ -27,18 +27,17 @@
 // with tools/bench/lib/cpuprofile-top.mjs). --heap-snapshots DIR writes a heap snapshot of the server (SIGUSR2,
 // `--heapsnapshot-signal`) at the end of the 1st and the 9th decile (open both in Chrome DevTools, "Comparison").
 // Writes tools/bench/results/soak.json.
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startFakeOllama } from '@ccagent/testkit';
 import { SimulatedComputer } from '../lib/bench-clients.mjs';
 import { startOrchestrator } from '../lib/procs.mjs';
+import { machineInfo, writeResults } from '../lib/results.mjs';
 import { fmt, printTable, sleep, summarize } from '../lib/stats.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: flags } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -417,13 +416,7 @@ const results = {
   benchmark: 'soak',
   date: new Date().toISOString(),
   quick: QUICK,
-  machine: {
-    cpus: os.cpus().length,
-    cpuModel: os.cpus()[0]?.model,
-    memGiB: +(os.totalmem() / 2 ** 30).toFixed(1),
-    node: process.version,
-    platform: `${process.platform} ${os.release()}`,
-  },
+  machine: machineInfo(),
   durability: DURABILITY,
   targetToolCalls: TARGET_STEPS,
   toolCalls: callsDone,
@@ -437,8 +430,5 @@ const results = {
   drift,
 };
 rmSync(tmp, { recursive: true, force: true });
-const outDir = path.join(here, '..', 'results');
-mkdirSync(outDir, { recursive: true });
-writeFileSync(path.join(outDir, 'soak.json'), `${JSON.stringify(results, null, 2)}\n`);
-console.log(`\nwrote ${path.relative(process.cwd(), path.join(outDir, 'soak.json'))}`);
+writeResults('soak', results);
 process.exitCode = outcome?.type === 'task_completed' ? 0 : 1;
