@@ -397,20 +397,14 @@ printTable(
 console.log(
   `\ntask ${outcome?.type ?? 'unknown'}${outcome?.type === 'task_failed' ? ` (${JSON.stringify(outcome.error ?? outcome)})` : ''}; wall ${(wallMs / 1000).toFixed(0)} s; ${state.modelRequests} model requests; server RSS max ${fmt(mib(rssMaxKiB.v * 1024), 0)} MiB`,
 );
-if (CPU_PROF)
-  console.log(
-    `cpu profile: ${readdirSync(CPU_PROF)
-      .filter((f) => f.endsWith('.cpuprofile'))
-      .map((f) => path.join(CPU_PROF, f))
-      .join(', ')}`,
-  );
-if (HEAP_DIR)
-  console.log(
-    `heap snapshots: ${readdirSync(HEAP_DIR)
-      .filter((f) => f.endsWith('.heapsnapshot'))
-      .map((f) => path.join(HEAP_DIR, f))
-      .join(', ')}`,
-  );
+/** The paths of the files in `dir` whose names end with `ext`, comma-separated. */
+const filesIn = (dir, ext) =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith(ext))
+    .map((f) => path.join(dir, f))
+    .join(', ');
+if (CPU_PROF) console.log(`cpu profile: ${filesIn(CPU_PROF, '.cpuprofile')}`);
+if (HEAP_DIR) console.log(`heap snapshots: ${filesIn(HEAP_DIR, '.heapsnapshot')}`);
 
 const results = {
   benchmark: 'soak',
