@@ -819,6 +819,7 @@ export class Engine {
               args: call.args,
               timeoutMs: call.timeoutMs,
               attempt: call.dispatchCount,
+              sentTo: call.sentTo,
               signal,
             }),
           );

@@ -52,6 +52,11 @@ export interface ToolCallRequest {
   /** 1 on first dispatch, >1 when re-dispatched after recovery. */
   attempt: number;
   /**
+   * For a task bound to no client: the client the call was recorded as sent to (`TaskStore.bindCall`) before this
+   * dispatch — set when a call is re-dispatched after a restart, from the stored call row.
+   */
+  sentTo?: string | undefined;
+  /**
    * Aborted on timeout, task cancellation and engine stop — not when the call's outcome is recorded (its `execute`
    * promise settling, or `Engine.resolveCommand`): an executor whose `execute` leaves the result to `resolveCommand`
    * releases what it holds for the call once that resolves.

@@ -31,11 +31,11 @@ interface PendingCall {
    */
   recorded: boolean;
   /**
-   * A store operation about the call's client is running (recording the client chosen for it, or reading the one
-   * recorded before a restart): the call is neither sent nor routed elsewhere until it ends. Never rejects.
+   * The store is recording the client chosen for the call: the call is neither sent nor routed elsewhere until
+   * that ends. Never rejects.
    */
   storeOp: Promise<void> | undefined;
-  /** Retry of a failed store operation (backoff in `retryMs`). */
+  /** Retry of a failed recording (backoff in `retryMs`). */
   retryTimer: TimerHandle | undefined;
   retryMs: number;
   /** Client the call was last sent to (a result is accepted only from it). */
@@ -72,7 +72,7 @@ export interface WsToolExecutorOptions {
 }
 
 const RECENT_LIMIT = 10_000;
-/** Backoff of a failed store operation about a call's client (recording it, reading it back), ms. */
+/** Backoff of a failed recording of the client a call goes to, ms. */
 const STORE_RETRY_MIN_MS = 50;
 const STORE_RETRY_MAX_MS = 2000;
 
@@ -146,8 +146,9 @@ export class WsToolExecutor implements ToolExecutor {
     return new Promise<CommandOutcome>((resolve) => {
       const p: PendingCall = {
         request: call,
-        target: call.clientId ?? undefined,
-        recorded: call.clientId !== null,
+        // An unbound task's call re-dispatched after a restart carries the client it was recorded as sent to.
+        target: call.clientId ?? call.sentTo,
+        recorded: call.clientId !== null || call.sentTo !== undefined,
         storeOp: undefined,
         retryTimer: undefined,
         retryMs: 0,
@@ -171,10 +172,7 @@ export class WsToolExecutor implements ToolExecutor {
       p.settle = finish;
       call.signal.addEventListener('abort', onAbort, { once: true });
       this.pending.set(call.callId, p);
-      // A call of an unbound task dispatched again (attempt > 1: the engine re-dispatches only after a restart) may
-      // have been sent to a client before: read where, before routing it anywhere.
-      if (call.clientId === null && call.attempt > 1) this.lookUpClient(p);
-      else this.route(p);
+      this.route(p);
     });
   }
 
@@ -233,7 +231,7 @@ export class WsToolExecutor implements ToolExecutor {
     const { call_id: callId, task_id: taskId } = msg;
     let p = this.pending.get(callId);
     if (p?.storeOp) {
-      // Where the call goes is being recorded or read back (after a restart): judge the result once it is known.
+      // Where the call goes is being recorded: judge the result once it is known.
       await p.storeOp;
       p = this.pending.get(callId);
     }
@@ -446,44 +444,16 @@ export class WsToolExecutor implements ToolExecutor {
           { err, task_id: taskId, call_id: callId, client_id: chosen },
           'command_call not sent: the client it goes to could not be recorded; retrying',
         );
-        this.retryLater(p, () => this.route(p));
+        this.retryLater(p);
       },
     );
   }
 
-  /**
-   * A call of an unbound task dispatched again after a restart: read the client it was sent to before (if any) and
-   * route it there only; a call never sent is free for any client that offers the command.
-   */
-  private lookUpClient(p: PendingCall): void {
-    const { taskId, callId } = p.request;
-    p.storeOp = this.opts.store.getCommandCall(callId).then(
-      (stored) => {
-        p.storeOp = undefined;
-        if (!this.isOpen(p)) return;
-        if (stored?.sentTo !== undefined) {
-          p.target = stored.sentTo;
-          p.recorded = true;
-        }
-        this.route(p);
-      },
-      (err: unknown) => {
-        p.storeOp = undefined;
-        if (!this.isOpen(p)) return;
-        this.opts.logger.warn(
-          { err, task_id: taskId, call_id: callId },
-          'command_call not sent: the client it was sent to before could not be read; retrying',
-        );
-        this.retryLater(p, () => this.lookUpClient(p));
-      },
-    );
-  }
-
-  private retryLater(p: PendingCall, again: () => void): void {
+  private retryLater(p: PendingCall): void {
     p.retryMs = Math.min(STORE_RETRY_MAX_MS, p.retryMs === 0 ? STORE_RETRY_MIN_MS : p.retryMs * 2);
     p.retryTimer = this.opts.clock.setTimeout(() => {
       p.retryTimer = undefined;
-      if (this.isOpen(p) && !p.storeOp) again();
+      if (this.isOpen(p) && !p.storeOp) this.route(p);
     }, p.retryMs);
   }
 
@@ -534,7 +504,7 @@ export class WsToolExecutor implements ToolExecutor {
           this.opts.logger.warn({ err, call_id: request.callId }, 'redelivery not counted'),
         )
         .then(() => {
-          if (this.pending.get(request.callId) !== p || p.resolving || p.sentConn !== conn.serial) return;
+          if (!this.isOpen(p) || p.sentConn !== conn.serial) return;
           this.transmit(p, conn, entry.clientId);
         });
       return;
