@@ -118,12 +118,15 @@ export const DEFAULT_MEMORY_LAYOUT: MemoryLayout = {
   order: 'stable',
 };
 
+/** Characters per token of {@link estimateTokens} (also how the native loop turns its token budget into characters). */
+export const CHARS_PER_TOKEN = 4;
+
 /**
- * Token estimate used for the budget: one token per 4 characters, rounded up. Crude but monotonic and
- * tokenizer-free; Llama/Qwen tokenizers average 3.5–4.5 characters per token on code and English.
+ * Token estimate used for the budget: one token per {@link CHARS_PER_TOKEN} characters, rounded up. Crude but
+ * monotonic and tokenizer-free; Llama/Qwen tokenizers average 3.5–4.5 characters per token on code and English.
  */
 export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
+  return Math.ceil(text.length / CHARS_PER_TOKEN);
 }
 
 /**

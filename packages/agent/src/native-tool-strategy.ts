@@ -11,6 +11,7 @@ import type { ChatMessage, ToolDefinition } from '@ccagent/ollama';
 import { z } from 'zod';
 import { AgentError } from './agent-error.js';
 import { MemoryValidationCache } from './memory-cache.js';
+import { CHARS_PER_TOKEN } from './memory.js';
 import { callModel, type ModelRole } from './model-call.js';
 import { loadPrompt } from './prompts.js';
 
@@ -365,8 +366,9 @@ function conversation(
 /**
  * The native tool-calling strategy: the model gets the task and Ollama `tools` built from the commands' JSON
  * Schemas, and each engine step either dispatches one requested tool call or asks the model again with the results
- * so far (as many of the most recent ones as fit `contextTokens`); it ends when the model answers without tool calls, or fails after `maxIterations` model calls. An unknown
- * tool is answered with an error message and the loop continues; a failing tool's error is its result.
+ * so far (as many of the most recent ones as fit `contextTokens`); it ends when the model answers without tool calls,
+ * or fails after `maxIterations` model calls. An unknown tool is answered with an error message and the loop
+ * continues; a failing tool's error is its result.
  */
 export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy {
   const maxIterations = opts.maxIterations ?? DEFAULT_MAX_ITERATIONS;
@@ -388,8 +390,11 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
   if (!Number.isInteger(chunkTurns) || chunkTurns < 1) {
     throw new AgentError('invalid_config', 'windowChunkTurns must be an integer ≥ 1');
   }
-  // estimateTokens counts one token per 4 characters.
-  const limits: WindowLimits = { budgetChars: contextTokens * 4, chunkTurns, maxResultChars: maxChars };
+  const limits: WindowLimits = {
+    budgetChars: contextTokens * CHARS_PER_TOKEN,
+    chunkTurns,
+    maxResultChars: maxChars,
+  };
   const prompt = loadPrompt('native-system');
   const system = opts.systemPrompt?.trim() ? opts.systemPrompt.trim() : prompt.text;
 
