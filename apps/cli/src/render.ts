@@ -256,7 +256,7 @@ function renderInput(
   if (options !== undefined) facts.push(`options ${JSON.stringify(options)}`);
   if (format !== undefined) facts.push(format === 'json' ? 'format json' : 'format: JSON schema');
   if (Array.isArray(tools)) {
-    const names = tools.map((t) => (isRec(t) && isRec(t.function) ? String(t.function.name) : '?'));
+    const names = tools.map(toolName);
     facts.push(`tools ${names.join(', ')}`);
   }
   for (const [k, v] of Object.entries(rest)) facts.push(`${k} ${JSON.stringify(v)}`);
@@ -276,6 +276,17 @@ function renderInput(
   if (format !== undefined && format !== 'json' && opts.full)
     section('format (JSON schema)', asText(format), 'dim', 6);
   if (Array.isArray(tools) && opts.full) section('tool definitions', asText(tools), 'dim', 6);
+}
+
+/**
+ * A tool's name as a step record holds it: the agent stores `{name, description, parameters}` (the ChatModel shape);
+ * a record written in Ollama's wire shape has it under `function.name`.
+ */
+function toolName(t: unknown): string {
+  if (!isRec(t)) return '?';
+  if (typeof t.name === 'string') return t.name;
+  if (isRec(t.function) && typeof t.function.name === 'string') return t.function.name;
+  return '?';
 }
 
 function renderOutput(

@@ -7,10 +7,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { writeFixtureDb } from './fixture-db.js';
+import { writeNativeFixtureDb } from './native-fixture-db.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     fixtureDb: string;
+    /** A database with one native tool-calling task (see native-fixture-db.ts). */
+    nativeFixtureDb: string;
   }
 }
 
@@ -21,7 +24,12 @@ export default async function setup(project: TestProject): Promise<() => void> {
   if (keep) for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
   await writeFixtureDb(file);
   project.provide('fixtureDb', file);
+  const nativeDir = mkdtempSync(path.join(tmpdir(), 'ccagent-cli-native-'));
+  const nativeFile = path.join(nativeDir, 'native.db');
+  await writeNativeFixtureDb(nativeFile);
+  project.provide('nativeFixtureDb', nativeFile);
   return () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
+    rmSync(nativeDir, { recursive: true, force: true });
   };
 }
