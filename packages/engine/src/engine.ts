@@ -18,6 +18,7 @@ import type {
   ToolExecutor,
 } from './ports.js';
 import { assertTransition, isTerminalStatus } from './task-state-machine.js';
+import { finishMessage } from './finish-message.js';
 import type {
   CommandCallRecord,
   CommandDescriptor,
@@ -273,6 +274,7 @@ export class Engine {
       assertTransition(current.status, 'cancelled', taskId);
       const now = this.clock.now();
       const next: Task = { ...current, status: 'cancelled', updatedAt: now };
+      next.progressMessage = finishMessage(next, reason);
       const pending = await this.store.listCommandCalls({ taskId, status: 'pending' });
       const change: TaskCommit = {
         task: next,
@@ -667,6 +669,7 @@ export class Engine {
                 decision,
                 history,
               );
+              base.progressMessage = finishMessage(base);
               change.history = [{ type: 'fail', error: base.error, step, at: now }];
               break;
             }
@@ -730,11 +733,13 @@ export class Engine {
           case 'complete':
             base.status = assertTransition('running', 'completed', taskId);
             base.result = decision.result;
+            base.progressMessage = decision.message ?? finishMessage(base);
             change.history = [{ type: 'complete', result: decision.result, step, at: now }];
             break;
           case 'fail':
             base.status = assertTransition('running', 'failed', taskId);
             base.error = decision.error;
+            base.progressMessage = decision.message ?? finishMessage(base);
             change.history = [{ type: 'fail', error: decision.error, step, at: now }];
             break;
           case 'continue':
@@ -998,6 +1003,7 @@ export class Engine {
         error,
         updatedAt: now,
       };
+      next.progressMessage = finishMessage(next);
       const change: TaskCommit = {
         task: next,
         expectedStatus: current.status,
