@@ -504,7 +504,11 @@ end
 function Client:_resume(call_id, entry, ...)
     local ok, a, b = coroutine.resume(entry.co, ...)
     if not self.running[call_id] then return end -- finished meanwhile (timeout)
-    if not ok then
+    if entry.cancelled then
+        -- Cancelled: whatever the handler did with the terminate, the answer is the cancellation, sent once. A
+        -- handler that swallowed the terminate (os.pullEventRaw) is never resumed again, so nothing of it runs on.
+        self:_finish(call_id, entry.task_id, false, { code = "cancelled", message = entry.cancelled })
+    elseif not ok then
         self:_finish(call_id, entry.task_id, false, traceback(a))
     elseif coroutine.status(entry.co) == "dead" then
         if a then self:_finish(call_id, entry.task_id, true, b) else self:_finish(call_id, entry.task_id, false, b) end
@@ -568,6 +572,20 @@ end
 function handlers.pong() end
 
 function handlers.command_call(self, msg) self:_on_command_call(msg) end
+
+-- The server stopped waiting for a call (its task was cancelled or failed, or it timed out): stop the handler as
+-- CC's own `terminate` would stop a program — the coroutine is resumed once with a `terminate` event (os.pullEvent
+-- raises "Terminated" in it, so `run_program`, `shell_exec` and tools unwind and restore the terminal) — and answer
+-- once with a `cancelled` error. Unknown or finished calls are ignored.
+function handlers.command_cancel(self, msg)
+    local call_id = msg.call_id
+    local entry = type(call_id) == "string" and self.running[call_id]
+    if not entry then return end
+    entry.cancelled = type(msg.reason) == "string" and msg.reason ~= "" and msg.reason or "cancelled"
+    self.log("info", "cancelling call " .. call_id .. ": " .. entry.cancelled)
+    self:_resume(call_id, entry, "terminate")
+    queue("ccagent_cancelled", call_id, entry.cancelled)
+end
 
 function handlers.command_ack(self, msg)
     local r = type(msg.call_id) == "string" and self.results[msg.call_id]
@@ -864,6 +882,39 @@ end
 function Client:cancel(task_id)
     expect(1, task_id, "string")
     self:_send({ type = "cancel_task", task_id = task_id, request_id = self:_id("req") })
+end
+
+--- Send a follow-up message to a task. A running task sees it in its next model step; a finished one is
+-- continued with it (same task and memory, fresh budgets). The task's next `task_update` tells what happened.
+-- @tparam string task_id
+-- @tparam string text
+-- @treturn string the generated request_id
+function Client:message(task_id, text)
+    expect(1, task_id, "string")
+    expect(2, text, "string")
+    local request_id = self:_id("req")
+    self.subscriptions[task_id] = true
+    self:_task(task_id)
+    if self.ended[task_id] then
+        -- A message continues an ended task: its next updates are news again.
+        self.ended[task_id] = nil
+    end
+    self:_send({ type = "task_message", task_id = task_id, text = text, request_id = request_id })
+    return request_id
+end
+
+--- Push an event into a task (a redstone change, an inventory snapshot, a game state update). The task sees it
+-- in its history; a task waiting for an event or a timer wakes up.
+-- @tparam string task_id
+-- @tparam string name event name
+-- @param[opt] data any JSON-able value
+-- @treturn string the generated request_id
+function Client:event(task_id, name, data)
+    expect(1, task_id, "string")
+    expect(2, name, "string")
+    local request_id = self:_id("req")
+    self:_send({ type = "task_event", task_id = task_id, name = name, data = data, request_id = request_id })
+    return request_id
 end
 
 --- Answer a model's question (from a `ccagent_question` event).

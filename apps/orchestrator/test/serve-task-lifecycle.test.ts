@@ -201,7 +201,7 @@ describe('cc-orchestrator serve: whole tasks', () => {
 });
 
 describe('cc-orchestrator serve: cancel and restart', () => {
-  it('cancels a task mid-command over HTTP; the creator sees cancelled and the call is closed', async () => {
+  it('cancels a task mid-command over HTTP; the computer is told to stop the call (command_cancel) and the call is closed', async () => {
     fake.script('qwen3:8b', [{ toolCalls: [{ name: 'run_program', arguments: { path: '/long.lua' } }] }]);
     const s = await start();
     const c = await connect(s.url);
@@ -213,9 +213,21 @@ describe('cc-orchestrator serve: cancel and restart', () => {
     });
     expect(res.status).toBe(200);
     expect(await c.waitFor('task_update', { task_id: taskId, status: 'cancelled' })).toBeTruthy();
-    // A late result for the cancelled call changes nothing.
-    c.send({ type: 'command_result', task_id: taskId, call_id: call.call_id, ok: true, result: {} });
-    expect(await c.waitFor('error', { call_id: call.call_id })).toMatchObject({ code: 'unknown_call' });
+    expect(await c.waitFor('command_cancel', { call_id: call.call_id })).toEqual({
+      type: 'command_cancel',
+      task_id: taskId,
+      call_id: call.call_id,
+      reason: 'task cancelled',
+    });
+    // The client's one answer to the cancel is acknowledged (so it stops re-sending it) and changes nothing.
+    c.send({
+      type: 'command_result',
+      task_id: taskId,
+      call_id: call.call_id,
+      ok: false,
+      error: { code: 'cancelled', message: 'task cancelled' },
+    });
+    expect(await c.waitFor('command_ack', { call_id: call.call_id })).toBeTruthy();
     const detail = await getTask(s.url, taskId);
     expect(detail.task.status).toBe('cancelled');
     expect(detail.command_calls[0]).toMatchObject({ status: 'cancelled' });

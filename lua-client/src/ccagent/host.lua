@@ -1,7 +1,8 @@
 --- The agent host: offers a computer's core tools and its model-written tools to the orchestrator.
 --
 -- Core commands: `shell_exec`, `fs_list`, `fs_read`, `fs_write`, `fs_delete`,
--- `fs_move`, `run_program`; tool management: `tool_list`, `tool_create`,
+-- `fs_move`, `run_program`; built-ins `echo`, `get_time`, `get_system_info`;
+-- tool management: `tool_list`, `tool_create`,
 -- `tool_test`, `tool_set_status`, `tools_reload`. Model-written tools (see
 -- @{ccagent.tools}) that are `active` are registered as commands of their own.
 --
@@ -22,6 +23,7 @@ local M = {}
 --- Names of the built-in commands (model-written tools may not take them).
 M.CORE = {
     "shell_exec", "fs_list", "fs_read", "fs_write", "fs_delete", "fs_move", "run_program",
+    "echo", "get_time", "get_system_info",
     "tool_list", "tool_create", "tool_test", "tool_set_status", "tools_reload",
 }
 
@@ -215,6 +217,46 @@ function Host:run_program(args)
     return { ok = false, output = output, error = tostring(err or "error") }
 end
 
+-- Built-ins -----------------------------------------------------------------------
+
+function Host.echo(_, args)
+    return { text = arg_string(args, "text") }
+end
+
+function Host.get_time()
+    return {
+        epoch_ms = os.epoch("utc"),
+        -- in-game time of day (0-24) and day number; `clock` is seconds this computer has been on
+        time = os.time(),
+        day = os.day(),
+        clock = os.clock(),
+    }
+end
+
+function Host:get_system_info()
+    local kind = "computer"
+    if turtle then kind = "turtle" elseif pocket then kind = "pocket" end
+    local sides = json.array()
+    if peripheral then
+        for _, side in ipairs(peripheral.getNames()) do
+            sides[#sides + 1] = { name = side, type = peripheral.getType(side) }
+        end
+    end
+    local root = self:_path("")
+    return {
+        computer_id = os.getComputerID(),
+        label = os.getComputerLabel(),
+        kind = kind,
+        os_version = os.version(),
+        host = _G._HOST,
+        colour = term.isColour(),
+        free_space = fs.getFreeSpace(root == "" and "/" or root),
+        root = root == "" and "/" or "/" .. root,
+        tools_dir = self.registry.dir,
+        peripherals = sides,
+    }
+end
+
 -- Model-written tools -----------------------------------------------------------
 
 local function tool_handler(spec, fn)
@@ -315,6 +357,13 @@ function Host:_register_core()
         obj({ from = STR, to = STR, overwrite = { type = "boolean" } }, { "from", "to" }), Host.fs_move)
     reg("run_program", "Run a Lua program with arguments; returns ok, its output and the error with stack trace.",
         obj({ path = STR, args = { type = "array", items = STR } }, { "path" }), Host.run_program)
+    reg("echo", "Return the given text unchanged (a connectivity check).", obj({ text = STR }, { "text" }),
+        Host.echo)
+    reg("get_time", "The time: epoch_ms (real UTC), time (in-game hour 0-24), day (in-game day), clock (uptime s).",
+        obj({}), Host.get_time)
+    reg("get_system_info", "About this computer: id, label, kind (computer/turtle/pocket), CraftOS version, "
+        .. "free disk space, the file root, the tools directory and attached peripherals.", obj({}),
+        Host.get_system_info)
     reg("tool_list", "List the model-written tools with their lifecycle status, and tools that failed to load.",
         obj({}), function(h) return { tools = h.registry:list(), problems = h.problems or json.array() } end)
     reg("tool_create",

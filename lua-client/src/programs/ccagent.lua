@@ -1,7 +1,7 @@
 -- ccagent: give the orchestrator tasks from this computer's terminal, watch them run, answer their questions.
 -- usage: ccagent [ws://host:port/ws] [--id NAME] [--token T] [--kind KIND] [--sandbox DIR] [--config FILE]
 -- Type a task and press Enter. While a task asks a question, the next line you type is the answer.
--- Commands: /tasks, /cancel <task id>, /help, /quit.
+-- Commands: /tasks, /cancel <task id>, /msg <task id> <text>, /help, /quit.
 -- When ccagent-host already runs on this computer (another tab, or started at boot), this program uses its
 -- connection; otherwise it connects itself and serves the computer's tools while it runs.
 local root = fs.getDir(fs.getDir(shell.getRunningProgram()))
@@ -130,6 +130,8 @@ local HELP = {
     "When a task asks, your next line answers.",
     "/tasks          list tasks and their status",
     "/cancel <id>    cancel a task (id prefix works)",
+    "/msg <id> text  tell a task something; a",
+    "                finished task continues",
     "/quit           leave",
 }
 
@@ -160,6 +162,16 @@ local function handle(line)
             log("cancelling " .. short(full))
         else
             log("usage: /cancel <task id>", colours.red)
+        end
+    elseif line:find("^/msg") then
+        local id, text = line:match("^/msg%s+(%S+)%s+(.+)$")
+        local full = id and find_task(id)
+        if full then
+            client:message(full, text)
+            log(("[%s] you: %s"):format(short(full), text), colours.lightBlue)
+            last_seen[full] = nil
+        else
+            log("usage: /msg <task id> <text>", colours.red)
         end
     elseif line:sub(1, 1) == "/" then
         log("unknown command " .. line .. " (try /help)", colours.red)

@@ -242,4 +242,98 @@ describe.skipIf(!craftos)('agent host in CraftOS', () => {
     const pong = await s.server.waitFor((m) => m.type === 'pong');
     expect(pong).toEqual({ type: 'pong', id: 'hb-1' });
   });
+  // A program that never ends by itself: it bumps a counter file every 50 ms. `raw` swallows `terminate` (it waits
+  // with os.pullEventRaw), like a program written to ignore Ctrl+T.
+  const LOOP = (raw: boolean) =>
+    `local n = 0
+     while true do
+       n = n + 1
+       local h = fs.open("/count.txt", "w") h.write(tostring(n)) h.close()
+       local t = os.startTimer(0.05)
+       repeat local e, id = ${raw ? 'os.pullEventRaw()' : 'os.pullEvent()'} until e == "timer" and id == t
+     end`;
+
+  const readCount = (disk: string): number => Number(readFileSync(path.join(disk, 'count.txt'), 'utf8'));
+
+  /** Start `command` with `args`, wait until the loop has counted past 3, cancel it; returns what the client did. */
+  const cancelWhileLooping = async (disk: string, command: string, args: Obj, callId: string) => {
+    const from = s.server.received.length;
+    s.server.send({ type: 'command_call', task_id: 'task-0', call_id: callId, command, args });
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline) {
+      try {
+        if (readCount(disk) > 3) break;
+      } catch {
+        // not written yet
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const sentAt = Date.now();
+    s.server.send({ type: 'command_cancel', task_id: 'task-0', call_id: callId, reason: 'task cancelled' });
+    const result = await s.server.waitFor<CommandResult>(
+      (m) => m.type === 'command_result' && m.call_id === callId,
+      15_000,
+      from,
+    );
+    const answeredMs = Date.now() - sentAt;
+    const countAtAnswer = readCount(disk);
+    await new Promise((r) => setTimeout(r, 600)); // twelve loop periods: a survivor would have counted on
+    const results = s.server.received
+      .slice(from)
+      .filter((m) => m.type === 'command_result' && m.call_id === callId);
+    return { result, answeredMs, countAtAnswer, countLater: readCount(disk), results: results.length };
+  };
+
+  it('command_cancel stops run_program in an endless loop within a second and answers once (guards: cancel never reaching the computer)', async () => {
+    const c = boot({ files: { 'loop.lua': LOOP(false) } });
+    await s.server.hello();
+    const r = await cancelWhileLooping(c.disk, 'run_program', { path: '/loop.lua' }, 'loop-1');
+    expect(r.result).toMatchObject({ ok: false, error: { code: 'cancelled', message: 'task cancelled' } });
+    expect(r.answeredMs).toBeLessThan(1000);
+    expect(r.countLater).toBe(r.countAtAnswer); // nothing of the program runs afterwards
+    expect(r.results).toBe(1);
+    // the host keeps serving, and its terminal was restored (a later command's output is captured as usual)
+    const after = await call('shell_exec', { command: 'echo' });
+    expect(after.ok).toBe(true);
+  });
+
+  it('command_cancel stops a shell_exec loop and a program that swallows terminate (guards: pullEventRaw loops running on)', async () => {
+    const c = boot({ files: { 'loop.lua': LOOP(false), 'stubborn.lua': LOOP(true) } });
+    await s.server.hello();
+    const sh = await cancelWhileLooping(c.disk, 'shell_exec', { command: 'loop' }, 'loop-sh');
+    expect(sh.result).toMatchObject({ ok: false, error: { code: 'cancelled' } });
+    expect(sh.countLater).toBe(sh.countAtAnswer);
+    expect(sh.results).toBe(1);
+    const raw = await cancelWhileLooping(c.disk, 'run_program', { path: '/stubborn.lua' }, 'loop-raw');
+    expect(raw.result).toMatchObject({ ok: false, error: { code: 'cancelled' } });
+    expect(raw.answeredMs).toBeLessThan(1000);
+    expect(raw.countLater).toBe(raw.countAtAnswer);
+    expect(raw.results).toBe(1);
+    // a cancel for a call that already finished (or never existed) changes nothing and is not answered
+    const from = s.server.received.length;
+    s.server.send({ type: 'command_cancel', task_id: 'task-0', call_id: 'loop-raw', reason: 'again' });
+    s.server.send({ type: 'command_cancel', task_id: 'task-0', call_id: 'nope', reason: 'unknown' });
+    const ping = await call('echo', { text: 'still here' });
+    expect(ping.result).toEqual({ text: 'still here' });
+    expect(s.server.received.slice(from).filter((m) => m.type === 'command_result')).toHaveLength(1);
+  });
+
+  it('offers the built-ins echo, get_time and get_system_info (guards: seed 004 built-ins missing)', async () => {
+    boot();
+    const hello = await s.server.hello();
+    const names = hello.commands.map((c) => c.name);
+    for (const n of ['echo', 'get_time', 'get_system_info']) expect(names).toContain(n);
+    const e = await call('echo', { text: 'héllo' });
+    expect(e.result).toEqual({ text: 'héllo' });
+    const before = Date.now();
+    const t = await call('get_time');
+    expect(Math.abs(Number(t.result.epoch_ms) - before)).toBeLessThan(60_000);
+    expect(t.result.time).toBeGreaterThanOrEqual(0);
+    expect(t.result.time).toBeLessThan(24);
+    const i = await call('get_system_info');
+    expect(i.result).toMatchObject({ computer_id: 0, kind: 'computer', root: '/' });
+    expect(String(i.result.os_version)).toMatch(/^CraftOS/);
+    expect(i.result.tools_dir).toBe('/tools');
+    expect(Number(i.result.free_space)).toBeGreaterThan(0);
+  });
 });

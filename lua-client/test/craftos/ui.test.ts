@@ -20,7 +20,10 @@ local function driver(connected)
     os.pullEvent("ccagent_question")
     sleep(0.1)
     type_line("oak wood")
-    repeat local _, _, status = os.pullEvent("ccagent_task") until status == "completed"
+    local id
+    repeat local _, tid, status = os.pullEvent("ccagent_task") id = tid until status == "completed"
+    sleep(0.1)
+    type_line("/msg " .. id:sub(1, 8) .. " now add a door")
     sleep(0.1)
     type_line("/tasks")
     sleep(0.1)
@@ -76,8 +79,11 @@ describe.skipIf(!craftos)('the ccagent terminal program in CraftOS', () => {
     const hello = await s.server.hello();
     expect(hello.client_id).toBe('ui-test');
     expect(hello.commands.map((x) => x.name)).toContain('fs_write'); // it serves the tools while it runs
-    const { ct } = await playTask();
+    const { ct, taskId } = await playTask();
     expect(ct).toMatchObject({ prompt: 'build a tiny house', task_kind: 'code_job', client_id: 'ui-test' });
+    // `/msg <id prefix> text` sends a follow-up to the finished task (which continues it)
+    const follow = await s.server.waitFor((m) => m.type === 'task_message');
+    expect(follow).toMatchObject({ type: 'task_message', task_id: taskId, text: 'now add a door' });
     expect(ct.allowed_commands).toContain('run_program');
     expect((await c.exited).code).toBe(0); // /quit leaves cleanly
     const screen = screenText(c);

@@ -742,3 +742,50 @@ t.test("terminate stops run() with 'Terminated' and closes the socket", function
 end)
 
 t.done()
+
+t.test("command_cancel terminates the handler, answers once with cancelled, and never resumes it", function()
+    local c, ws = ready_client()
+    local steps, saw = 0, nil
+    c:register("spin", function()
+        while true do
+            steps = steps + 1
+            local ev = { os.pullEventRaw() }
+            saw = ev[1]
+            if ev[1] == "terminate" then
+                -- a stubborn handler: it swallows the terminate and keeps going
+                saw = "terminate"
+            end
+        end
+    end)
+    call(c, "k1", "spin")
+    c:handle_event("tick")
+    t.eq(steps, 2)
+    c:handle_event("websocket_message", URL, frame({ type = "command_cancel", task_id = "task-1",
+        call_id = "k1", reason = "task cancelled" }))
+    t.eq(saw, "terminate", "the handler saw terminate, as CC's Ctrl+T would deliver it")
+    local results = of_type(ws, "command_result")
+    t.eq(#results, 1)
+    t.eq(results[1].ok, false)
+    t.same(results[1].error, { code = "cancelled", message = "task cancelled" })
+    local before = steps
+    c:handle_event("tick")
+    c:handle_event("timer", 1)
+    t.eq(steps, before, "a cancelled handler is never resumed again")
+    c:handle_event("websocket_message", URL, frame({ type = "command_cancel", task_id = "task-1",
+        call_id = "k1", reason = "again" }))
+    t.eq(#of_type(ws, "command_result"), 1, "a second cancel is not answered")
+end)
+
+t.test("message and event send task_message and task_event", function()
+    local c, ws = ready_client()
+    c:message("T1", "use birch")
+    c:event("T1", "redstone", { on = true })
+    local m = of_type(ws, "task_message")[1]
+    t.eq(m.task_id, "T1")
+    t.eq(m.text, "use birch")
+    t.eq(type(m.request_id), "string")
+    local e = of_type(ws, "task_event")[1]
+    t.eq(e.name, "redstone")
+    t.same(e.data, { on = true })
+    t.raises(function() c:message("T1") end, "bad argument #2")
+end)

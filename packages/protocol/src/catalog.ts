@@ -5,6 +5,7 @@ import {
   ChunkSchema,
   CommandAckSchema,
   CommandCallSchema,
+  CommandCancelSchema,
   CommandResultSchema,
   CreateTaskSchema,
   ErrorMessageSchema,
@@ -15,6 +16,8 @@ import {
   TaskCompletedSchema,
   TaskCreatedSchema,
   TaskFailedSchema,
+  TaskEventSchema,
+  TaskMessageSchema,
   TaskUpdateSchema,
   ToolsUpdateSchema,
   UnsubscribeSchema,
@@ -102,7 +105,7 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
     direction: 'client_to_server',
     extension: false,
     description:
-      'Start a task. The server answers `task_created` carrying the same `request_id`; repeating a `request_id` returns the same task instead of creating a second one. The creating client is subscribed to the task automatically.',
+      'Start a task. The server answers `task_created` carrying the same `request_id`; repeating a `request_id` returns the same task instead of creating a second one. The creating client is subscribed to the task automatically. `settings` (optional, an extension) chooses models, temperature, context size, executor mode, budgets, interactivity and completion criteria for this task; values above the server’s operator maximums are refused with `error` (`invalid_field`, `path` naming the field).',
     schema: CreateTaskSchema,
     examples: [
       {
@@ -121,6 +124,20 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
         client_id: 'pc-1',
         prompt: 'List the files.',
         allowed_commands: [],
+      },
+      {
+        type: 'create_task',
+        request_id: 'req-3',
+        task_kind: 'general_agent',
+        client_id: 'farm-1',
+        prompt: 'Every 10 minutes check the farm and replant.',
+        allowed_commands: [],
+        settings: {
+          models: { native: 'qwen3:14b' },
+          temperature: 0.1,
+          num_ctx: 32768,
+          budgets: { max_steps: 5000, max_tool_calls: 20000, deadline_ms: 259200000 },
+        },
       },
     ],
   },
@@ -154,6 +171,26 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
       { type: 'cancel_task', task_id: 't-42' },
       { type: 'cancel_task', task_id: 't-42', request_id: 'req-3' },
     ],
+  },
+  {
+    type: 'task_message',
+    direction: 'client_to_server',
+    extension: true,
+    description:
+      'A follow-up message from the person to a task: a running (or waiting) task sees it in its next model step; an ended task (completed, failed or cancelled) is continued with it: same task, same memory, fresh budgets. The server answers `task_update` with the task’s status, or `error` (`not_found`, `forbidden`, `conflict` when the task cannot take messages).',
+    schema: TaskMessageSchema,
+    examples: [
+      { type: 'task_message', task_id: 't-42', text: 'Use the birch logs instead.', request_id: 'req-7' },
+    ],
+  },
+  {
+    type: 'task_event',
+    direction: 'client_to_server',
+    extension: true,
+    description:
+      'Something happened that a task should know: a redstone signal, a turtle’s inventory, a game `state_update`. It enters the task’s history (the model sees it in its prompt) and wakes a task that is waiting for an event or a timer. The server answers `task_update` with the task’s status, or `error`.',
+    schema: TaskEventSchema,
+    examples: [{ type: 'task_event', task_id: 't-42', name: 'redstone', data: { side: 'left', on: true } }],
   },
   {
     type: 'subscribe',
@@ -221,6 +258,7 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
         message: 'Digging row 1 of 3',
       },
       { type: 'task_update', task_id: 't-42', status: 'waiting_for_user' },
+      { type: 'task_update', task_id: 't-44', status: 'running', delta: 'The furnace holds ' },
     ],
   },
   {
@@ -267,6 +305,15 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
       },
       { type: 'command_call', task_id: 't-42', call_id: 'c-8', command: 'fs.list', args: { path: '/' } },
     ],
+  },
+  {
+    type: 'command_cancel',
+    direction: 'server_to_client',
+    extension: true,
+    description:
+      'Stop a running call: its task was cancelled or failed, or the call timed out. The client stops the handler (the Lua host terminates its coroutine as CC’s `terminate` event would) and answers `command_result` once, with `ok: false` and error code `cancelled`; a call it does not know or has finished is ignored.',
+    schema: CommandCancelSchema,
+    examples: [{ type: 'command_cancel', task_id: 't-42', call_id: 'c-7', reason: 'task cancelled' }],
   },
   {
     type: 'command_ack',

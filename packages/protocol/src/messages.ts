@@ -49,6 +49,64 @@ export const ToolInfoSchema = z.object({
     .describe('When the tool last changed, epoch milliseconds (CC: `os.epoch("utc")`).'),
 });
 
+/** Per-task budgets a request may set; the orchestrator refuses values above its operator maximums. */
+export const TaskBudgetSettingsSchema = z.strictObject({
+  max_steps: positiveInt('Most decisions (model steps) the task may take.').optional(),
+  max_tool_calls: positiveInt('Most command calls the task may make.').optional(),
+  max_model_calls: positiveInt('Native loop: most model calls before it ends with a summary.').optional(),
+  deadline_ms: positiveInt(
+    'Wall-clock budget from creation (or from a continuation/retry), in milliseconds.',
+  ).optional(),
+});
+
+/** When a DONE is believed (planner/executor tasks); the wire form of the agent's completion criteria. */
+export const CompletionSettingsSchema = z.strictObject({
+  require_successful_run: z
+    .boolean()
+    .optional()
+    .describe('A program run must have succeeded after the last file write.'),
+  require_last_run_ok: z.boolean().optional().describe('The most recent run must have succeeded.'),
+  required_commands: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('Commands that must each have succeeded at least once.'),
+  required_runs: z
+    .array(z.strictObject({ path: z.string().min(1), args: z.array(z.string()).optional() }))
+    .optional()
+    .describe('Program runs that must have succeeded after the last write of their file.'),
+});
+
+/**
+ * Settings of one task, chosen by the requester at creation (every field optional: the task kind's configuration
+ * fills the rest). Validated here for shape; the orchestrator also checks them against its operator maximums.
+ */
+export const TaskSettingsSchema = z
+  .strictObject({
+    models: z
+      .strictObject({
+        planner: z.string().min(1).optional(),
+        executor: z.string().min(1).optional(),
+        native: z.string().min(1).optional(),
+        chat: z.string().min(1).optional(),
+      })
+      .optional()
+      .describe('Model name per role (`planner`, `executor`, `native`, `chat`).'),
+    provider: z
+      .enum(['ollama', 'openai-compatible'])
+      .optional()
+      .describe('Model provider; the server must have one configured.'),
+    temperature: z.number().min(0).max(2).optional().describe('Sampling temperature of every role.'),
+    num_ctx: positiveInt('Context window (tokens) of every role.').optional(),
+    executor_mode: z
+      .enum(['parser', 'model', 'parser-then-model'])
+      .optional()
+      .describe('Planner/executor: how a directive becomes a tool call.'),
+    budgets: TaskBudgetSettingsSchema.optional(),
+    interactive: z.boolean().optional().describe('A person is watching: the question limit is lifted.'),
+    completion: CompletionSettingsSchema.optional(),
+  })
+  .describe('Per-task settings; omitted fields come from the task kind.');
+
 // ---- client → orchestrator ------------------------------------------------------------------------------
 
 /** `hello`: first client message; authenticates and (re)registers the client's commands. */
@@ -86,6 +144,7 @@ export const CreateTaskSchema = z.object({
   allowed_commands: z
     .array(z.string().min(1))
     .describe('Command names the task may call on this client; a subset of the registered commands.'),
+  settings: TaskSettingsSchema.optional(),
 });
 
 /** Structured error a client reports for a failed command. */
@@ -123,6 +182,23 @@ export const CommandResultSchema = z
 export const CancelTaskSchema = z.object({
   type: z.literal('cancel_task'),
   task_id: taskId,
+  request_id: requestId.optional(),
+});
+
+/** `task_message`: a follow-up message from the person to a task (running: seen by its next step; ended: continues it). */
+export const TaskMessageSchema = z.object({
+  type: z.literal('task_message'),
+  task_id: taskId,
+  text: z.string().min(1).max(20_000).describe('The message, as typed by the person.'),
+  request_id: requestId.optional(),
+});
+
+/** `task_event`: something happened on the computer that a task should know (a redstone signal, an inventory). */
+export const TaskEventSchema = z.object({
+  type: z.literal('task_event'),
+  task_id: taskId,
+  name: z.string().min(1).max(100).describe('Event name, e.g. `redstone` or `state_update`.'),
+  data: anyJson('Event payload.').optional(),
   request_id: requestId.optional(),
 });
 
@@ -199,6 +275,10 @@ export const TaskUpdateSchema = z.object({
   status: TaskStatusSchema,
   progress: z.number().min(0).max(1).optional().describe('Estimated progress from 0 to 1.'),
   message: z.string().optional().describe('Short human-readable progress note.'),
+  delta: z
+    .string()
+    .optional()
+    .describe('Chat tasks: text the model wrote since the previous update (streamed reply).'),
 });
 
 /** `task_completed`: the task finished successfully. */
@@ -231,6 +311,16 @@ export const CommandCallSchema = z.object({
   command: z.string().min(1).describe('Registered command name.'),
   args: z.record(z.string(), z.unknown()).describe('Arguments, valid against the command’s `args_schema`.'),
   timeout_ms: positiveInt('How long the server waits for the result, in milliseconds.').optional(),
+});
+
+/** `command_cancel`: stop running a call; the client answers its `command_result` once (a `cancelled` error). */
+export const CommandCancelSchema = z.object({
+  type: z.literal('command_cancel'),
+  task_id: taskId,
+  call_id: callId,
+  reason: z
+    .string()
+    .describe('Why: `task cancelled`, `task failed`, `timeout` …, for logs and the command result.'),
 });
 
 /** `command_ack`: the `command_result` is durably stored; the client may forget it. */
@@ -272,6 +362,8 @@ export const ClientMessageSchema = z.discriminatedUnion('type', [
   CreateTaskSchema,
   CommandResultSchema,
   CancelTaskSchema,
+  TaskMessageSchema,
+  TaskEventSchema,
   SubscribeSchema,
   UnsubscribeSchema,
   UserAnswerSchema,
@@ -289,6 +381,7 @@ export const ServerMessageSchema = z.discriminatedUnion('type', [
   TaskCompletedSchema,
   TaskFailedSchema,
   CommandCallSchema,
+  CommandCancelSchema,
   CommandAckSchema,
   AskUserSchema,
   PingSchema,
@@ -328,6 +421,14 @@ export type CommandError = z.infer<typeof CommandErrorSchema>;
 export type CommandResultMessage = z.infer<typeof CommandResultSchema>;
 /** `cancel_task` message. */
 export type CancelTaskMessage = z.infer<typeof CancelTaskSchema>;
+/** `task_message` message. */
+export type TaskMessageMessage = z.infer<typeof TaskMessageSchema>;
+/** `task_event` message. */
+export type TaskEventMessage = z.infer<typeof TaskEventSchema>;
+/** `command_cancel` message. */
+export type CommandCancelMessage = z.infer<typeof CommandCancelSchema>;
+/** Per-task settings (`create_task.settings`, the HTTP create body's `settings`). */
+export type TaskSettings = z.infer<typeof TaskSettingsSchema>;
 /** `subscribe` message. */
 export type SubscribeMessage = z.infer<typeof SubscribeSchema>;
 /** `unsubscribe` message. */

@@ -159,7 +159,10 @@ export class WsToolExecutor implements ToolExecutor {
         resolving: undefined,
       };
       let done = false;
-      const onAbort = (): void => finish(aborted());
+      const onAbort = (): void => {
+        this.cancelOnClient(p, call.signal.reason);
+        finish(aborted());
+      };
       const finish = (o: CommandOutcome): void => {
         if (done) return;
         done = true;
@@ -174,6 +177,27 @@ export class WsToolExecutor implements ToolExecutor {
       this.pending.set(call.callId, p);
       this.route(p);
     });
+  }
+
+  /**
+   * The engine stopped waiting for a call that was sent (its task was cancelled or failed, or the call timed out):
+   * tell the client to stop running it (`command_cancel`). Not on engine stop: the call is re-sent after a restart.
+   */
+  private cancelOnClient(p: PendingCall, reason: unknown): void {
+    if (p.sentTo === undefined) return;
+    const why = cancelReason(reason);
+    if (why === undefined) return;
+    const conn = this.opts.registry.get(p.sentTo)?.connection;
+    const { taskId, callId } = p.request;
+    this.opts.logger.info(
+      { task_id: taskId, call_id: callId, client_id: p.sentTo, reason: why },
+      'call cancelled',
+    );
+    if (conn?.send({ type: 'command_cancel', task_id: taskId, call_id: callId, reason: why })) {
+      // The client answers the cancel once (a `cancelled` error): acknowledged like a repeated result, recorded
+      // nowhere (the call is already closed), so the client neither re-sends it nor reports a refusal.
+      this.remember(callId, p.sentTo, taskId);
+    }
   }
 
   /** A client was welcomed: send it every call waiting for it (same `call_id`), and unbound calls it can run. */
@@ -568,6 +592,19 @@ function notReRouted(p: PendingCall): string {
 
 function failure(code: string, message: string): CommandOutcome {
   return { ok: false, error: { code, message } };
+}
+
+/**
+ * What to tell a client about an aborted call, from the engine's abort reason: a timeout, the task's end; undefined
+ * when the engine itself stops (the call stays pending and is re-sent after the restart).
+ */
+function cancelReason(reason: unknown): string | undefined {
+  if (isEngineError(reason, 'call_closed')) return 'timeout';
+  if (isEngineError(reason, 'stopped')) {
+    const details = reason.details as { status?: unknown } | undefined;
+    return typeof details?.status === 'string' ? `task ${details.status}` : undefined;
+  }
+  return 'cancelled';
 }
 
 function aborted(): CommandOutcome {
