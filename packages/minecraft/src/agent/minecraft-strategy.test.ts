@@ -1,0 +1,246 @@
+import { Engine, InMemoryTaskStore, type Task } from '@ccagent/engine';
+import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MinecraftActionExecutor } from '../endpoint/action-executor.js';
+import { MinecraftEndpoint } from '../endpoint/mc-endpoint.js';
+import { ModClient, type ActionRunner, type RunOutcome } from '../bridge/mod-client.js';
+import type { Action, PlayerState } from '../protocol/messages.js';
+import { createMinecraftStrategy } from './minecraft-strategy.js';
+import { defaultModelFactory, MINECRAFT_TASK_KIND, type MinecraftTaskSettingsInput } from './settings.js';
+
+/** A game stand-in: goto moves the player (unless `stuck`), chat is recorded, `failWhen` actions fail. */
+class ScriptedWorld implements ActionRunner {
+  position = { x: 0, y: 64, z: 0 };
+  readonly chat: string[] = [];
+  readonly ran: Action[] = [];
+  stuck = false;
+  failWhen: (a: Action) => string | null = () => null;
+  run(action: Action): Promise<RunOutcome> {
+    this.ran.push(action);
+    const why = this.failWhen(action);
+    if (why !== null) return Promise.resolve({ ok: false, error: why });
+    if (action.type === 'goto' && !this.stuck)
+      this.position = { x: action.x + 0.5, y: action.y, z: action.z + 0.5 };
+    if (action.type === 'chat') this.chat.push(action.message);
+    return Promise.resolve({ ok: true, result: `${action.type} done` });
+  }
+  state(): PlayerState {
+    return {
+      position: this.position,
+      health: 20,
+      hunger: 20,
+      saturation: 5,
+      inventory: [{ slot: 36, item: 'cobblestone', count: 8 }],
+      dimension: 'overworld',
+      gameMode: 'survival',
+    };
+  }
+}
+
+let fake: FakeOllama;
+let endpoint: MinecraftEndpoint;
+let engine: Engine;
+let mod: ModClient;
+let world: ScriptedWorld;
+
+async function setup(): Promise<void> {
+  fake = await startFakeOllama();
+  endpoint = new MinecraftEndpoint({ port: 0 });
+  const { url } = await endpoint.start();
+  world = new ScriptedWorld();
+  mod = new ModClient({ url, instanceId: 'steve', runner: world });
+  await mod.start();
+  engine = new Engine({
+    store: new InMemoryTaskStore(),
+    strategies: {
+      [MINECRAFT_TASK_KIND]: createMinecraftStrategy({ states: endpoint, modelFor: defaultModelFactory() }),
+    },
+    executor: new MinecraftActionExecutor(endpoint),
+  });
+  await engine.start();
+}
+
+afterEach(async () => {
+  await engine?.stop();
+  mod?.close();
+  await endpoint?.close();
+  await fake?.close();
+});
+
+async function run(settings: Partial<MinecraftTaskSettingsInput>, prompt = 'walk and greet'): Promise<Task> {
+  const s = { instanceId: 'steve', model: 'qwen3:8b', ollamaUrl: fake.url, ...settings };
+  const task = await engine.createTask({ kind: MINECRAFT_TASK_KIND, prompt, context: s });
+  const terminal = new Promise<Task>((resolve) => {
+    const done = ({ task: t }: { task: Task }): void => {
+      if (t.id === task.id) resolve(t);
+    };
+    engine.on('taskCompleted', done);
+    engine.on('taskFailed', done);
+  });
+  return terminal;
+}
+
+function userText(i: number, model = 'qwen3:8b'): string {
+  const body = fake.chatRequests(model)[i]?.body as { messages: Array<{ role: string; content: string }> };
+  return body.messages.map((m) => m.content).join('\n');
+}
+
+describe('minecraft_agent strategy', () => {
+  it('low-level: runs the plan one action at a time and completes, with plan, state and results in the step log', async () => {
+    await setup();
+    fake.script('qwen3:8b', [
+      {
+        json: {
+          actions: [
+            { type: 'goto', x: 10, y: 64, z: 5 },
+            { type: 'chat', message: 'hello there' },
+          ],
+        },
+      },
+    ]);
+    const done = await run({ mode: 'low-level' });
+    expect(done.status).toBe('completed');
+    expect(world.ran.map((a) => a.type)).toEqual(['goto', 'chat']);
+    expect(world.chat).toEqual(['hello there']);
+    expect(world.position).toEqual({ x: 10.5, y: 64, z: 5.5 });
+    expect(mod.executed).toEqual([`${done.id}:p1:g0:a0`, `${done.id}:p1:g0:a1`]);
+    // Constrained decoding: the low-level plan's JSON Schema went out as `format`.
+    const req = fake.chatRequests('qwen3:8b')[0]?.body as { format: { properties: object } };
+    expect(Object.keys(req.format.properties)).toEqual(['actions']);
+    const kinds = (await engine.getSteps(done.id)).map((s) => s.kind);
+    for (const k of ['mc_state', 'mc_plan', 'mc_plan_accepted', 'decision', 'tool_result'])
+      expect(kinds).toContain(k);
+    expect(kinds.filter((k) => k === 'tool_result')).toHaveLength(2);
+  });
+
+  it('repairs an invalid plan once, then re-asks, and fails with plan_invalid when both are invalid', async () => {
+    await setup();
+    fake.script('qwen3:8b', [
+      { json: { actions: [{ type: 'goto', x: 'ten' }] } },
+      { json: { actions: [{ type: 'chat', message: 'repaired' }] } },
+    ]);
+    const ok = await run({ mode: 'low-level' });
+    expect(ok.status).toBe('completed');
+    expect(world.chat).toEqual(['repaired']);
+    // The repair request carried the validation error back to the model.
+    expect(userText(1)).toMatch(/not a valid plan: actions\.0\.x/);
+
+    fake.script('qwen3:8b', ['no json here', 'still none', '{"actions": []}']);
+    const bad = await run({ mode: 'low-level' });
+    expect(bad.status).toBe('failed');
+    expect(bad.error?.code).toBe('plan_invalid');
+    const kinds = (await engine.getSteps(bad.id)).map((s) => s.kind);
+    expect(kinds).toEqual(expect.arrayContaining(['mc_plan', 'mc_plan_repair', 'mc_plan_reask']));
+  });
+
+  it('re-plans from the current state after a failed action instead of moving on', async () => {
+    await setup();
+    world.failWhen = (a) => (a.type === 'place' && a.x === 3 ? 'no solid block next to 3 64 0' : null);
+    fake.script('qwen3:8b', [
+      {
+        json: {
+          actions: [
+            { type: 'place', block: 'cobblestone', x: 3, y: 64, z: 0 },
+            { type: 'chat', message: 'placed' },
+          ],
+        },
+      },
+      {
+        json: {
+          actions: [
+            { type: 'place', block: 'cobblestone', x: 4, y: 63, z: 0 },
+            { type: 'chat', message: 'placed' },
+          ],
+        },
+      },
+    ]);
+    const done = await run({ mode: 'low-level' }, 'place a block');
+    expect(done.status).toBe('completed');
+    expect(world.ran.map((a) => `${a.type}${'x' in a ? a.x : ''}`)).toEqual(['place3', 'place4', 'chat']);
+    // The first chat of plan 1 was never sent: the failure stopped the plan.
+    expect(userText(1)).toMatch(/failed: no solid block next to 3 64 0/);
+    expect(userText(1)).toMatch(/position 0\.0 64\.0 0\.0/);
+    expect((done.result as { replans: number }).replans).toBe(1);
+  });
+
+  it('re-plans when the state contradicts a completed goto, and fails after the re-plan budget', async () => {
+    await setup();
+    world.stuck = true;
+    fake.script('qwen3:8b', [{ json: { actions: [{ type: 'goto', x: 20, y: 64, z: 20 }] } }], {
+      repeat: true,
+    });
+    const done = await run({ mode: 'low-level', maxReplans: 2 });
+    expect(done.status).toBe('failed');
+    expect(done.error?.code).toBe('action_failed');
+    expect(done.error?.message).toMatch(/contradicts the plan.*20 64 20/);
+    expect(world.ran).toHaveLength(3);
+    expect(fake.chatRequests('qwen3:8b')).toHaveLength(3);
+  });
+
+  it('high-level: expands each goal into actions when it is reached, with the state at that moment', async () => {
+    await setup();
+    fake.script('qwen3:8b', [
+      { json: { goals: [{ goal: 'go to the well' }, { goal: 'greet' }] } },
+      { json: { actions: [{ type: 'goto', x: 7, y: 64, z: 7 }] } },
+      { json: { actions: [{ type: 'chat', message: 'at the well' }] } },
+    ]);
+    const done = await run({ mode: 'high-level' });
+    expect(done.status).toBe('completed');
+    expect(world.chat).toEqual(['at the well']);
+    expect(userText(1)).toMatch(/GOAL NOW: go to the well/);
+    expect(userText(2)).toMatch(/GOAL NOW: greet/);
+    expect(userText(2)).toMatch(/position 7\.5 64\.0 7\.5/);
+  });
+
+  it('hybrid: runs given actions directly and expands only the goals without them', async () => {
+    await setup();
+    fake.script('qwen3:8b', [
+      {
+        json: {
+          goals: [
+            { goal: 'walk', actions: [{ type: 'goto', x: 2, y: 64, z: 2 }] },
+            { goal: 'say where I am' },
+          ],
+        },
+      },
+      { json: { actions: [{ type: 'chat', message: 'I am at 2 64 2' }] } },
+    ]);
+    const done = await run({ mode: 'hybrid' });
+    expect(done.status).toBe('completed');
+    expect(world.ran.map((a) => a.type)).toEqual(['goto', 'chat']);
+    expect(fake.chatRequests('qwen3:8b')).toHaveLength(2);
+  });
+
+  it('fails the task with the model error shown when the model API fails', async () => {
+    await setup();
+    fake.script('other-model', ['x']);
+    const done = await run({ mode: 'low-level', model: 'missing-model' });
+    expect(done.status).toBe('failed');
+    expect(done.error?.code).toBe('model_failed');
+    expect(done.error?.message).toMatch(/missing-model/);
+    expect(world.ran).toEqual([]);
+  });
+
+  it('uses an OpenAI-compatible server (LM Studio) when the task chooses it, with the plan schema as response_format', async () => {
+    await setup();
+    fake.script('lmstudio-model', [{ json: { actions: [{ type: 'chat', message: 'from lm studio' }] } }]);
+    const done = await run({
+      mode: 'low-level',
+      provider: 'lmstudio',
+      model: 'lmstudio-model',
+      lmStudioUrl: `${fake.url}/v1`,
+    });
+    expect(done.status).toBe('completed');
+    expect(world.chat).toEqual(['from lm studio']);
+    const req = fake.chatRequests('lmstudio-model')[0];
+    expect(req?.path).toBe('/v1/chat/completions');
+    expect((req?.body as { response_format: { type: string } }).response_format.type).toBe('json_schema');
+  });
+
+  it('fails with invalid_settings (and runs nothing) when the task settings are bad', async () => {
+    await setup();
+    const task = await engine.createTask({ kind: MINECRAFT_TASK_KIND, prompt: 'x', context: { model: 'm' } });
+    await expect.poll(async () => (await engine.getTask(task.id))?.status).toBe('failed');
+    expect((await engine.getTask(task.id))?.error?.code).toBe('invalid_settings');
+  });
+});

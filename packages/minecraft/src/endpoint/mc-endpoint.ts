@@ -1,0 +1,454 @@
+/**
+ * The backend side of the mod protocol: a WebSocket server mods connect to (the seed's `ws://localhost:9876`), the
+ * registry of instances, their latest state (coalesced, latest wins), and the one-open-action-at-a-time dispatch with
+ * stable action ids.
+ */
+import type { AddressInfo } from 'node:net';
+import { systemClock, type Clock, type Logger, type TimerHandle } from '@ccagent/engine';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { MinecraftError } from '../minecraft-error.js';
+import {
+  DEFAULT_MC_PORT,
+  INSTANCE_KEEP_MS,
+  MAX_FRAME_BYTES,
+  MC_PROTOCOL_VERSION,
+} from '../protocol/constants.js';
+import type { Action, BackendMessage, ModMessage, PlayerState } from '../protocol/messages.js';
+import { parseModMessage, type McFrameError } from '../protocol/parse.js';
+
+/** Options of {@link MinecraftEndpoint}. */
+export interface MinecraftEndpointOptions {
+  /** Interface to listen on (default `127.0.0.1`; `0.0.0.0` to accept mods from other machines). */
+  host?: string;
+  /** Port (default 9876, the seed's; 0 picks a free one). */
+  port?: number;
+  /** How long a disconnected instance is kept before it is declared dead, ms (default 30,000). */
+  keepMs?: number;
+  /** Closed action ids remembered per instance to refuse late reports with `action_closed` (default 1,000). */
+  closedMemory?: number;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** What an action ended with. `code` on failure: `action_failed`, `action_timeout`, `instance_dead`, `stopped`, `closed`. */
+export type ActionOutcome =
+  | { ok: true; result: unknown }
+  | {
+      ok: false;
+      code: 'action_failed' | 'action_timeout' | 'instance_dead' | 'stopped' | 'closed';
+      error: string;
+    };
+
+/** Connection state of an instance. */
+export type InstanceStatus = 'connected' | 'disconnected' | 'dead';
+
+/** What the API lists per instance. Times are epoch ms of the endpoint's clock. */
+export interface InstanceInfo {
+  instanceId: string;
+  status: InstanceStatus;
+  version: string;
+  lastState: PlayerState | null;
+  lastStateAt: number | null;
+  /** The action the instance is running, if any. */
+  openActionId: string | null;
+  connectedAt: number;
+  disconnectedAt: number | null;
+  /** State updates received (all of them, coalesced into `lastState`). */
+  stateUpdates: number;
+}
+
+interface OpenAction {
+  action: Action;
+  settle: (o: ActionOutcome) => void;
+}
+
+interface Instance {
+  id: string;
+  socket: WebSocket | null;
+  version: string;
+  state: PlayerState | null;
+  stateAt: number | null;
+  stateUpdates: number;
+  connectedAt: number;
+  disconnectedAt: number | null;
+  deadTimer: TimerHandle | null;
+  dead: boolean;
+  open: Map<string, OpenAction>;
+  /** Closed action ids in closing order → their outcome (bounded). */
+  closed: Map<string, ActionOutcome>;
+}
+
+interface Waiter {
+  instanceId: string;
+  wake: () => void;
+}
+
+const NOOP_LOGGER: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * The mod endpoint. Owns its WebSocket server and every instance's state. `executeAction` sends one action and
+ * resolves with its outcome; it never rejects for an action's own failure.
+ */
+export class MinecraftEndpoint {
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly keepMs: number;
+  private readonly closedMemory: number;
+  private readonly instances = new Map<string, Instance>();
+  private readonly waiters = new Set<Waiter>();
+  private readonly stateListeners = new Set<(instanceId: string) => void>();
+  private readonly notifyPending = new Set<string>();
+  private wss: WebSocketServer | null = null;
+  private closing = false;
+  /** Frames refused with an `error` frame since start (for tests and metrics). */
+  refusedFrames = 0;
+
+  constructor(private readonly opts: MinecraftEndpointOptions = {}) {
+    this.clock = opts.clock ?? systemClock;
+    this.logger = opts.logger ?? NOOP_LOGGER;
+    this.keepMs = opts.keepMs ?? INSTANCE_KEEP_MS;
+    this.closedMemory = opts.closedMemory ?? 1_000;
+  }
+
+  /** Start listening; resolves with the bound port. Rejects with `MinecraftError('listen_failed')`. */
+  async start(): Promise<{ host: string; port: number; url: string }> {
+    const host = this.opts.host ?? '127.0.0.1';
+    const wss = new WebSocketServer({
+      host,
+      port: this.opts.port ?? DEFAULT_MC_PORT,
+      maxPayload: MAX_FRAME_BYTES * 2,
+    });
+    await new Promise<void>((resolve, reject) => {
+      wss.once('listening', resolve);
+      wss.once('error', (e) =>
+        reject(
+          new MinecraftError('listen_failed', `mod endpoint cannot listen on ${host}: ${e.message}`, {
+            cause: e,
+          }),
+        ),
+      );
+    });
+    this.wss = wss;
+    wss.on('connection', (ws) => this.onConnection(ws));
+    const port = (wss.address() as AddressInfo).port;
+    return { host, port, url: `ws://${host}:${port}` };
+  }
+
+  /** Instances known now (connected, within their keep period, or dead), in registration order. */
+  listInstances(): InstanceInfo[] {
+    return [...this.instances.values()].map((i) => this.info(i));
+  }
+
+  /** One instance, or undefined. */
+  getInstance(instanceId: string): InstanceInfo | undefined {
+    const i = this.instances.get(instanceId);
+    return i === undefined ? undefined : this.info(i);
+  }
+
+  /**
+   * Call `fn(instanceId)` after state updates arrive: at most once per instance per turn of the event loop however
+   * many updates came in it (read the latest with {@link getInstance}). Returns an unsubscribe function.
+   */
+  onState(fn: (instanceId: string) => void): () => void {
+    this.stateListeners.add(fn);
+    return () => this.stateListeners.delete(fn);
+  }
+
+  /**
+   * Send `action` to the instance and resolve with its outcome. While the instance is disconnected (or not yet
+   * registered, e.g. after a backend restart) the action waits for it: up to the keep period, after which it fails
+   * with `instance_dead`. When the instance (re)registers, open actions are sent again with the same id. The action
+   * fails with `action_timeout` after `timeoutMs`, with `closed` when `signal` aborts.
+   */
+  executeAction(
+    instanceId: string,
+    action: Action,
+    opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<ActionOutcome> {
+    return new Promise<ActionOutcome>((resolve) => {
+      let settled = false;
+      let timeout: TimerHandle | null = null;
+      let keepTimer: TimerHandle | null = null;
+      let waiter: Waiter | null = null;
+      const cleanup = (): void => {
+        if (timeout !== null) this.clock.clearTimeout(timeout);
+        if (keepTimer !== null) this.clock.clearTimeout(keepTimer);
+        if (waiter !== null) this.waiters.delete(waiter);
+        opts.signal?.removeEventListener('abort', onAbort);
+      };
+      const finish = (o: ActionOutcome): void => {
+        if (settled) return;
+        settled = true;
+        cleanup();
+        const inst = this.instances.get(instanceId);
+        if (inst !== undefined && inst.open.get(action.id)?.settle === settleOpen) {
+          inst.open.delete(action.id);
+          this.remember(inst, action.id, o);
+        }
+        resolve(o);
+      };
+      const settleOpen = (o: ActionOutcome): void => finish(o);
+      const onAbort = (): void =>
+        finish({ ok: false, code: 'closed', error: 'the action was abandoned by the task' });
+      if (opts.signal?.aborted) return onAbort();
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      if (opts.timeoutMs !== undefined) {
+        timeout = this.clock.setTimeout(
+          () =>
+            finish({
+              ok: false,
+              code: 'action_timeout',
+              error: `action timed out after ${opts.timeoutMs} ms`,
+            }),
+          opts.timeoutMs,
+        );
+      }
+      const attach = (inst: Instance): void => {
+        const earlier = inst.closed.get(action.id);
+        if (earlier !== undefined) return finish(earlier);
+        inst.open.set(action.id, { action, settle: settleOpen });
+        if (inst.socket !== null) this.send(inst.socket, { type: 'execute_action', action });
+      };
+      const inst = this.instances.get(instanceId);
+      if (inst !== undefined && inst.dead) {
+        return finish({ ok: false, code: 'instance_dead', error: `instance ${instanceId} is dead` });
+      }
+      if (inst !== undefined) return attach(inst);
+      // Unknown (never registered, or registered with a backend that restarted): wait for it, bounded.
+      waiter = {
+        instanceId,
+        wake: () => {
+          if (waiter !== null) this.waiters.delete(waiter);
+          waiter = null;
+          if (keepTimer !== null) this.clock.clearTimeout(keepTimer);
+          keepTimer = null;
+          const now = this.instances.get(instanceId);
+          if (now !== undefined && !settled) attach(now);
+        },
+      };
+      this.waiters.add(waiter);
+      keepTimer = this.clock.setTimeout(
+        () =>
+          finish({
+            ok: false,
+            code: 'instance_dead',
+            error: `instance ${instanceId} did not connect within ${this.keepMs} ms`,
+          }),
+        this.keepMs,
+      );
+    });
+  }
+
+  /** Send `stop` to the instance and fail its open actions with `stopped`. False if it is not connected. */
+  stop(instanceId: string): boolean {
+    const inst = this.instances.get(instanceId);
+    if (inst === undefined) return false;
+    for (const open of [...inst.open.values()]) {
+      open.settle({ ok: false, code: 'stopped', error: 'stopped by the user' });
+    }
+    if (inst.socket === null) return false;
+    this.send(inst.socket, { type: 'stop' });
+    return true;
+  }
+
+  /** Close every connection and the server; open actions fail with `closed`. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const inst of this.instances.values()) {
+      if (inst.deadTimer !== null) this.clock.clearTimeout(inst.deadTimer);
+      for (const open of [...inst.open.values()])
+        open.settle({ ok: false, code: 'closed', error: 'endpoint closed' });
+      inst.socket?.terminate();
+    }
+    const wss = this.wss;
+    this.wss = null;
+    if (wss !== null) await new Promise<void>((resolve) => wss.close(() => resolve()));
+  }
+
+  private info(i: Instance): InstanceInfo {
+    return {
+      instanceId: i.id,
+      status: i.dead ? 'dead' : i.socket !== null ? 'connected' : 'disconnected',
+      version: i.version,
+      lastState: i.state,
+      lastStateAt: i.stateAt,
+      openActionId: i.open.keys().next().value ?? null,
+      connectedAt: i.connectedAt,
+      disconnectedAt: i.disconnectedAt,
+      stateUpdates: i.stateUpdates,
+    };
+  }
+
+  private remember(inst: Instance, actionId: string, o: ActionOutcome): void {
+    inst.closed.set(actionId, o);
+    if (inst.closed.size > this.closedMemory) {
+      const oldest = inst.closed.keys().next().value;
+      if (oldest !== undefined) inst.closed.delete(oldest);
+    }
+  }
+
+  private send(ws: WebSocket, msg: BackendMessage): void {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
+  }
+
+  private refuse(ws: WebSocket, error: McFrameError): void {
+    this.refusedFrames++;
+    this.send(ws, { type: 'error', ...error });
+  }
+
+  private onConnection(ws: WebSocket): void {
+    let inst: Instance | null = null;
+    ws.on('message', (data, isBinary) => {
+      if (isBinary)
+        return this.refuse(ws, {
+          code: 'invalid_message',
+          message: 'binary frames are not part of the protocol',
+        });
+      const parsed = parseModMessage(data as Buffer);
+      if (!parsed.ok) return this.refuse(ws, parsed.error);
+      const msg = parsed.value;
+      if (inst === null || inst.socket !== ws) {
+        if (msg.type !== 'register') {
+          return this.refuse(ws, { code: 'not_registered', message: `send register before ${msg.type}` });
+        }
+        inst = this.register(ws, msg.instanceId, msg.version);
+        return;
+      }
+      this.onMessage(ws, inst, msg);
+    });
+    ws.on('close', () => {
+      if (inst !== null && inst.socket === ws) this.onDisconnect(inst);
+    });
+    ws.on('error', (e) => this.logger.warn({ err: e.message }, 'mod connection error'));
+  }
+
+  private register(ws: WebSocket, instanceId: string, version: string): Instance | null {
+    if (version.split('.')[0] !== MC_PROTOCOL_VERSION.split('.')[0]) {
+      this.refuse(ws, {
+        code: 'version_unsupported',
+        message: `protocol version ${version} is not supported; this backend speaks ${MC_PROTOCOL_VERSION}`,
+        path: ['version'],
+      });
+      this.send(ws, { type: 'registered', success: false });
+      ws.close(4002, 'version unsupported');
+      return null;
+    }
+    const now = this.clock.now();
+    let inst = this.instances.get(instanceId);
+    if (inst !== undefined && !inst.dead) {
+      if (inst.deadTimer !== null) this.clock.clearTimeout(inst.deadTimer);
+      inst.deadTimer = null;
+      const old = inst.socket;
+      inst.socket = ws;
+      if (old !== null && old !== ws) old.close(4001, 'replaced by a new connection of the same instance');
+      inst.version = version;
+      inst.disconnectedAt = null;
+    } else {
+      if (inst !== undefined) this.instances.delete(instanceId);
+      inst = {
+        id: instanceId,
+        socket: ws,
+        version,
+        state: null,
+        stateAt: null,
+        stateUpdates: 0,
+        connectedAt: now,
+        disconnectedAt: null,
+        deadTimer: null,
+        dead: false,
+        open: new Map(),
+        closed: new Map(),
+      };
+      this.instances.set(instanceId, inst);
+      this.pruneDead();
+    }
+    this.logger.info({ instance_id: instanceId, version }, 'minecraft instance registered');
+    this.send(ws, { type: 'registered', success: true });
+    for (const open of inst.open.values()) this.send(ws, { type: 'execute_action', action: open.action });
+    for (const w of [...this.waiters]) if (w.instanceId === instanceId) w.wake();
+    return inst;
+  }
+
+  private onMessage(ws: WebSocket, inst: Instance, msg: ModMessage): void {
+    if (msg.type === 'register') {
+      return this.refuse(ws, { code: 'invalid_message', message: 'already registered on this connection' });
+    }
+    if (msg.instanceId !== inst.id) {
+      return this.refuse(ws, {
+        code: 'instance_mismatch',
+        message: `this connection registered as ${inst.id}, not ${msg.instanceId}`,
+        path: ['instanceId'],
+        ...('actionId' in msg ? { actionId: msg.actionId } : {}),
+      });
+    }
+    switch (msg.type) {
+      case 'state_update':
+        inst.state = msg.data;
+        inst.stateAt = this.clock.now();
+        inst.stateUpdates++;
+        this.scheduleNotify(inst.id);
+        return;
+      case 'action_complete':
+      case 'action_failed': {
+        const open = inst.open.get(msg.actionId);
+        if (open === undefined) {
+          const closed = inst.closed.has(msg.actionId);
+          return this.refuse(ws, {
+            code: closed ? 'action_closed' : 'unknown_action',
+            message: closed
+              ? `action ${msg.actionId} is already closed`
+              : `no action ${msg.actionId} was sent to ${inst.id}`,
+            path: ['actionId'],
+            actionId: msg.actionId,
+          });
+        }
+        open.settle(
+          msg.type === 'action_complete'
+            ? { ok: true, result: msg.result ?? null }
+            : { ok: false, code: 'action_failed', error: msg.error },
+        );
+        return;
+      }
+      case 'log':
+        this.logger.info({ instance_id: inst.id, mod_message: msg.message }, 'minecraft mod log');
+        return;
+    }
+  }
+
+  private scheduleNotify(instanceId: string): void {
+    if (this.stateListeners.size === 0 || this.notifyPending.has(instanceId)) return;
+    this.notifyPending.add(instanceId);
+    setImmediate(() => {
+      this.notifyPending.delete(instanceId);
+      for (const fn of this.stateListeners) fn(instanceId);
+    });
+  }
+
+  private onDisconnect(inst: Instance): void {
+    inst.socket = null;
+    inst.disconnectedAt = this.clock.now();
+    if (this.closing) return;
+    this.logger.info({ instance_id: inst.id }, 'minecraft instance disconnected');
+    inst.deadTimer = this.clock.setTimeout(() => {
+      inst.deadTimer = null;
+      inst.dead = true;
+      inst.state = null;
+      this.logger.warn({ instance_id: inst.id }, 'minecraft instance dead (not back within the keep period)');
+      for (const open of [...inst.open.values()]) {
+        open.settle({
+          ok: false,
+          code: 'instance_dead',
+          error: `instance ${inst.id} disconnected and did not come back`,
+        });
+      }
+    }, this.keepMs);
+  }
+
+  private pruneDead(): void {
+    if (this.instances.size <= 1_000) return;
+    for (const [id, i] of this.instances) {
+      if (i.dead) this.instances.delete(id);
+      if (this.instances.size <= 1_000) return;
+    }
+  }
+}
