@@ -23,6 +23,7 @@ local expect_mod = require "cc.expect"
 local json = require "ccagent.json"
 local chunk = require "ccagent.chunk"
 local version = require "ccagent.version"
+local trace = require "ccagent.trace"
 
 local expect, field = expect_mod.expect, expect_mod.field
 
@@ -443,7 +444,11 @@ local function traceback(err)
         }
     end
     local tb = debug and debug.traceback and debug.traceback(tostring(err), 2) or nil
-    return { code = "runtime_error", message = tostring(err), traceback = tb }
+    if not tb then return { code = "runtime_error", message = tostring(err) } end
+    -- The model reads the trace without the client's own frames; the whole one stays in the step log.
+    local trimmed, removed = trace.trim(tb)
+    return { code = "runtime_error", message = tostring(err), traceback = trimmed,
+        host_traceback = removed and tb or nil }
 end
 
 function Client:_store_result(call_id, text, loaded)

@@ -54,9 +54,12 @@ export function resultToOutcome(msg: CommandResultMessage): CommandOutcome {
   const e = msg.error;
   if (typeof e === 'string' || e === undefined)
     return { ok: false, error: { message: e ?? 'command failed' } };
-  const error: { code?: string; message: string; traceback?: string } = { message: e.message };
+  const error: { code?: string; message: string; traceback?: string; hostTraceback?: string } = {
+    message: e.message,
+  };
   if (e.code !== undefined) error.code = e.code;
   if (e.traceback !== undefined) error.traceback = e.traceback;
+  if (e.host_traceback !== undefined) error.hostTraceback = e.host_traceback;
   return { ok: false, error };
 }
 

@@ -14,6 +14,7 @@ local expect_mod = require "cc.expect"
 local json = require "ccagent.json"
 local paths = require "ccagent.paths"
 local capture = require "ccagent.capture"
+local trace = require "ccagent.trace"
 local tools = require "ccagent.tools"
 
 local expect, field = expect_mod.expect, expect_mod.field
@@ -186,6 +187,15 @@ function Host:fs_move(args)
     return { from = paths.display(self.root, from), to = paths.display(self.root, to) }
 end
 
+-- A failed run's result: `error` is the traceback without the client's own frames (what the model reads); the
+-- untrimmed text is kept as `host_traceback` (for the step log) when anything was cut.
+local function failed_run(result, text)
+    local trimmed, removed = trace.trim(text)
+    result.error = trimmed
+    if removed then result.host_traceback = text end
+    return result
+end
+
 local function traceback(err)
     -- `error({code=, message=})` from a program or tool reads as its message, never as "table: 0x…"
     if type(err) == "table" and err.message ~= nil then err = err.message end
@@ -214,7 +224,7 @@ function Host:run_program(args)
     -- ran: the capture itself worked; ok, err: what xpcall returned for the program
     if not ran then return { ok = false, output = output, error = tostring(ok) } end
     if ok == true then return { ok = true, output = output } end
-    return { ok = false, output = output, error = tostring(err or "error") }
+    return failed_run({ ok = false, output = output }, tostring(err or "error"))
 end
 
 -- Built-ins -----------------------------------------------------------------------
@@ -335,8 +345,10 @@ function Host:tool_test(args)
     local err = not passed and tostring(ran and res or ok) or nil
     self.registry:record_test(name, passed, err)
     self.client:set_tools(self.registry:infos())
-    return { ok = passed, version = e.version, status = e.status, output = output,
-        result = passed and res or nil, error = err }
+    local r = { ok = passed, version = e.version, status = e.status, output = output,
+        result = passed and res or nil }
+    if err then failed_run(r, err) end
+    return r
 end
 
 function Host:_register_core()

@@ -15,6 +15,17 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * A command result as the model is shown it: without `host_traceback`, the untrimmed Lua traceback the CC client keeps
+ * beside a trace it cut its own frames from (the client's frames mislead a small model; the step log keeps them).
+ */
+export function resultForModel(result: JsonValue): JsonValue {
+  if (!isRecord(result) || !('host_traceback' in result)) return result;
+  const { host_traceback: _full, ...rest } = result;
+  void _full;
+  return rest as JsonValue;
+}
+
 /** Interpret a command outcome: CC clients report failures as errors or as `{success:false}` results. */
 export function viewOutcome(outcome: CommandOutcome, timedOut = false): OutcomeView {
   if (!outcome.ok) {
@@ -25,7 +36,7 @@ export function viewOutcome(outcome: CommandOutcome, timedOut = false): OutcomeV
       ...(outcome.error.traceback ? { traceback: outcome.error.traceback } : {}),
     };
   }
-  const r: JsonValue = outcome.result;
+  const r: JsonValue = resultForModel(outcome.result);
   if (typeof r === 'string') return { ok: true, output: r };
   if (!isRecord(r)) return { ok: true, output: JSON.stringify(r) };
   const text = ['output', 'stdout', 'text', 'content'].map((k) => r[k]).find((v) => typeof v === 'string');

@@ -11,6 +11,7 @@ import type { ChatMessage, ToolDefinition } from '@ccagent/ollama';
 import { z } from 'zod';
 import { AgentError } from './agent-error.js';
 import { MemoryValidationCache } from './memory-cache.js';
+import { resultForModel } from './history-view.js';
 import { CHARS_PER_TOKEN } from './memory.js';
 import { callModel, type ModelRole } from './model-call.js';
 import { loadPrompt } from './prompts.js';
@@ -299,7 +300,7 @@ function conversation(
       const r = issued?.type === 'tool_call' ? results.get(issued.callId) : undefined;
       if (!r || r.type !== 'tool_result') continue;
       const body = r.outcome.ok
-        ? r.outcome.result
+        ? resultForModel(r.outcome.result)
         : {
             error: r.outcome.error.message,
             ...(r.outcome.error.code ? { code: r.outcome.error.code } : {}),

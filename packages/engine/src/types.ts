@@ -138,7 +138,10 @@ export type DecisionRecord = Decision extends infer D
 export interface CommandError {
   code?: string;
   message: string;
+  /** The Lua traceback without the client library's own frames: what the model is shown. */
   traceback?: string;
+  /** The untrimmed traceback, when the client cut frames from `traceback`: kept in the step log, never shown to the model. */
+  hostTraceback?: string;
 }
 
 /** Outcome of one command call. */

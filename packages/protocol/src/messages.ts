@@ -152,7 +152,18 @@ export const CommandErrorSchema = z.union([
   z.object({
     code: z.string().optional().describe('Machine-readable error code.'),
     message: z.string().describe('Human-readable error.'),
-    traceback: z.string().optional().describe('Lua traceback, when available.'),
+    traceback: z
+      .string()
+      .optional()
+      .describe(
+        "Lua traceback, when available, without the client library's own frames (what the model reads).",
+      ),
+    host_traceback: z
+      .string()
+      .optional()
+      .describe(
+        'The untrimmed traceback, when frames of the client library were cut from `traceback` (step log only).',
+      ),
   }),
   z.string(),
 ]);
