@@ -36,5 +36,27 @@ export {
   type TaskPageQuery,
   type ToolFilter,
 } from './types.js';
+/**
+ * The mapping between domain values and rows (JSON text columns, NULL = absent) and the packing of model inputs in
+ * the step log, for another store of the same tables (`@ccagent/store-postgres`), so both read back exactly the same
+ * values and keep the same step-log shape.
+ */
+export {
+  callToRow,
+  historyToRow,
+  packedStepToRow,
+  questionToRow,
+  recordToStep,
+  rowToCall,
+  rowToClient,
+  rowToHistory,
+  rowToQuestion,
+  rowToStep,
+  rowToTask,
+  rowToTool,
+  taskToRow,
+  type TaskRowWithMemory,
+} from './codec.js';
+export { MessageHashMemo, chunkHashes, packedHashes, type StepMessage } from './step-messages.js';
 /** The Drizzle table definitions (one shared schema), for read-only SQL by other tools. */
 export * as schema from './schema.js';

@@ -27,7 +27,14 @@ export type StoreErrorCode =
   /** The operating system refused a read or write (I/O error, read-only file system, permissions, corruption). */
   | 'io_error'
   /** SQLite failed during an operation; see `cause`. */
-  | 'sqlite_error';
+  | 'sqlite_error'
+  /** PostgreSQL refused an operation for a reason that is not a storage condition (`@ccagent/store-postgres`). */
+  | 'postgres_error'
+  /**
+   * A write of an orchestrator that no longer holds the leader lease (`@ccagent/store-postgres`): another one took
+   * over, and this one must stop writing.
+   */
+  | 'fenced';
 
 /** Every {@link StoreErrorCode}. */
 export const STORE_ERROR_CODES: readonly StoreErrorCode[] = [
@@ -45,6 +52,8 @@ export const STORE_ERROR_CODES: readonly StoreErrorCode[] = [
   'disk_full',
   'io_error',
   'sqlite_error',
+  'postgres_error',
+  'fenced',
 ];
 
 /** Codes that say the storage itself cannot be used right now (as opposed to a bad request or a logic error). */

@@ -1,0 +1,373 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { isEngineError, type JsonValue, type StepRecord, type Task } from '@ccagent/engine';
+import { findStorageFailure, isStoreError, openSqliteStore, type SqliteStore } from '@ccagent/store';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LeaderLease } from './lease.js';
+import { PG_SCHEMA_VERSION } from './migrate.js';
+import { openPostgresStore, type PostgresStore } from './postgres-store.js';
+import { createTestDatabase, TEST_PG_URL, truncateAll } from './test-database.js';
+
+type Rec = StepRecord & { step: number; at: number };
+
+function newTask(id: string, overrides: Partial<Task> = {}): Task {
+  return {
+    id,
+    kind: 'demo',
+    status: 'running',
+    clientId: null,
+    prompt: `prompt of ${id}`,
+    allowedCommands: [],
+    memory: { n: 1 },
+    metadata: {},
+    budgets: {},
+    counters: { steps: 0, toolCalls: 0, questions: 0 },
+    createdAt: 1000,
+    updatedAt: 1000,
+    ...overrides,
+  };
+}
+
+const SYSTEM = `You are a careful agent on a ComputerCraft computer. ${'Rules and tool docs. '.repeat(120)}`;
+
+/** Model steps of a native loop: each prompt repeats the previous one and adds a turn (packed inputs). */
+function modelSteps(n: number): Rec[] {
+  const history: JsonValue[] = [
+    { role: 'system', content: SYSTEM },
+    {
+      role: 'user',
+      content: 'Dig a tunnel — ünïcödé, emoji 🧱, a lone surrogate \ud800 and a NUL \u0000 in JSON',
+    },
+  ];
+  const out: Rec[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push({
+      kind: 'native',
+      step: i + 1,
+      at: 100 + i,
+      model: 'qwen3:8b',
+      input: { messages: [...history], options: { temperature: 0, num_ctx: 16384 }, n: 1e21, f: 0.1 },
+      output: { content: '', toolCalls: [{ name: 'dig', arguments: { n: i } }] },
+      usage: { promptTokens: 10 + i, totalDurationMs: 1.5 },
+      startedAt: 100 + i,
+      durationMs: 3.25,
+    });
+    history.push(
+      { role: 'assistant', content: '', tool_calls: [{ function: { name: 'dig', arguments: { n: i } } }] },
+      { role: 'tool', content: JSON.stringify({ ok: true, result: { dug: i } }) },
+    );
+  }
+  // A small input (stored whole) and a record without input among them.
+  out.push({ kind: 'note', step: n + 1, at: 999, input: { messages: [{ role: 'user', content: 'hi' }] } });
+  out.push({ kind: 'decision', step: n + 1, at: 1000, directive: { type: 'continue' } });
+  return out;
+}
+
+describe.skipIf(TEST_PG_URL === undefined)('PostgresStore beyond the contract', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let store: PostgresStore;
+  let raw: pg.Client;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+  beforeEach(async () => {
+    store = await openPostgresStore({ url: db.url });
+    await truncateAll(db.url);
+    raw = new pg.Client({ connectionString: db.url });
+    await raw.connect();
+  });
+  afterEach(async () => {
+    await store.close();
+    await raw.end();
+  });
+
+  it('reads back the step log exactly as the SQLite store does, packed the same way (guards against a second store with another step-log shape)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ccagent-pg-parity-'));
+    let sqlite: SqliteStore | undefined;
+    try {
+      sqlite = openSqliteStore({ path: path.join(dir, 'p.db') });
+      const records = modelSteps(12);
+      for (const s of [store, sqlite]) {
+        await s.commit({ task: newTask('t'), create: true });
+        // Half in one commit, half appended one by one (both write paths).
+        await s.commit({ task: newTask('t', { updatedAt: 2 }), steps: records.slice(0, 6) });
+        for (const r of records.slice(6)) await s.appendStep('t', r);
+      }
+      const fromPg = await store.getSteps('t');
+      const fromSqlite = await sqlite.getSteps('t');
+      expect(fromPg).toEqual(fromSqlite);
+      expect(JSON.stringify(fromPg)).toBe(JSON.stringify(fromSqlite));
+      expect(JSON.stringify(fromPg.map((s) => s.input))).toBe(JSON.stringify(records.map((r) => r.input)));
+      // Pages split mid-way read back the same records.
+      expect(await store.getSteps('t', { afterSeq: 3, limit: 5 })).toEqual(fromSqlite.slice(3, 8));
+      // Packed: the model inputs are stored once, as chunk hashes, in both databases (the same rows).
+      const pgRows = (
+        await raw.query<{ hash: string; body: string }>('SELECT hash, body FROM step_messages ORDER BY hash')
+      ).rows;
+      const sqliteRows = new (await import('better-sqlite3')).default(path.join(dir, 'p.db'), {
+        readonly: true,
+      })
+        .prepare('SELECT hash, body FROM step_messages ORDER BY hash')
+        .all() as Array<{ hash: string; body: string }>;
+      expect(pgRows.length).toBeGreaterThan(0);
+      expect(new Set(pgRows.map((r) => JSON.stringify(r)))).toEqual(
+        new Set(sqliteRows.map((r) => JSON.stringify(r))),
+      );
+      const packed = await raw.query<{ n: string }>(
+        'SELECT count(*) AS n FROM steps WHERE input_packed IS NOT NULL',
+      );
+      expect(Number(packed.rows[0]?.n)).toBe(12);
+    } finally {
+      await sqlite?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an acknowledged commit is visible to another connection at once, and a refused one left nothing (guards against acknowledging before COMMIT)', async () => {
+    await store.commit({ task: newTask('d', { status: 'queued' }), create: true });
+    const reader = new pg.Pool({ connectionString: db.url, max: 4 });
+    const pending = Array.from({ length: 30 }, (_, i) =>
+      store.appendStep('d', { kind: 'note', output: i, step: 1, at: i }).then(async (s) => {
+        // The instant the write is acknowledged, a separate session sees it committed.
+        const r = await reader.query('SELECT 1 FROM steps WHERE task_id = $1 AND seq = $2', ['d', s.seq]);
+        return r.rowCount;
+      }),
+    );
+    expect(await Promise.all(pending)).toEqual(Array.from({ length: 30 }, () => 1));
+    await reader.end();
+    const err = await store
+      .commit({
+        task: newTask('d', { status: 'running' }),
+        expectedStatus: 'running',
+        history: [{ type: 'note', text: 'x', step: 1, at: 1 }],
+      })
+      .catch((e: unknown) => e);
+    expect(isEngineError(err, 'conflict')).toBe(true);
+    expect((await raw.query('SELECT 1 FROM history')).rowCount).toBe(0);
+  });
+
+  it('a write of a fenced leader is refused once another process took the lease, and nothing of it is written (guards against a paused old leader writing)', async () => {
+    const a = await LeaderLease.open({ url: db.url, holder: 'a', ttlMs: 60_000 });
+    const b = await LeaderLease.open({ url: db.url, holder: 'b', ttlMs: 60_000 });
+    try {
+      const tokenA = await a.tryAcquire();
+      expect(tokenA).toBe(1);
+      store.fenceWith(a);
+      await store.commit({ task: newTask('f'), create: true });
+      // A live holder keeps the lease: the standby cannot take it.
+      expect(await b.tryAcquire()).toBeUndefined();
+      expect((await b.holder())?.holder).toBe('a');
+      // The holder's lease connection dies (the process froze and the network dropped it): b takes over.
+      await raw.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'ccagent-lease' AND pid <> ALL($1::int[])",
+        [[]],
+      );
+      // b's own lease connection was terminated too: it reconnects through acquire().
+      const tokenB = await b.acquire(AbortSignal.timeout(10_000));
+      expect(tokenB).toBe(2);
+      // a still believes it holds token 1 (it has not noticed): its writes are refused by the fence.
+      expect(a.token).toBe(1);
+      const err = await store
+        .commit({
+          task: newTask('f', { updatedAt: 5 }),
+          history: [{ type: 'note', text: 'late', step: 1, at: 5 }],
+        })
+        .catch((e: unknown) => e);
+      expect(isEngineError(err, 'store_failure')).toBe(true);
+      expect(isStoreError((err as Error).cause, 'fenced')).toBe(true);
+      expect((err as Error).message).toMatch(/no longer holds the lease/);
+      expect(findStorageFailure(err)).toBeUndefined();
+      expect(store.checkHealth()).toMatchObject({ ok: false, code: 'fenced' });
+      expect((await raw.query('SELECT 1 FROM history')).rowCount).toBe(0);
+      expect((await store.getTask('f'))?.updatedAt).toBe(1000);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('a standby takes the lease as soon as the holder releases it, with the next token (guards against two leaders or a stuck standby)', async () => {
+    const a = await LeaderLease.open({ url: db.url, holder: 'a', ttlMs: 60_000, pollEveryMs: 20 });
+    const b = await LeaderLease.open({ url: db.url, holder: 'b', ttlMs: 60_000, pollEveryMs: 20 });
+    try {
+      expect(await a.tryAcquire()).toBe(1);
+      const lost: string[] = [];
+      a.onLost((why) => lost.push(why));
+      const waiting = b.acquire(AbortSignal.timeout(10_000));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(b.token).toBeUndefined();
+      const t0 = performance.now();
+      await a.close(); // clean shutdown gives the lease up
+      expect(await waiting).toBe(2);
+      expect(performance.now() - t0).toBeLessThan(2000);
+      expect(lost).toEqual([]);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a leader that cannot renew within the ttl gives the lease up by itself (guards against a cut-off leader believing it still leads)', async () => {
+    const a = await LeaderLease.open({ url: db.url, holder: 'a', ttlMs: 400, renewEveryMs: 100 });
+    const b = await LeaderLease.open({ url: db.url, holder: 'b', ttlMs: 400, pollEveryMs: 50 });
+    try {
+      expect(await a.tryAcquire()).toBe(1);
+      const lost = new Promise<string>((resolve) => a.onLost(resolve));
+      // b takes the row over behind a's back (as after an expiry a could not see): a's next renewal finds token 2.
+      await raw.query("UPDATE leases SET expires_at = clock_timestamp() - interval '1 second'");
+      expect(await b.tryAcquire()).toBe(2);
+      expect(await lost).toMatch(/another orchestrator took the lease/);
+      expect(a.token).toBeUndefined();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('refuses a database of a newer schema and one with foreign tables, touching nothing (guards against a downgrade corrupting data)', async () => {
+    await raw.query('INSERT INTO ccagent_schema (version, hash) VALUES ($1, $2)', [
+      PG_SCHEMA_VERSION + 1,
+      'x',
+    ]);
+    const newer = await openPostgresStore({ url: db.url }).catch((e: unknown) => e);
+    expect(isStoreError(newer, 'schema_too_new')).toBe(true);
+    await raw.query('DELETE FROM ccagent_schema WHERE version = $1', [PG_SCHEMA_VERSION + 1]);
+    const foreign = await createTestDatabase();
+    try {
+      const c = new pg.Client({ connectionString: foreign.url });
+      await c.connect();
+      await c.query('CREATE TABLE tasks (x int)');
+      await c.end();
+      const err = await openPostgresStore({ url: foreign.url }).catch((e: unknown) => e);
+      expect(isStoreError(err, 'not_a_ccagent_db')).toBe(true);
+      const ro = await openPostgresStore({
+        url: foreign.url.replace(/\/[^/]+$/, '/postgres'),
+        readonly: true,
+      }).catch((e: unknown) => e);
+      expect(isStoreError(ro, 'schema_outdated')).toBe(true);
+    } finally {
+      await foreign.drop();
+    }
+  });
+
+  it('two orchestrators opening a new database at once both succeed and it is migrated once (guards against a migration race)', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const [s1, s2] = await Promise.all([
+        openPostgresStore({ url: fresh.url }),
+        openPostgresStore({ url: fresh.url }),
+      ]);
+      await s1.close();
+      await s2.close();
+      const c = new pg.Client({ connectionString: fresh.url });
+      await c.connect();
+      const r = await c.query<{ version: number }>('SELECT version FROM ccagent_schema ORDER BY version');
+      await c.end();
+      expect(r.rows.map((x) => x.version)).toEqual([PG_SCHEMA_VERSION]);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('a read-only store reads but refuses every write (guards against the CLI changing the database)', async () => {
+    await store.commit({ task: newTask('r'), create: true });
+    const ro = await openPostgresStore({ url: db.url, readonly: true });
+    try {
+      expect((await ro.getTask('r'))?.id).toBe('r');
+      expect((await ro.listTasksPage({})).total).toBe(1);
+      const err = await ro.commit({ task: newTask('r2'), create: true }).catch((e: unknown) => e);
+      expect(isStoreError(err, 'readonly')).toBe(true);
+    } finally {
+      await ro.close();
+    }
+  });
+
+  it('an unreachable server is a clear open_failed, and a cut network makes writes fail as io_error and /health say so until it is back (guards against a silent hang)', async () => {
+    const err = await openPostgresStore({
+      url: 'postgres://postgres@127.0.0.1:1/none',
+      connectTimeoutMs: 2000,
+    }).catch((e: unknown) => e);
+    expect(isStoreError(err, 'open_failed')).toBe(true);
+    expect((err as Error).message).toMatch(/cannot connect to postgres:\/\/postgres@127\.0\.0\.1:1\/none/);
+    const proxy = await TcpProxy.start(new URL(db.url));
+    const viaProxy = await openPostgresStore({ url: proxy.url(db.url), connectTimeoutMs: 1000 });
+    try {
+      await viaProxy.commit({ task: newTask('x', { status: 'queued' }), create: true });
+      await proxy.cut();
+      const failed = await viaProxy
+        .commit({ task: newTask('x', { status: 'running' }), expectedStatus: 'queued' })
+        .catch((e: unknown) => e);
+      expect(isEngineError(failed, 'store_failure')).toBe(true);
+      expect(findStorageFailure(failed)?.code).toBe('io_error');
+      expect(viaProxy.checkHealth()).toMatchObject({ ok: false, code: 'io_error' });
+      expect(await viaProxy.probeHealth()).toMatchObject({ ok: false, code: 'io_error' });
+      expect((await store.getTask('x'))?.status).toBe('queued');
+      // The network is back: the next write opens a new connection and succeeds; health recovers.
+      await proxy.restore();
+      await viaProxy.commit({ task: newTask('x', { status: 'running' }), expectedStatus: 'queued' });
+      expect((await store.getTask('x'))?.status).toBe('running');
+      expect(await viaProxy.probeHealth()).toEqual({ ok: true });
+    } finally {
+      await viaProxy.close();
+      await proxy.close();
+    }
+  });
+});
+
+/** A TCP relay to the test server that a test can cut (every connection dropped, new ones refused) and restore. */
+class TcpProxy {
+  private sockets = new Set<net.Socket>();
+  private server: net.Server | undefined;
+  private constructor(
+    private readonly target: URL,
+    private port = 0,
+  ) {}
+
+  static async start(target: URL): Promise<TcpProxy> {
+    const p = new TcpProxy(target);
+    await p.restore();
+    return p;
+  }
+
+  url(of: string): string {
+    const u = new URL(of);
+    u.port = String(this.port);
+    return u.toString();
+  }
+
+  async restore(): Promise<void> {
+    const server = net.createServer((inbound) => {
+      const outbound = net.connect(Number(this.target.port), this.target.hostname);
+      for (const s of [inbound, outbound]) {
+        this.sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => {
+          this.sockets.delete(s);
+          inbound.destroy();
+          outbound.destroy();
+        });
+      }
+      inbound.pipe(outbound);
+      outbound.pipe(inbound);
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const s of this.sockets) s.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  close(): Promise<void> {
+    return this.cut();
+  }
+}

@@ -1,0 +1,863 @@
+import {
+  EngineError,
+  canTransition,
+  isEngineError,
+  memoryJson,
+  normalizeStepQuery,
+  type CommandCallFilter,
+  type CommandCallRecord,
+  type CommitResult,
+  type HistoryEntry,
+  type JsonValue,
+  type Logger,
+  type QuestionRecord,
+  type StepQuery,
+  type StepRecord,
+  type StoredStep,
+  type Task,
+  type TaskCommit,
+  type TaskFilter,
+  type TaskStatus,
+  type TaskStore,
+} from '@ccagent/engine';
+import {
+  MODEL_TOOL_STATUSES,
+  MessageHashMemo,
+  StoreError,
+  callToRow,
+  chunkHashes,
+  findStorageFailure,
+  historyToRow,
+  isStoreError,
+  packedHashes,
+  packedStepToRow,
+  questionToRow,
+  recordToStep,
+  rowToCall,
+  rowToClient,
+  rowToHistory,
+  rowToQuestion,
+  rowToStep,
+  rowToTask,
+  rowToTool,
+  taskToRow,
+  type ClientRecord,
+  type ClientUpsert,
+  type ModelToolInfo,
+  type ModelToolRecord,
+  type StoreErrorCode,
+  type StoreHealth,
+  type TaskPage,
+  type TaskPageQuery,
+  type TaskRowWithMemory,
+  type ToolFilter,
+} from '@ccagent/store';
+import { and, asc, count, desc, eq, inArray, sql, type SQL as DrizzleSQL } from 'drizzle-orm';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import { toPortError, toStoreError } from './errors.js';
+import { checkPgSchema, migratePg, readPgSchemaVersion, PG_SCHEMA_VERSION } from './migrate.js';
+import * as schema from './schema.js';
+import { SQL, valuesOf } from './sql.js';
+import { PgWriteQueue, type BatchOutcome } from './write-queue.js';
+
+/** Options of {@link openPostgresStore}. */
+export interface PostgresStoreOptions {
+  /** Connection URL, `postgres://user:password@host:port/database` (libpq-style parameters allowed). */
+  url: string;
+  /**
+   * Open for reading only (the CLI): never migrates, never writes; the schema must be the current one. A read-only
+   * store still connects with the URL's role: give the CLI a role with SELECT rights only if that matters.
+   */
+  readonly?: boolean;
+  /** Connections for reads (default 4). Writes use one connection of their own. */
+  readConnections?: number;
+  /** How long to wait for a connection before failing (ms, default 5000). */
+  connectTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/** Something that says which fencing token a write transaction must find in the lease row (see `LeaderLease`). */
+export interface WriteFence {
+  /** Lease name (row of `leases`). */
+  readonly name: string;
+  /** The token this process holds, or undefined when it holds none (then every write is refused). */
+  readonly token: number | undefined;
+}
+
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 1000;
+/** Hashes of step messages known to be stored (about 100 bytes each). */
+const STORED_MESSAGES_CAP = 8192;
+
+const silentLogger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+/**
+ * `int8` (bigint) columns as JS numbers: every one of them holds epoch milliseconds, a timeout or an identity, far
+ * below 2^53. Per connection (not `pg.types`, which is process-wide).
+ */
+const pgTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === 20
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/** `postgres://user:secret@host/db` with the password hidden, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}
+
+/**
+ * Connect to the PostgreSQL database at `opts.url`, migrate it (unless `readonly`) and return the store. Rejects with
+ * `StoreError`: `open_failed` (cannot connect or authenticate), `schema_too_new`, `schema_outdated` (read-only),
+ * `not_a_ccagent_db`, `migrations_missing`.
+ */
+export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
+  const logger = opts.logger ?? silentLogger;
+  const where = redactUrl(opts.url);
+  const config: pg.PoolConfig = {
+    connectionString: opts.url,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
+    application_name: 'ccagent',
+    types: pgTypes,
+  };
+  const pool = new pg.Pool({ ...config, max: Math.max(1, opts.readConnections ?? 4) });
+  // An idle connection the server dropped: the pool replaces it; the next query reports a real failure.
+  pool.on('error', (err) => logger.warn({ err }, 'store: idle PostgreSQL connection lost'));
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (cause) {
+    await pool.end().catch(() => undefined);
+    throw new StoreError('open_failed', `cannot connect to ${where}: ${(cause as Error).message}`, {
+      cause,
+      details: { database: where },
+    });
+  }
+  try {
+    if (opts.readonly) checkPgSchema(await readPgSchemaVersion(client), where, true);
+    else {
+      const applied = await migratePg(client, where);
+      if (applied.length > 0) logger.info({ database: where, applied }, 'store: applied schema migrations');
+    }
+  } catch (err) {
+    client.release();
+    await pool.end().catch(() => undefined);
+    if (isStoreError(err)) throw err;
+    throw new StoreError('open_failed', `cannot open ${where}: ${(err as Error).message}`, {
+      cause: err,
+      details: { database: where },
+    });
+  }
+  client.release();
+  return new PostgresStore(pool, config, where, opts.readonly ?? false, logger);
+}
+
+/**
+ * The engine's {@link TaskStore} on PostgreSQL (Drizzle's PostgreSQL dialect on node-postgres), plus the queries the
+ * orchestrator and the CLI need (task pages, clients, model-written tools, health) — the surface of
+ * `@ccagent/store`'s `SqliteStore`, with the same rows, step-log packing and read-back. Create it with
+ * {@link openPostgresStore}.
+ *
+ * Writes are group-committed on one connection (see `PgWriteQueue`): a write's promise resolves only after its
+ * transaction committed. Reads use a pool and see every resolved write. With {@link fenceWith}, every write
+ * transaction first checks the lease row (see `LeaderLease`): once another process took the lease, nothing more is
+ * written.
+ */
+export class PostgresStore implements TaskStore {
+  /** The database, password hidden (for logs, `/health` and the CLI's label). */
+  readonly path: string;
+  /** Schema version of the database (always the current one: older ones are migrated, newer ones refused). */
+  readonly schemaVersion: number = PG_SCHEMA_VERSION;
+  readonly readonly: boolean;
+  private readonly orm: NodePgDatabase<typeof schema>;
+  private readonly writes: PgWriteQueue;
+  private fence: WriteFence | undefined;
+  private closed = false;
+  /** Hashes of `step_messages` rows committed (bounded, oldest first); a batch's own are staged until it commits. */
+  private readonly storedMessages = new Set<string>();
+  private stagedMessages: string[] = [];
+  private readonly messageHashes = new MessageHashMemo();
+  private writeState: { ok: true } | { ok: false; code: StoreErrorCode; error: string } = { ok: true };
+
+  /** @internal Use {@link openPostgresStore}. */
+  constructor(
+    private readonly pool: pg.Pool,
+    config: pg.ClientConfig,
+    where: string,
+    readonly: boolean,
+    private readonly logger: Logger,
+  ) {
+    this.path = where;
+    this.readonly = readonly;
+    this.orm = drizzle(pool, { schema });
+    this.writes = new PgWriteQueue({
+      connect: async () => {
+        const c = new pg.Client(config);
+        c.on('error', (err) => logger.warn({ err }, 'store: PostgreSQL writer connection lost'));
+        await c.connect();
+        return c;
+      },
+      beforeBatch: (c) => this.checkFence(c),
+      mapError: toPortError,
+      onOutcome: (o) => this.noteOutcome(o),
+      onCommitted: () => {
+        for (const h of this.stagedMessages) this.rememberMessage(h);
+        this.stagedMessages = [];
+      },
+      onRolledBack: () => {
+        this.stagedMessages = [];
+      },
+    });
+  }
+
+  /**
+   * Make every later write transaction check `fence` first: it must find the lease row with the fence's token, and
+   * holds a share lock on that row until it commits (a takeover waits for it). A write that finds another token, or
+   * runs while the fence holds none, is refused with `EngineError('store_failure')` wrapping `StoreError('fenced')`.
+   */
+  fenceWith(fence: WriteFence): void {
+    this.fence = fence;
+  }
+
+  // ------------------------------------------------------------------ TaskStore port
+
+  /** One atomic commit (see the engine's `TaskCommit`), committed when the promise resolves. */
+  commit(change: TaskCommit): Promise<CommitResult> {
+    return this.write((c) => this.applyCommit(c, change));
+  }
+
+  /** Append one step-log record; committed when the promise resolves. */
+  appendStep(taskId: string, record: StepRecord & { step: number; at: number }): Promise<StoredStep> {
+    return this.write(async (c) => {
+      const head = await this.head(c, taskId);
+      if (head === undefined) throw new EngineError('task_not_found', `task ${taskId} not found`);
+      const seq = head.steps + 1;
+      await this.insertSteps(c, taskId, seq, [record]);
+      return recordToStep(taskId, seq, record);
+    });
+  }
+
+  getTask(taskId: string): Promise<Task | undefined> {
+    return this.read(async () => {
+      const r = await this.pool.query<TaskRowWithMemory>(`${SQL.selectTask} WHERE t."id" = $1`, [taskId]);
+      const row = r.rows[0];
+      return row ? rowToTask(row) : undefined;
+    });
+  }
+
+  /** Tasks matching the filter, oldest first (by `createdAt`, then id). */
+  listTasks(filter: TaskFilter = {}): Promise<Task[]> {
+    return this.read(async () => {
+      const conds: string[] = [];
+      const params: unknown[] = [];
+      const add = (cond: (n: string) => string, v: unknown) => {
+        params.push(v);
+        conds.push(cond(`$${params.length}`));
+      };
+      if (filter.status !== undefined) add((n) => `t."status" = ANY(${n}::text[])`, [filter.status].flat());
+      if (filter.kind !== undefined) add((n) => `t."kind" = ${n}`, filter.kind);
+      if (filter.clientId !== undefined) add((n) => `t."client_id" = ${n}`, filter.clientId);
+      if (filter.updatedSince !== undefined) add((n) => `t."updated_at" >= ${n}`, filter.updatedSince);
+      let text = SQL.selectTask;
+      if (conds.length > 0) text += ` WHERE ${conds.join(' AND ')}`;
+      text += ' ORDER BY t."created_at", t."id"';
+      if (filter.limit !== undefined) {
+        params.push(Math.max(0, Math.floor(filter.limit)));
+        text += ` LIMIT $${params.length}`;
+      }
+      const r = await this.pool.query<TaskRowWithMemory>(text, params);
+      return r.rows.map(rowToTask);
+    });
+  }
+
+  getHistory(taskId: string): Promise<HistoryEntry[]> {
+    return this.read(async () => {
+      const r = await this.pool.query<typeof schema.history.$inferSelect>(SQL.selectHistory, [taskId]);
+      return r.rows.map(rowToHistory);
+    });
+  }
+
+  /** Step log of a task in `seq` order, or one page of it: a range scan of the primary key `(task_id, seq)`. */
+  getSteps(taskId: string, query?: StepQuery): Promise<StoredStep[]> {
+    return this.read(async () => {
+      const { afterSeq, limit } = normalizeStepQuery(query);
+      const r = await this.pool.query<typeof schema.steps.$inferSelect>(SQL.selectSteps, [
+        taskId,
+        afterSeq,
+        limit ?? null,
+      ]);
+      return this.rowsToSteps(r.rows);
+    });
+  }
+
+  getCommandCall(callId: string): Promise<CommandCallRecord | undefined> {
+    return this.read(async () => {
+      const r = await this.pool.query<CallRow>(SQL.selectCall, [callId]);
+      const row = r.rows[0];
+      return row ? rowToCall(row) : undefined;
+    });
+  }
+
+  /** Record the client a pending call is sent to (first binding holds); committed when this resolves. */
+  bindCall(callId: string, clientId: string): Promise<CommandCallRecord> {
+    if (typeof clientId !== 'string' || clientId.length === 0) {
+      return Promise.reject(new EngineError('invalid_input', 'clientId must be a non-empty string'));
+    }
+    return this.write(async (c) => {
+      const bound = (await c.query(SQL.bindCall, [clientId, callId])).rowCount === 1;
+      const row = (await c.query<CallRow>(SQL.selectCall, [callId])).rows[0];
+      if (!row) throw new EngineError('unknown_call', `no command call ${callId}`);
+      if (!bound && row.status !== 'pending') {
+        throw new EngineError('call_closed', `command call ${callId} is already ${row.status}`, {
+          details: { callId, status: row.status },
+        });
+      }
+      return rowToCall(row);
+    });
+  }
+
+  /** Command calls matching the filter, in creation order. */
+  listCommandCalls(filter: CommandCallFilter = {}): Promise<CommandCallRecord[]> {
+    return this.read(async () => {
+      const conds: string[] = [];
+      const params: unknown[] = [];
+      if (filter.taskId !== undefined) {
+        params.push(filter.taskId);
+        conds.push(`"task_id" = $${params.length}`);
+      }
+      if (filter.status !== undefined) {
+        params.push([filter.status].flat());
+        conds.push(`"status" = ANY($${params.length}::text[])`);
+      }
+      const where = conds.length > 0 ? ` WHERE ${conds.join(' AND ')}` : '';
+      const r = await this.pool.query<CallRow>(
+        `${SQL.selectCalls}${where} ORDER BY "created_at", "ord"`,
+        params,
+      );
+      return r.rows.map(rowToCall);
+    });
+  }
+
+  getQuestion(questionId: string): Promise<QuestionRecord | undefined> {
+    return this.read(async () => {
+      const r = await this.pool.query<QuestionRow>(`${SQL.selectQuestion} WHERE "question_id" = $1`, [
+        questionId,
+      ]);
+      const row = r.rows[0];
+      return row ? rowToQuestion(row) : undefined;
+    });
+  }
+
+  /** Questions of a task in the order they were asked. */
+  listQuestions(taskId: string): Promise<QuestionRecord[]> {
+    return this.read(async () => {
+      const r = await this.pool.query<QuestionRow>(
+        `${SQL.selectQuestion} WHERE "task_id" = $1 ORDER BY "asked_at", "ord"`,
+        [taskId],
+      );
+      return r.rows.map(rowToQuestion);
+    });
+  }
+
+  /** Commit whatever is queued, then close every connection. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.writes.close();
+    } finally {
+      await this.pool.end().catch(() => undefined);
+    }
+  }
+
+  // ------------------------------------------------------------------ queries for the orchestrator and the CLI
+
+  /** One page of tasks (newest first by default) and the total matching the query. */
+  listTasksPage(q: TaskPageQuery = {}): Promise<TaskPage> {
+    const limit = q.limit ?? DEFAULT_PAGE_SIZE;
+    const offset = q.offset ?? 0;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
+      return Promise.reject(
+        new StoreError('invalid_input', `limit must be an integer in 1..${MAX_PAGE_SIZE}`, {
+          details: { limit },
+        }),
+      );
+    }
+    if (!Number.isInteger(offset) || offset < 0) {
+      return Promise.reject(
+        new StoreError('invalid_input', 'offset must be an integer >= 0', { details: { offset } }),
+      );
+    }
+    if (q.order !== undefined && q.order !== 'newest' && q.order !== 'oldest') {
+      return Promise.reject(
+        new StoreError('invalid_input', "order must be 'newest' or 'oldest'", {
+          details: { order: q.order },
+        }),
+      );
+    }
+    return this.readStore(async () => {
+      const where = taskWhere(q);
+      const dir = q.order === 'oldest' ? asc : desc;
+      const { tasks, taskMemory } = schema;
+      const rows = await this.orm
+        .select({ ...tasksColumns(), memory: taskMemory.memory })
+        .from(tasks)
+        .leftJoin(taskMemory, eq(taskMemory.taskId, tasks.id))
+        .where(where)
+        .orderBy(dir(tasks.createdAt), dir(tasks.id))
+        .limit(limit)
+        .offset(offset);
+      const total = (await this.orm.select({ n: count() }).from(tasks).where(where))[0]?.n ?? 0;
+      return { tasks: rows.map(rowToTask), total };
+    });
+  }
+
+  /** The latest `updatedAt` of any task (epoch ms), or undefined when there is none. */
+  lastTaskUpdateAt(): Promise<number | undefined> {
+    return this.readStore(async () => {
+      const r = await this.pool.query<{ m: number | null }>('SELECT max("updated_at") AS m FROM "tasks"');
+      return r.rows[0]?.m ?? undefined;
+    });
+  }
+
+  /** Record a client's hello (or any sighting): commands, connection state, version. Creates it if new. */
+  upsertClient(c: ClientUpsert): Promise<void> {
+    try {
+      requireId(c.clientId, 'clientId');
+      if (!Array.isArray(c.commands) || !c.commands.every((d) => d && typeof d.name === 'string' && d.name)) {
+        throw new StoreError('invalid_input', 'commands must be an array of { name, … } descriptors', {
+          details: { clientId: c.clientId },
+        });
+      }
+      requireTime(c.seenAt, 'seenAt');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const commands = JSON.stringify(c.commands);
+    return this.writeStore(async (db) => {
+      await db.query(
+        `INSERT INTO "clients" ("client_id", "commands", "connected", "client_version", "first_seen_at", "last_seen_at")
+         VALUES ($1, $2, $3, $4, $5, $5)
+         ON CONFLICT ("client_id") DO UPDATE SET "commands" = excluded."commands", "connected" = excluded."connected",
+           "last_seen_at" = excluded."last_seen_at",
+           "client_version" = coalesce(excluded."client_version", "clients"."client_version")`,
+        [c.clientId, commands, c.connected, c.clientVersion ?? null, c.seenAt],
+      );
+    });
+  }
+
+  /** Mark a known client connected or disconnected at `at`. `StoreError('client_not_found')` for an unknown id. */
+  setClientConnected(clientId: string, connected: boolean, at: number): Promise<void> {
+    try {
+      requireId(clientId, 'clientId');
+      requireTime(at, 'at');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.writeStore(async (db) => {
+      const r = await db.query(
+        'UPDATE "clients" SET "connected" = $2, "last_seen_at" = $3 WHERE "client_id" = $1',
+        [clientId, connected, at],
+      );
+      if (r.rowCount === 0) throw clientNotFound(clientId);
+    });
+  }
+
+  /** Every client seen, by id. */
+  listClients(): Promise<ClientRecord[]> {
+    return this.readStore(async () =>
+      (await this.orm.select().from(schema.clients).orderBy(asc(schema.clients.clientId))).map(rowToClient),
+    );
+  }
+
+  /** Replace a client's model-written tools with what it just reported (`tools_update`), atomically. */
+  replaceClientTools(clientId: string, tools: ModelToolInfo[], at: number): Promise<void> {
+    try {
+      validateTools(clientId, tools, at);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.writeStore(async (db) => {
+      const known = await db.query('SELECT 1 FROM "clients" WHERE "client_id" = $1', [clientId]);
+      if (known.rowCount === 0) throw clientNotFound(clientId);
+      await db.query('DELETE FROM "model_tools" WHERE "client_id" = $1', [clientId]);
+      for (const t of tools) {
+        await db.query(
+          `INSERT INTO "model_tools" ("client_id", "name", "status", "version", "description", "file", "updated_at", "recorded_at")
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [
+            clientId,
+            t.name,
+            t.status,
+            t.version,
+            t.description ?? null,
+            t.file ?? null,
+            t.updatedAt ?? null,
+            at,
+          ],
+        );
+      }
+    });
+  }
+
+  /** Model-written tools, by client then name. */
+  listTools(filter: ToolFilter = {}): Promise<ModelToolRecord[]> {
+    return this.readStore(async () => {
+      const conds: DrizzleSQL[] = [];
+      if (filter.clientId !== undefined) conds.push(eq(schema.modelTools.clientId, filter.clientId));
+      if (filter.status !== undefined) conds.push(eq(schema.modelTools.status, filter.status));
+      const rows = await this.orm
+        .select()
+        .from(schema.modelTools)
+        .where(and(...conds))
+        .orderBy(asc(schema.modelTools.clientId), asc(schema.modelTools.name));
+      return rows.map(rowToTool);
+    });
+  }
+
+  /** What is known without a query: closed, or the last write batch failed for a storage reason (or was fenced). */
+  checkHealth(): StoreHealth {
+    if (this.closed) return { ok: false, error: 'store is closed', code: 'closed' };
+    const w = this.writeState;
+    return w.ok ? { ok: true } : { ok: false, error: w.error, code: w.code };
+  }
+
+  /**
+   * `/health`: the database answers a query (bounded by the connect timeout), then {@link checkHealth} (a storage
+   * failure of the last write batch stands until a write succeeds).
+   */
+  async probeHealth(): Promise<StoreHealth> {
+    if (this.closed) return this.checkHealth();
+    try {
+      await this.pool.query('SELECT 1 FROM "tasks" LIMIT 1');
+    } catch (err) {
+      const e = toStoreError(err);
+      return { ok: false, error: e.message, code: e.code };
+    }
+    // The server answers again: a lost connection is over (a full disk or a fence is not cleared by a read).
+    if (!this.writeState.ok && this.writeState.code === 'io_error') {
+      this.logger.info({ database: this.path }, 'store: the database answers again');
+      this.writeState = { ok: true };
+    }
+    return this.checkHealth();
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private async applyCommit(c: pg.ClientBase, change: TaskCommit): Promise<CommitResult> {
+    const task = change.task;
+    const id = task.id;
+    const head = await this.head(c, id);
+    const row = taskToRow(task, encodeJson);
+    if (change.create) {
+      if (head !== undefined) throw new EngineError('task_exists', `task ${id} already exists`);
+      await c.query(SQL.insertTask.text, valuesOf(row, SQL.insertTask.keys));
+      await c.query(SQL.insertMemory, [id, memoryJson(task.memory)]);
+    } else {
+      if (head === undefined) throw new EngineError('task_not_found', `task ${id} not found`);
+      const actual = head.status;
+      if (change.expectedStatus !== undefined && actual !== change.expectedStatus) {
+        throw new EngineError('conflict', `task ${id} is ${actual}, expected ${change.expectedStatus}`, {
+          details: { taskId: id, actual, expected: change.expectedStatus },
+        });
+      }
+      if (task.status !== actual && !canTransition(actual, task.status)) {
+        throw new EngineError(
+          'illegal_transition',
+          `illegal task transition ${actual} → ${task.status} (task ${id})`,
+          {
+            details: { from: actual, to: task.status, taskId: id },
+          },
+        );
+      }
+      await c.query(SQL.updateTask.text, valuesOf(row, SQL.updateTask.keys));
+      await c.query(SQL.upsertMemory, [id, memoryJson(task.memory)]);
+    }
+    const result: CommitResult = { history: [], steps: [] };
+    if (change.history && change.history.length > 0) {
+      let seq = (head?.history ?? 0) + 1;
+      const rows = change.history.map((h) => historyToRow(id, seq++, h));
+      for (const r of rows) await c.query(SQL.insertHistory.text, valuesOf(r, SQL.insertHistory.keys));
+      result.history = rows.map(rowToHistory);
+    }
+    if (change.steps && change.steps.length > 0) {
+      const first = (head?.steps ?? 0) + 1;
+      await this.insertSteps(c, id, first, change.steps);
+      result.steps = change.steps.map((s, i) => recordToStep(id, first + i, s));
+    }
+    if (change.commandCall) {
+      if (change.commandCall.taskId !== id) {
+        throw new EngineError(
+          'invalid_input',
+          `command call ${change.commandCall.callId} belongs to another task`,
+        );
+      }
+      await c.query(SQL.upsertCall.text, valuesOf(callToRow(change.commandCall), SQL.upsertCall.keys));
+    }
+    if (change.question) {
+      if (change.question.taskId !== id) {
+        throw new EngineError(
+          'invalid_input',
+          `question ${change.question.questionId} belongs to another task`,
+        );
+      }
+      await c.query(
+        SQL.upsertQuestion.text,
+        valuesOf(questionToRow(change.question), SQL.upsertQuestion.keys),
+      );
+    }
+    return result;
+  }
+
+  /** The task's row head, locked for the transaction, and its last seqs (`undefined`: no such task). */
+  private async head(
+    c: pg.ClientBase,
+    id: string,
+  ): Promise<{ status: TaskStatus; history: number; steps: number } | undefined> {
+    const r = await c.query<{ status: TaskStatus; history: number; steps: number }>(SQL.taskHead, [id]);
+    return r.rows[0];
+  }
+
+  /**
+   * Insert step rows from `first` on: a packed model input's new messages and chunks first (skipping the ones known
+   * to be stored; `ON CONFLICT DO NOTHING` for the rest), so a step never references a row its transaction did not
+   * see. Packing is `@ccagent/store`'s, so both stores hold the same step-log shape.
+   */
+  private async insertSteps(
+    c: pg.ClientBase,
+    taskId: string,
+    first: number,
+    records: ReadonlyArray<StepRecord & { step: number; at: number }>,
+  ): Promise<void> {
+    for (let i = 0; i < records.length; i++) {
+      const { row, messages } = packedStepToRow(
+        taskId,
+        first + i,
+        records[i] as StepRecord & {
+          step: number;
+          at: number;
+        },
+        this.messageHashes.hash,
+      );
+      const fresh = messages.filter((m) => !this.storedMessages.has(m.hash));
+      if (fresh.length > 0) {
+        await c.query(SQL.insertMessages, [fresh.map((m) => m.hash), fresh.map((m) => m.body)]);
+        for (const m of fresh) this.stagedMessages.push(m.hash);
+      }
+      await c.query(SQL.insertStep.text, valuesOf(row, SQL.insertStep.keys));
+    }
+  }
+
+  private rememberMessage(hash: string): void {
+    this.storedMessages.add(hash);
+    if (this.storedMessages.size > STORED_MESSAGES_CAP) {
+      const oldest = this.storedMessages.values().next();
+      if (!oldest.done) this.storedMessages.delete(oldest.value);
+    }
+  }
+
+  /** Stored steps of step rows, packed inputs rebuilt with two queries per page (chunks, then their messages). */
+  private async rowsToSteps(rows: Array<typeof schema.steps.$inferSelect>): Promise<StoredStep[]> {
+    let chunks: Set<string> | undefined;
+    for (const r of rows) {
+      if (r.input === null && r.inputPacked !== null) {
+        chunks ??= new Set();
+        for (const h of packedHashes(r.inputPacked)) chunks.add(h);
+      }
+    }
+    if (chunks === undefined) return rows.map((r) => rowToStep(r));
+    const bodies = new Map<string, string>();
+    await this.readMessages(chunks, bodies);
+    const messages = new Set<string>();
+    for (const h of chunks) {
+      const body = bodies.get(h);
+      if (body === undefined) continue; // missing: rowToStep names the step
+      for (const m of chunkHashes(body)) if (!bodies.has(m)) messages.add(m);
+    }
+    if (messages.size > 0) await this.readMessages(messages, bodies);
+    return rows.map((r) => rowToStep(r, bodies));
+  }
+
+  private async readMessages(hashes: Set<string>, into: Map<string, string>): Promise<void> {
+    const r = await this.pool.query<{ hash: string; body: string }>(SQL.selectMessages, [[...hashes]]);
+    for (const m of r.rows) into.set(m.hash, m.body);
+  }
+
+  /** The fencing check at the start of every write transaction (see {@link fenceWith}). */
+  private async checkFence(c: pg.ClientBase): Promise<void> {
+    const fence = this.fence;
+    if (fence === undefined) return;
+    const mine = fence.token;
+    const r = await c.query<{ token: number }>('SELECT "token" FROM "leases" WHERE "name" = $1 FOR SHARE', [
+      fence.name,
+    ]);
+    const current = r.rows[0]?.token;
+    if (mine === undefined || current !== mine) {
+      throw new StoreError(
+        'fenced',
+        `this orchestrator no longer holds the lease "${fence.name}" (token ${mine ?? 'none'}, the database has ${current ?? 'none'}): another one took over; nothing was written`,
+        { details: { lease: fence.name, token: mine, current } },
+      );
+    }
+  }
+
+  private noteOutcome(o: BatchOutcome): void {
+    const errors = o.ok ? o.writeErrors : [o.error];
+    for (const err of errors) {
+      const fenced = isStoreError(err, 'fenced');
+      const failure = fenced
+        ? { code: 'fenced' as const, message: (err as Error).message }
+        : findStorageFailure(toStoreError(err));
+      if (failure === undefined) continue;
+      if (this.writeState.ok || this.writeState.code !== failure.code) {
+        this.logger.error(
+          { database: this.path, code: failure.code, err },
+          `store: writes fail: ${failure.message}`,
+        );
+      }
+      this.writeState = { ok: false, code: failure.code, error: failure.message };
+      return;
+    }
+    if (o.ok && !this.writeState.ok && this.writeState.code !== 'fenced') {
+      this.logger.info({ database: this.path }, 'store: writes succeed again');
+      this.writeState = { ok: true };
+    }
+  }
+
+  /** A port write: EngineError on failure (the engine branches on its codes). */
+  private write<T>(run: (c: pg.ClientBase) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new EngineError('store_failure', 'store is closed'));
+    if (this.readonly) return Promise.reject(new StoreError('readonly', `${this.path} is open read-only`));
+    return this.writes.enqueue(run);
+  }
+
+  /** A store-specific write: StoreError on failure. */
+  private writeStore<T>(run: (c: pg.ClientBase) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new StoreError('closed', 'store is closed'));
+    if (this.readonly) return Promise.reject(new StoreError('readonly', `${this.path} is open read-only`));
+    return this.writes.enqueue(run).catch((err: unknown) => {
+      if (isStoreError(err)) throw err;
+      if (isEngineError(err) && isStoreError(err.cause)) throw err.cause;
+      throw toStoreError(err);
+    });
+  }
+
+  /** A port read: EngineError on failure. */
+  private async read<T>(run: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new EngineError('store_failure', 'store is closed');
+    try {
+      return await run();
+    } catch (err) {
+      this.logger.debug({ err }, 'store: read failed');
+      throw isStoreError(err) || isEngineError(err) ? err : toPortError(err);
+    }
+  }
+
+  /** A store-specific read: StoreError on failure. */
+  private async readStore<T>(run: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreError('closed', 'store is closed');
+    try {
+      return await run();
+    } catch (err) {
+      throw isStoreError(err) ? err : toStoreError(err);
+    }
+  }
+}
+
+type CallRow = typeof schema.commandCalls.$inferSelect;
+type QuestionRow = typeof schema.questions.$inferSelect;
+
+/** JSON text of a task's JSON columns, reused for the same object (the engine's `memoryJson`). */
+const encodeJson = (value: JsonValue | undefined): string => memoryJson(value);
+
+/** Every `tasks` column, for Drizzle selects joined with the memory. */
+function tasksColumns() {
+  const t = schema.tasks;
+  return {
+    id: t.id,
+    kind: t.kind,
+    status: t.status,
+    clientId: t.clientId,
+    prompt: t.prompt,
+    context: t.context,
+    allowedCommands: t.allowedCommands,
+    metadata: t.metadata,
+    budgets: t.budgets,
+    stepsCount: t.stepsCount,
+    toolCallsCount: t.toolCallsCount,
+    questionsCount: t.questionsCount,
+    result: t.result,
+    error: t.error,
+    progress: t.progress,
+    progressMessage: t.progressMessage,
+    wakeAt: t.wakeAt,
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+  };
+}
+
+function taskWhere(f: {
+  status?: TaskStatus | TaskStatus[];
+  kind?: string;
+  clientId?: string;
+}): DrizzleSQL | undefined {
+  const conds: DrizzleSQL[] = [];
+  if (f.status !== undefined) conds.push(inArray(schema.tasks.status, [f.status].flat()));
+  if (f.kind !== undefined) conds.push(eq(schema.tasks.kind, f.kind));
+  if (f.clientId !== undefined) conds.push(eq(schema.tasks.clientId, f.clientId));
+  return conds.length > 0 ? and(...conds) : sql`true`;
+}
+
+function validateTools(clientId: string, tools: ModelToolInfo[], at: number): void {
+  requireId(clientId, 'clientId');
+  requireTime(at, 'at');
+  if (!Array.isArray(tools)) throw new StoreError('invalid_input', 'tools must be an array');
+  const seen = new Set<string>();
+  for (const t of tools) {
+    if (typeof t?.name !== 'string' || t.name.length === 0) {
+      throw new StoreError('invalid_input', 'every tool needs a non-empty name', { details: { clientId } });
+    }
+    if (seen.has(t.name)) {
+      throw new StoreError('invalid_input', `tool "${t.name}" is listed twice`, { details: { clientId } });
+    }
+    seen.add(t.name);
+    if (!MODEL_TOOL_STATUSES.includes(t.status)) {
+      throw new StoreError(
+        'invalid_input',
+        `tool "${t.name}" has status "${String(t.status)}"; expected one of ${MODEL_TOOL_STATUSES.join(', ')}`,
+        { details: { clientId, tool: t.name } },
+      );
+    }
+    if (!Number.isInteger(t.version) || t.version < 0) {
+      throw new StoreError('invalid_input', `tool "${t.name}" needs an integer version >= 0`, {
+        details: { clientId, tool: t.name },
+      });
+    }
+  }
+}
+
+function requireId(value: unknown, field: string): void {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new StoreError('invalid_input', `${field} must be a non-empty string`, { details: { field } });
+  }
+}
+
+function requireTime(value: unknown, field: string): void {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new StoreError('invalid_input', `${field} must be a finite number (epoch ms)`, {
+      details: { field },
+    });
+  }
+}
+
+function clientNotFound(clientId: string): StoreError {
+  return new StoreError('client_not_found', `no client ${clientId} has been seen`, { details: { clientId } });
+}
