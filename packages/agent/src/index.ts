@@ -20,6 +20,7 @@ export {
   nativeOptionsFromEnv,
   toolDefinitions,
   DEFAULT_MAX_ITERATIONS,
+  type NativeEnvOptions,
   type NativeToolOptions,
 } from './native-tool-strategy.js';
 export type { ModelCallMeta, ModelCallRole, ModelRole } from './model-call.js';

@@ -42,6 +42,29 @@ describe('renderMemory', () => {
     expect(text).not.toContain('CALL run_program');
   });
 
+  it('shows follow-up messages under USER ANSWERS and messages, events and resumes in HISTORY (guards: the planner never seeing a message)', () => {
+    const h = new HistoryBuilder().call(
+      'run_program',
+      { path: 'a.lua' },
+      { ok: true, result: { output: 'x' } },
+    );
+    h.add({ type: 'resume', reason: 'message', from: 'completed' });
+    h.add({ type: 'message', text: 'Now also print the date.' });
+    h.add({ type: 'event', name: 'redstone', data: { on: true } });
+    const { text } = renderMemory({
+      task: makeTask(),
+      history: h.entries,
+      memory: loadPlannerMemory(null),
+      step: 3,
+      limits,
+    });
+    const answers = text.slice(text.indexOf('# USER ANSWERS'));
+    expect(answers).toContain('Message from the user (#4): Now also print the date.');
+    expect(text).toContain('#3 (step 2) TASK RESUMED (new message after it was completed)');
+    expect(text).toContain('#4 (step 2) USER SAID: Now also print the date.');
+    expect(text).toContain('#5 (step 2) EVENT redstone: {"on":true}');
+  });
+
   it('compacts old entries into facts in whole chunks and keeps the recent ones verbatim', () => {
     const h = new HistoryBuilder();
     for (let i = 0; i < 12; i++)

@@ -208,6 +208,12 @@ function renderEntry(
       return `${head} FAILED TASK: ${e.error.message}`;
     case 'cancel':
       return `${head} CANCELLED`;
+    case 'message':
+      return `${head} USER SAID: ${e.text}`;
+    case 'event':
+      return `${head} EVENT ${e.name}${e.data !== undefined ? `: ${clip(JSON.stringify(e.data), maxOutput)}` : ''}`;
+    case 'resume':
+      return `${head} TASK RESUMED (${e.reason === 'retry' ? 'retry' : 'new message'} after it was ${e.from})`;
   }
 }
 
@@ -228,6 +234,12 @@ function factOf(e: HistoryEntry, calls: Map<string, string>, answered: Set<strin
       return `#${e.seq} user answered: ${oneLine(e.answer, 100)}`;
     case 'note':
       return `#${e.seq} note: ${oneLine(e.text, 140)}`;
+    case 'message':
+      return `#${e.seq} user said: ${oneLine(e.text, 200)}`;
+    case 'event':
+      return `#${e.seq} event ${e.name}${e.data !== undefined ? `: ${oneLine(JSON.stringify(e.data), 100)}` : ''}`;
+    case 'resume':
+      return `#${e.seq} task resumed (${e.reason}) after it was ${e.from}`;
     default:
       return null;
   }
@@ -319,6 +331,8 @@ function renderSections(
   for (const e of history) {
     if (e.type === 'question') questions.set(e.questionId, e.question);
     if (e.type === 'answer') answers.push(`Q: ${questions.get(e.questionId) ?? '?'}\nA: ${e.answer}`);
+    // Follow-up messages are instructions: kept here, where compaction never hides them (the latest last).
+    if (e.type === 'message') answers.push(`Message from the user (#${e.seq}): ${e.text}`);
   }
   sections['USER ANSWERS'].push('# USER ANSWERS', answers.length > 0 ? answers.join('\n') : '(none)');
 

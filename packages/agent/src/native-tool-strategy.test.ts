@@ -11,15 +11,20 @@ import {
 } from './native-tool-strategy.js';
 
 describe('nativeOptionsFromEnv', () => {
-  it('reads AGENT_MAX_ITERATIONS, AGENT_SYSTEM_PROMPT and TOOL_EXECUTION_TIMEOUT', () => {
+  it('reads AGENT_MAX_ITERATIONS, AGENT_SYSTEM_PROMPT, AGENT_ENABLED and TOOL_EXECUTION_TIMEOUT in seconds (guards: 30 read as 30 ms)', () => {
     expect(
       nativeOptionsFromEnv({
         AGENT_MAX_ITERATIONS: '25',
         AGENT_SYSTEM_PROMPT: 'Be brief.',
-        TOOL_EXECUTION_TIMEOUT: '30000',
+        TOOL_EXECUTION_TIMEOUT: '30',
+        AGENT_ENABLED: 'false',
         UNRELATED: 'x',
       }),
-    ).toEqual({ maxIterations: 25, systemPrompt: 'Be brief.', toolTimeoutMs: 30000 });
+    ).toEqual({ maxIterations: 25, systemPrompt: 'Be brief.', toolTimeoutMs: 30_000, agentEnabled: false });
+    expect(nativeOptionsFromEnv({ TOOL_EXECUTION_TIMEOUT: '2.5', AGENT_ENABLED: 'YES' })).toEqual({
+      toolTimeoutMs: 2500,
+      agentEnabled: true,
+    });
   });
 
   it('ignores unset and empty variables', () => {
@@ -30,7 +35,9 @@ describe('nativeOptionsFromEnv', () => {
     for (const env of [
       { AGENT_MAX_ITERATIONS: 'ten' },
       { AGENT_MAX_ITERATIONS: '0' },
-      { TOOL_EXECUTION_TIMEOUT: '1.5' },
+      { TOOL_EXECUTION_TIMEOUT: '0' },
+      { TOOL_EXECUTION_TIMEOUT: 'soon' },
+      { AGENT_ENABLED: 'maybe' },
     ]) {
       let caught: unknown;
       try {
@@ -364,7 +371,9 @@ describe('native conversation window', () => {
     });
     const d = await s.decide(task(turnsMemory(10, 4990), 5000), counted, modelCtx(h.step));
     expect(d).toMatchObject({ type: 'tool_call', args: { i: 10_000 } });
-    expect(reads).toBeLessThanOrEqual(2 * 10 + 2);
+    // the kept turns' calls and results, and the last step's entries (plus the one before) read for messages and
+    // events: a constant, whatever the task's length (5,000 calls here)
+    expect(reads).toBeLessThanOrEqual(2 * 10 + 2 + 2);
     // The 10 kept turns, each with its own result, after the task message that says what is left out.
     const m = requests[0]?.messages ?? [];
     expect(m).toHaveLength(2 + 10 * 2);
@@ -414,6 +423,7 @@ describe('native conversation window', () => {
       const d = await s.decide(task(memory, k), h.entries, modelCtx(h.step));
       if (d.type !== 'tool_call') {
         expect(k).toBe(120);
+        // the summary call got no text back from this scripted model (only tool calls): a failure, as before
         expect(d).toMatchObject({
           type: 'fail',
           error: { code: 'max_iterations', details: { iterations: 120 } },
@@ -423,12 +433,55 @@ describe('native conversation window', () => {
       memory = d.memory ?? memory;
       h.call('noop', d.args, { ok: true, result: { k, text: 'y'.repeat(300) } });
     }
-    expect(requests).toHaveLength(120);
+    expect(requests).toHaveLength(121); // 120 iterations and the request for a final message
     const sizes = requests.map((r) => chars(r.messages));
     expect(Math.max(...sizes)).toBeLessThanOrEqual(1500 * 4);
     // The prompt's start (the task message with its note, and the first turn shown) changes rarely.
     const starts = new Set(requests.map((r) => JSON.stringify(r.messages.slice(1, 3))));
     expect(starts.size).toBeLessThanOrEqual(Math.ceil(120 / 8) + 1);
     expect((memory as { turns: unknown[] }).turns.length).toBeLessThan(40);
+  });
+  it('a message sent while a call runs is in the next model request, after that call result; events too (guards: follow-up messages never reaching the model)', async () => {
+    const { role, requests } = recording();
+    const s = createNativeToolStrategy({ model: role, maxIterations: 50 });
+    const h = new HistoryBuilder();
+    const d1 = await s.decide(task(null, 0), h.entries, modelCtx(h.step));
+    expect(d1.type).toBe('tool_call');
+    h.call('noop', (d1 as { args: JsonValue }).args, { ok: true, result: { ran: 1 } });
+    h.add({ type: 'message', text: 'Use the birch logs instead.', from: 'http' });
+    h.add({ type: 'event', name: 'redstone', data: { side: 'left', on: true } });
+    await s.decide(task(d1.memory ?? null, 1), h.entries, modelCtx(h.step));
+    const m = requests[1]?.messages ?? [];
+    expect(m.slice(-3).map((x) => [x.role, x.content])).toEqual([
+      ['tool', JSON.stringify({ ran: 1 })],
+      ['user', 'Use the birch logs instead.'],
+      ['user', '[event "redstone": {"side":"left","on":true}]'],
+    ]);
+  });
+
+  it('a resumed task gets a fresh iteration budget and sees why it resumed (guards: a continued task ending at once on max_iterations)', async () => {
+    const { role, requests } = recording();
+    const s = createNativeToolStrategy({ model: role, maxIterations: 2 });
+    const h = new HistoryBuilder();
+    let memory: JsonValue = null;
+    for (let k = 0; k < 2; k++) {
+      const d = await s.decide(task(memory, k), h.entries, modelCtx(h.step));
+      memory = d.memory ?? memory;
+      h.call('noop', (d as { args: JsonValue }).args, { ok: true, result: { k } });
+    }
+    // budget used up: the next step asks for a final message (the scripted model gives none: a failure)
+    const spent = await s.decide(task(memory, 2), h.entries, modelCtx(h.step));
+    expect(spent).toMatchObject({ type: 'fail', error: { code: 'max_iterations' } });
+    h.add({ type: 'resume', reason: 'message', from: 'failed' });
+    h.add({ type: 'message', text: 'Try once more.' });
+    const before = requests.length;
+    const again = await s.decide(task(spent.memory ?? memory, 2), h.entries, modelCtx(h.step));
+    expect(again.type).toBe('tool_call');
+    const m = requests[before]?.messages ?? [];
+    expect(m.slice(-2).map((x) => x.content)).toEqual([
+      '[The task was failed; it continues with the message below and a fresh budget.]',
+      'Try once more.',
+    ]);
+    expect(again.memory).toMatchObject({ runStart: 2, resumeSeq: h.entries.length - 1 });
   });
 });

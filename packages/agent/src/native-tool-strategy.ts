@@ -23,8 +23,12 @@ export interface NativeToolOptions {
   maxIterations?: number;
   /** Replaces the shipped system prompt (env AGENT_SYSTEM_PROMPT). */
   systemPrompt?: string;
-  /** Timeout of each tool call in milliseconds (env TOOL_EXECUTION_TIMEOUT); default: the engine's. */
+  /** Timeout of each tool call in milliseconds (env TOOL_EXECUTION_TIMEOUT, in seconds); default: the engine's. */
   toolTimeoutMs?: number;
+  /**
+   * False: the model is offered no tools and answers directly, as a chat (env AGENT_ENABLED). Default true.
+   */
+  agentEnabled?: boolean;
   /** Model calls failing in a row before the task fails with `model_failed`. Default 3. */
   maxModelFailures?: number;
   /** Longest tool result given back to the model, in characters. Default 8000. */
@@ -56,22 +60,38 @@ export const DEFAULT_MAX_ITERATIONS = 10;
 const envSchema = z.object({
   AGENT_MAX_ITERATIONS: z.coerce.number().int().min(1).max(1000).optional(),
   AGENT_SYSTEM_PROMPT: z.string().trim().min(1).optional(),
-  TOOL_EXECUTION_TIMEOUT: z.coerce.number().int().min(1).optional(),
+  // Seconds, as seed 004 specifies (fractions allowed down to a millisecond; at most a day).
+  TOOL_EXECUTION_TIMEOUT: z.coerce.number().min(0.001).max(86_400).optional(),
+  AGENT_ENABLED: z
+    .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], {
+      message: 'expected true or false (also 1/0, yes/no, on/off)',
+    })
+    .optional(),
 });
+
+/** Options {@link nativeOptionsFromEnv} can set. */
+export type NativeEnvOptions = Pick<
+  NativeToolOptions,
+  'maxIterations' | 'systemPrompt' | 'toolTimeoutMs' | 'agentEnabled'
+>;
 
 /**
  * Overrides of {@link NativeToolOptions} from the environment: `AGENT_MAX_ITERATIONS` (integer ≥ 1),
- * `AGENT_SYSTEM_PROMPT` (text), `TOOL_EXECUTION_TIMEOUT` (milliseconds, integer ≥ 1). Empty variables are ignored;
- * an invalid value throws `AgentError('invalid_config')` naming the variable.
+ * `AGENT_SYSTEM_PROMPT` (text), `TOOL_EXECUTION_TIMEOUT` (seconds, e.g. `30` or `2.5`), `AGENT_ENABLED` (`false`:
+ * no tools, the model answers as a chat). Empty variables are ignored; an invalid value throws
+ * `AgentError('invalid_config')` naming the variable.
  */
-export function nativeOptionsFromEnv(
-  env: Record<string, string | undefined>,
-): Pick<NativeToolOptions, 'maxIterations' | 'systemPrompt' | 'toolTimeoutMs'> {
-  const pick = (k: string) => (env[k] === undefined || env[k] === '' ? undefined : env[k]);
+export function nativeOptionsFromEnv(env: Record<string, string | undefined>): NativeEnvOptions {
+  const pick = (k: string) =>
+    env[k] === undefined || env[k] === '' ? undefined : env[k]?.trim().toLowerCase();
   const parsed = envSchema.safeParse({
     AGENT_MAX_ITERATIONS: pick('AGENT_MAX_ITERATIONS'),
-    AGENT_SYSTEM_PROMPT: pick('AGENT_SYSTEM_PROMPT'),
+    AGENT_SYSTEM_PROMPT:
+      env.AGENT_SYSTEM_PROMPT === undefined || env.AGENT_SYSTEM_PROMPT === ''
+        ? undefined
+        : env.AGENT_SYSTEM_PROMPT,
     TOOL_EXECUTION_TIMEOUT: pick('TOOL_EXECUTION_TIMEOUT'),
+    AGENT_ENABLED: pick('AGENT_ENABLED'),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -80,11 +100,13 @@ export function nativeOptionsFromEnv(
       `invalid environment variable ${String(issue?.path[0] ?? '')}: ${issue?.message ?? 'invalid'}`,
     );
   }
-  const out: Pick<NativeToolOptions, 'maxIterations' | 'systemPrompt' | 'toolTimeoutMs'> = {};
+  const out: NativeEnvOptions = {};
   if (parsed.data.AGENT_MAX_ITERATIONS !== undefined) out.maxIterations = parsed.data.AGENT_MAX_ITERATIONS;
   if (parsed.data.AGENT_SYSTEM_PROMPT !== undefined) out.systemPrompt = parsed.data.AGENT_SYSTEM_PROMPT;
   if (parsed.data.TOOL_EXECUTION_TIMEOUT !== undefined)
-    out.toolTimeoutMs = parsed.data.TOOL_EXECUTION_TIMEOUT;
+    out.toolTimeoutMs = Math.max(1, Math.round(parsed.data.TOOL_EXECUTION_TIMEOUT * 1000));
+  if (parsed.data.AGENT_ENABLED !== undefined)
+    out.agentEnabled = ['true', '1', 'yes', 'on'].includes(parsed.data.AGENT_ENABLED);
   return out;
 }
 
@@ -109,6 +131,8 @@ const turnSchema = z.object({
   nudge: z.string().optional(),
   /** The task's tool calls (tool_call history entries) made before the model gave this turn. */
   callsBefore: z.number().int().min(0),
+  /** The step that asked the model for this turn: history entries of earlier steps come before it. */
+  step: z.number().int().min(0).optional(),
 });
 
 const nativeMemorySchema = z.object({
@@ -121,6 +145,12 @@ const nativeMemorySchema = z.object({
   dropped: z.number().int().min(0).default(0),
   turns: z.array(turnSchema).default([]),
   modelFailures: z.number().int().default(0),
+  /**
+   * Model calls (dropped + kept turns) made before the task was last resumed (a follow-up message or a retry), and
+   * the seq of that `resume` history entry: the iteration budget counts from there.
+   */
+  runStart: z.number().int().min(0).default(0),
+  resumeSeq: z.number().int().min(0).default(0),
 });
 
 /**
@@ -161,6 +191,8 @@ const emptyMemory = (): NativeMemory => ({
   dropped: 0,
   turns: [],
   modelFailures: 0,
+  runStart: 0,
+  resumeSeq: 0,
 });
 
 /** A stored memory of either version as version 2; a fresh memory when it fits neither schema. */
@@ -184,7 +216,15 @@ function readMemory(value: JsonValue | undefined): NativeMemory {
     callsBefore += t.calls.filter((c) => c.status === 'dispatched').length;
     return turn;
   });
-  return { v: 2, strategy: 'native', dropped: 0, turns, modelFailures: v1.data.modelFailures };
+  return {
+    v: 2,
+    strategy: 'native',
+    dropped: 0,
+    turns,
+    modelFailures: v1.data.modelFailures,
+    runStart: 0,
+    resumeSeq: 0,
+  };
 }
 
 /**
@@ -230,6 +270,44 @@ export function toolDefinitions(commands: readonly CommandDescriptor[]): ToolDef
   });
 }
 
+/** A history entry from outside the model's own loop: a person's message, an event, a resume of the task. */
+type OutsideEntry = Extract<HistoryEntry, { type: 'message' | 'event' | 'resume' }>;
+
+/**
+ * The message, event and resume entries of the history from step `floor` on, oldest first. Read backwards from the
+ * end (history steps never decrease), so a step costs what the memory's window holds, not the task's length.
+ */
+function outsideEntries(history: readonly HistoryEntry[], floor: number): OutsideEntry[] {
+  const out: OutsideEntry[] = [];
+  for (let i = history.length - 1; i >= 0; i--) {
+    const e = history[i] as HistoryEntry;
+    if (e.step < floor) break;
+    if (e.type === 'message' || e.type === 'event' || e.type === 'resume') out.push(e);
+  }
+  return out.reverse();
+}
+
+/** How the model is shown an outside entry: as a user message. */
+function outsideMessage(e: OutsideEntry, maxChars: number): ChatMessage {
+  switch (e.type) {
+    case 'message':
+      return { role: 'user', content: e.text };
+    case 'event':
+      return {
+        role: 'user',
+        content: `[event "${e.name}"${e.data !== undefined ? `: ${clip(JSON.stringify(e.data), maxChars)}` : ''}]`,
+      };
+    case 'resume':
+      return {
+        role: 'user',
+        content:
+          e.reason === 'retry'
+            ? `[The task was ${e.from} and is retried with a fresh budget. Continue from what was already done.]`
+            : `[The task was ${e.from}; it continues with the message below and a fresh budget.]`,
+      };
+  }
+}
+
 /** How the conversation is bounded: the prompt budget in characters, and the window's step in turns. */
 interface WindowLimits {
   budgetChars: number;
@@ -261,8 +339,32 @@ function conversation(
   system: string,
   toolsChars: number,
   limits: WindowLimits,
+  outside: readonly OutsideEntry[],
 ): Conversation {
   const turns = mem.turns;
+  // Outside entries go before the first turn asked for at a later step; those after every turn, at the end.
+  const before = new Map<number, ChatMessage[]>();
+  const after: ChatMessage[] = [];
+  const fromPerson = new Set<ChatMessage>();
+  const show = (e: OutsideEntry): ChatMessage => {
+    const m = outsideMessage(e, limits.maxResultChars);
+    if (e.type === 'message') fromPerson.add(m);
+    return m;
+  };
+  {
+    let k = 0;
+    for (let j = 0; j < turns.length; j++) {
+      const step = (turns[j] as NativeTurn).step;
+      if (step === undefined) continue;
+      const group: ChatMessage[] = [];
+      while (k < outside.length && (outside[k] as OutsideEntry).step < step) {
+        group.push(show(outside[k] as OutsideEntry));
+        k++;
+      }
+      if (group.length > 0) before.set(j, group);
+    }
+    for (; k < outside.length; k++) after.push(show(outside[k] as OutsideEntry));
+  }
   const callsMade = task.counters.toolCalls;
   // A turn's k-th call that is not rejected is the (callsBefore + k)-th tool_call in the history (this strategy is
   // the task's only caller, and a model step runs only once every call of the last turn was handed out). The task's
@@ -315,6 +417,11 @@ function conversation(
     if (turn.nudge) out.push({ role: 'user', content: turn.nudge });
     return out;
   };
+  const groupMessages = (j: number): ChatMessage[] => {
+    const out = [...(before.get(j) ?? []), ...turnMessages(turns[j] as NativeTurn)];
+    if (j === turns.length - 1) out.push(...after);
+    return out;
+  };
   const sizeOf = (messages: ChatMessage[]): number => {
     let n = 0;
     for (const m of messages) {
@@ -333,7 +440,7 @@ function conversation(
   let used = fixed;
   let first = turns.length;
   for (let j = turns.length - 1; j >= 0; j--) {
-    const m = turnMessages(turns[j] as NativeTurn);
+    const m = groupMessages(j);
     const size = sizeOf(m);
     if (j < turns.length - 1 && used + size > limits.budgetChars) break;
     used += size;
@@ -360,7 +467,12 @@ function conversation(
     { role: 'system', content: system },
     { role: 'user', content: taskText },
   ];
+  // Messages of turns left out stay: they are the person's instructions (events of those turns are not kept).
+  for (const [j, group] of before) {
+    if (j < first) for (const m of group) if (fromPerson.has(m)) messages.push(m);
+  }
   for (const m of shown) messages.push(...m);
+  if (turns.length === 0) messages.push(...after);
   return { messages, firstShown: first };
 }
 
@@ -396,7 +508,46 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
     chunkTurns,
     maxResultChars: maxChars,
   };
+  const agentEnabled = opts.agentEnabled ?? true;
   const prompt = loadPrompt('native-system');
+  const summaryPrompt = loadPrompt('native-final-summary');
+
+  /**
+   * The iteration budget is used up: one last model call, without tools, asks for a final message to the user (what
+   * was done, what is left), and the task completes with it (`stopped: 'max_iterations'`), rather than failing with
+   * a bare code. Fails as before when that call fails or answers nothing.
+   */
+  async function finalSummary(
+    task: Task,
+    ctx: StepContext,
+    mem: NativeMemory,
+    messages: ChatMessage[],
+    failDecision: (code: string, message: string) => Decision,
+  ): Promise<Decision> {
+    const request = summaryPrompt.text.replaceAll('{{maxIterations}}', String(maxIterations));
+    const call = await callModel(
+      ctx,
+      task.id,
+      opts.model,
+      'native',
+      { messages: [...messages, { role: 'user', content: request }] },
+      summaryPrompt,
+    );
+    await ctx.logStep(call.record);
+    const text = call.response?.message.content.trim() ?? '';
+    if (!text) {
+      return failDecision('max_iterations', `no final answer after ${maxIterations} model calls`);
+    }
+    return {
+      type: 'complete',
+      result: {
+        message: text,
+        iterations: mem.dropped + mem.turns.length,
+        stopped: 'max_iterations',
+      },
+      memory: mem as unknown as JsonValue,
+    };
+  }
   const system = opts.systemPrompt?.trim() ? opts.systemPrompt.trim() : prompt.text;
 
   /**
@@ -471,7 +622,7 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
   }
 
   async function decide(task: Task, history: readonly HistoryEntry[], ctx: StepContext): Promise<Decision> {
-    const commands = ctx.availableCommands();
+    const commands = agentEnabled ? ctx.availableCommands() : [];
     const available = new Set(commands.map((c) => c.name));
     const given = nativeMemories.get(task.memory);
     // This strategy writes a note only on a step that leaves no call to hand out; a note from the step before, while
@@ -487,7 +638,22 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
         ? queued.decision
         : { ...queued.decision, memory: queued.mem as unknown as JsonValue };
     }
-    const mem = queued.mem;
+    let mem = queued.mem;
+    // From the step before the oldest turn kept. A turn written before turns recorded their step (an older memory)
+    // can have no outside entries before it, which older builds never wrote: only the last step's are read.
+    const oldestStep = mem.turns[0]?.step;
+    const floor = oldestStep !== undefined ? oldestStep - 1 : mem.turns.length > 0 ? ctx.step - 1 : 0;
+    const outside = outsideEntries(history, Math.max(0, floor));
+    const resume = outside.filter((e) => e.type === 'resume').at(-1);
+    if (resume && resume.seq > mem.resumeSeq) {
+      // Reopened (a follow-up message to an ended task, or a retry): a fresh iteration budget from here.
+      mem = nextMemory({
+        ...mem,
+        runStart: mem.dropped + mem.turns.length,
+        resumeSeq: resume.seq,
+        modelFailures: 0,
+      });
+    }
     const lastTurn = mem.turns[mem.turns.length - 1];
     const failDecision = (
       code: string,
@@ -506,10 +672,7 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
       },
       memory: mem as unknown as JsonValue,
     });
-    if (mem.dropped + mem.turns.length >= maxIterations) {
-      return failDecision('max_iterations', `no final answer after ${maxIterations} model calls`);
-    }
-    const tools = toolDefinitions(commands);
+    const tools = agentEnabled ? toolDefinitions(commands) : [];
     const { messages, firstShown } = conversation(
       task,
       history,
@@ -517,7 +680,11 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
       system,
       JSON.stringify(tools).length,
       limits,
+      outside,
     );
+    if (mem.dropped + mem.turns.length - mem.runStart >= maxIterations) {
+      return finalSummary(task, ctx, mem, messages, failDecision);
+    }
     const call = await callModel(
       ctx,
       task.id,
@@ -547,6 +714,7 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
         content: reply.content,
         calls: [],
         callsBefore: callsMade,
+        step: ctx.step,
         ...(empty
           ? { nudge: 'Your reply was empty. Call a tool, or answer with the result if the task is done.' }
           : {}),

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { AgentError } from './agent-error.js';
 
 /** Names of the prompt files shipped in `prompts/` (package root). */
-export type PromptName = 'planner' | 'executor' | 'executor-repair' | 'native-system';
+export type PromptName =
+  'planner' | 'executor' | 'executor-repair' | 'native-system' | 'native-final-summary';
 
 /** A loaded prompt: its text and the version declared in its front matter (recorded in every step log). */
 export interface Prompt {

@@ -193,14 +193,36 @@ describe('native tool loop', () => {
     ]);
   });
 
-  it('fails after maxIterations model calls without a final answer', async () => {
+  it('ends after maxIterations model calls with a final message to the user: what was done, what is left (guards: a bare max_iterations failure)', async () => {
+    const loop = Array.from({ length: 3 }, (_, i) =>
+      call('run_program', { path: 'hello.lua', args: [String(i)] }),
+    );
+    const summary = 'I ran hello.lua three times; it prints "Hello world". Left: add the comma.';
+    const run = await runNative([...loop, summary], { maxIterations: 3 });
+    expect(run.task.status).toBe('completed');
+    expect(run.task.result).toEqual({ message: summary, iterations: 3, stopped: 'max_iterations' });
+    expect(run.requests).toHaveLength(4);
+    const last = run.body(3);
+    expect(last.tools ?? []).toEqual([]); // the final request offers no tools
+    expect(last.messages.at(-1)?.content).toContain('used all 3 model calls');
+    expect(last.messages.filter((m) => m.role === 'tool')).toHaveLength(3); // it saw what was done
+  });
+
+  it('still fails with max_iterations when the final message is empty', async () => {
     const loop = Array.from({ length: 10 }, (_, i) =>
       call('run_program', { path: 'hello.lua', args: [String(i)] }),
     );
     const run = await runNative(loop, { maxIterations: 3 });
     expect(run.task.status).toBe('failed');
     expect(run.task.error).toMatchObject({ code: 'max_iterations', details: { iterations: 3 } });
-    expect(run.requests).toHaveLength(3);
+    expect(run.requests).toHaveLength(4);
+  });
+
+  it('AGENT_ENABLED=false: the model is offered no tools and its answer completes the task (direct chat)', async () => {
+    const run = await runNative(['Hello! I am a chat.'], { agentEnabled: false });
+    expect(run.task.status).toBe('completed');
+    expect(run.body(0).tools ?? []).toEqual([]);
+    expect(run.task.result).toMatchObject({ message: 'Hello! I am a chat.' });
   });
 
   it('nudges the model after an empty reply instead of completing with nothing', async () => {

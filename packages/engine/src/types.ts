@@ -191,7 +191,16 @@ export type HistoryEntryBody =
   | { type: 'note'; text: string }
   | { type: 'complete'; result: JsonValue }
   | { type: 'fail'; error: TaskErrorInfo }
-  | { type: 'cancel'; reason?: string };
+  | { type: 'cancel'; reason?: string }
+  /** A follow-up message from a person (HTTP, CLI, a computer's `task_message`); the next model step sees it. */
+  | { type: 'message'; text: string; from?: string }
+  /** Something that happened outside (a computer's `task_event`: a redstone signal, an inventory, a game state). */
+  | { type: 'event'; name: string; data?: JsonValue }
+  /**
+   * An ended task was reopened (`Engine.reopenTask`): by a follow-up message or a retry, from status `from`, with
+   * fresh budgets. Strategies count their own per-run limits (the native loop's model calls) from the last one.
+   */
+  | { type: 'resume'; reason: 'message' | 'retry'; from: TaskStatus };
 
 /** One entry of a task's history; `seq` is 1-based and dense per task, `step` the step it belongs to. */
 export type HistoryEntry = HistoryEntryBody & { taskId: string; seq: number; step: number; at: number };
