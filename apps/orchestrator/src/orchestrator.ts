@@ -23,6 +23,7 @@ import {
   type ClientPersistence,
 } from './client-persistence.js';
 import type { OrchestratorConfig } from './config.js';
+import { ClientRegistry } from './clients/client-registry.js';
 import { HttpApi, type TaskPageSource } from './http/http-api.js';
 import { LuaAssets } from './http/lua-assets.js';
 import { Metrics } from './metrics.js';
@@ -30,9 +31,16 @@ import { pullHint, type AvailabilityReport, type ModelAvailability } from './mod
 import { OrchestratorError } from './orchestrator-error.js';
 import { setupModels } from './strategies.js';
 import { TaskService } from './task-service.js';
+import { AnsweredCalls } from './ws/answered-calls.js';
 import { ArgsValidator } from './ws/args-validator.js';
-import { ClientRegistry } from './ws/client-registry.js';
-import { WsGateway } from './ws/ws-gateway.js';
+import { ClientRateLimits } from './ws/client-rate-limits.js';
+import { CommandResults } from './ws/command-results.js';
+import { Handshake } from './ws/handshake.js';
+import { messageHandlers } from './ws/message-handlers.js';
+import { TaskSubscriptions } from './ws/subscriptions.js';
+import { TaskRequests } from './ws/task-requests.js';
+import { maxRejectedFor, WsGateway } from './ws/ws-gateway.js';
+import { WsReplies } from './ws/ws-replies.js';
 import { WsToolExecutor } from './ws/ws-tool-executor.js';
 
 /** Options of {@link startOrchestrator}. */
@@ -152,20 +160,23 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     if (c.connected) await clients.clientDisconnected(c.clientId, startedAt);
   }
   const validator = new ArgsValidator();
-  // The executor is built next (it reports round trips to the metrics); the gauge reads it only when scraped.
+  // Built in dependency order; nothing is wired after construction. Those that react to the registry or the engine
+  // subscribe to their events when built: the executor (re-sends calls to a client that is back) before the
+  // subscriptions (replay that client's missed task events). The metrics gauge reads the executor only when scraped.
   const metrics = new Metrics(
     () => registry.connectedCount(),
     () => executor.pendingCount,
   );
+  const answered = new AnsweredCalls();
   const executor = new WsToolExecutor({
     registry,
+    answered,
     validator,
     store,
     clock,
     logger,
     disconnectPolicy: s.disconnectPolicy,
     graceMs: s.reconnectGraceMs,
-    onRoundTrip: (command, ms) => metrics.commandRoundTripMs(command, ms),
   });
   const engine = new Engine({
     store,
@@ -176,19 +187,53 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     modelConcurrency: s.modelConcurrency,
     defaultCallTimeoutMs: s.commandTimeoutMs,
   });
-  executor.bindEngine(engine);
   await metrics.track(engine);
+  const results = new CommandResults({
+    engine,
+    executor,
+    answered,
+    store,
+    clock,
+    logger,
+    onRoundTrip: (command, ms) => metrics.commandRoundTripMs(command, ms),
+  });
   const tasks = new TaskService(engine, store, config, clock);
-  const gateway = new WsGateway({
+  const replies = new WsReplies(metrics);
+  const subscriptions = new TaskSubscriptions({ config, engine, tasks, registry, replies, logger });
+  const rateLimits = new ClientRateLimits(s.rateLimit);
+  const maxRejected = maxRejectedFor(config);
+  const handshake = new Handshake({
     config,
     token: o.token,
-    engine,
-    store,
-    tasks,
-    registry,
-    executor,
     validator,
     clients,
+    registry,
+    rateLimits,
+    maxRejected,
+    replies,
+    clock,
+    logger,
+  });
+  const requests = new TaskRequests({
+    config,
+    engine,
+    tasks,
+    results,
+    clients,
+    subscriptions,
+    replies,
+    clock,
+    logger,
+  });
+  const gateway = new WsGateway({
+    config,
+    handlers: messageHandlers({ handshake, requests, subscriptions }),
+    handshake,
+    rateLimits,
+    maxRejected,
+    registry,
+    clients,
+    replies,
     metrics,
     clock,
     logger,

@@ -826,6 +826,7 @@ export class Engine {
               attempt: call.dispatchCount,
               sentTo: call.sentTo,
               signal,
+              recordRedelivery: () => this.recordRedelivery(task.id, call.callId),
             }),
           );
         } catch (err) {

@@ -62,6 +62,12 @@ export interface ToolCallRequest {
    * releases what it holds for the call once that resolves.
    */
   signal: AbortSignal;
+  /**
+   * Count one more delivery of this call (the host sent its `command_call` again, e.g. to a client that reconnected):
+   * the call's `dispatchCount` + 1, durable when the promise resolves; nothing once the call is no longer pending.
+   * The same as `Engine.recordRedelivery` for this call, handed to the executor so it needs no engine reference.
+   */
+  recordRedelivery(): Promise<unknown>;
 }
 
 /**

@@ -30,7 +30,7 @@ import {
   taskToWire,
   type WireObject,
 } from '../wire.js';
-import type { ClientRegistry } from '../ws/client-registry.js';
+import type { ClientRegistry } from '../clients/client-registry.js';
 import { baseUrlFromHost, type LuaAssets } from './lua-assets.js';
 
 /** A page of tasks (what `@ccagent/store`'s `listTasksPage` returns). */

@@ -3,22 +3,20 @@ import {
   type Clock,
   type CommandDescriptor,
   type CommandOutcome,
-  type Engine,
   type Logger,
   type TaskStore,
   type TimerHandle,
   type ToolCallRequest,
   type ToolExecutor,
 } from '@ccagent/engine';
-import type { CommandResultMessage, ProtocolErrorCode } from '@ccagent/protocol';
-import { findStorageFailure } from '@ccagent/store';
-import { resultToOutcome, toCommandCall } from '../wire.js';
+import type { ClientEntry, ClientRegistry } from '../clients/client-registry.js';
+import { toCommandCall } from '../wire.js';
+import type { AnsweredCalls } from './answered-calls.js';
 import type { ArgsValidator } from './args-validator.js';
-import type { ClientEntry, ClientRegistry } from './client-registry.js';
 import type { Connection } from './connection.js';
 
-/** A command call handed out by the engine and not yet resolved. */
-interface PendingCall {
+/** A command call handed out by the engine and not yet resolved (read by `CommandResults` to judge a result). */
+export interface PendingCall {
   request: ToolCallRequest;
   /**
    * Client the call is bound to: the task's client, or the one chosen for (or, after a restart, recorded for) a task
@@ -48,14 +46,6 @@ interface PendingCall {
   resolving: Promise<void> | undefined;
 }
 
-/**
- * What to answer a `command_result`. `acknowledged`: the `onDurable` callback of {@link WsToolExecutor.acceptResult}
- * already ran (the caller must not acknowledge again).
- */
-export type ResultVerdict =
-  | { ok: true; taskId: string; callId: string; acknowledged?: boolean }
-  | { ok: false; code: ProtocolErrorCode; message: string };
-
 /** Options of {@link WsToolExecutor}. */
 export interface WsToolExecutorOptions {
   registry: ClientRegistry;
@@ -67,30 +57,18 @@ export interface WsToolExecutorOptions {
   disconnectPolicy: 'fail' | 'wait';
   /** Reconnect grace period, for messages (ms). */
   graceMs: number;
-  /** Round-trip of an accepted result (ms), for metrics. */
-  onRoundTrip?: (command: string, ms: number) => void;
+  /** Calls answered or cancelled on a client (a cancelled call's answer is acknowledged like a repeated result). */
+  answered: AnsweredCalls;
 }
 
-const RECENT_LIMIT = 10_000;
 /** Backoff of a failed recording of the client a call goes to, ms. */
 const STORE_RETRY_MIN_MS = 50;
 const STORE_RETRY_MAX_MS = 2000;
 
-/** Outcome codes the orchestrator itself produces (never a client's result). */
-const SERVER_FAILURES = new Set([
-  'client_disconnected',
-  'no_client',
-  'unknown_command',
-  'invalid_args',
-  'timeout',
-  'executor_error',
-  'aborted',
-]);
-
 /**
- * The engine's {@link ToolExecutor} for CC clients: sends `command_call` over the client's WebSocket and lets the
- * client's `command_result` resolve the call through `Engine.resolveCommand` (so the orchestrator knows when the
- * outcome is committed and can send `command_ack`). Routes to the task's client, or to a connected client that
+ * The engine's {@link ToolExecutor} for CC clients: sends `command_call` over the client's WebSocket; the client's
+ * `command_result` resolves the call through `CommandResults` (command-results.ts), which commits it with
+ * `Engine.resolveCommand` and so knows when to send `command_ack`. Routes to the task's client, or to a connected client that
  * registered the command when the task names none; checks arguments against the command's JSON Schema before
  * sending; keeps calls of a disconnected client for the grace period and re-sends them with the same `call_id`.
  *
@@ -102,19 +80,18 @@ const SERVER_FAILURES = new Set([
  */
 export class WsToolExecutor implements ToolExecutor {
   private readonly pending = new Map<string, PendingCall>();
-  /** Recently resolved calls → the client that answered (to re-acknowledge a repeated result). */
-  private readonly recent = new Map<string, { clientId: string; taskId: string }>();
-  private engine: Engine | undefined;
   private startupTimer: TimerHandle | undefined;
 
   constructor(private readonly opts: WsToolExecutorOptions) {
     const left = opts.registry.startupGraceLeft();
     if (left > 0) this.startupTimer = opts.clock.setTimeout(() => this.startupGraceOver(), left);
+    opts.registry.on('online', (entry) => this.clientOnline(entry));
+    opts.registry.on('graceExpired', (entry) => this.clientGraceExpired(entry));
   }
 
-  /** The engine results are reported to (set once, right after the engine is built). */
-  bindEngine(engine: Engine): void {
-    this.engine = engine;
+  /** The open call with this id, if the engine handed it out and it is not resolved yet. */
+  pendingCall(callId: string): PendingCall | undefined {
+    return this.pending.get(callId);
   }
 
   /** Number of calls waiting for a result. */
@@ -196,11 +173,11 @@ export class WsToolExecutor implements ToolExecutor {
     if (conn?.send({ type: 'command_cancel', task_id: taskId, call_id: callId, reason: why })) {
       // The client answers the cancel once (a `cancelled` error): acknowledged like a repeated result, recorded
       // nowhere (the call is already closed), so the client neither re-sends it nor reports a refusal.
-      this.remember(callId, p.sentTo, taskId);
+      this.opts.answered.remember(callId, p.sentTo, taskId);
     }
   }
 
-  /** A client was welcomed: send it every call waiting for it (same `call_id`), and unbound calls it can run. */
+  /** A client was welcomed (registry `online`): send it every call waiting for it (same `call_id`), and unbound calls it can run. */
   clientOnline(entry: ClientEntry): void {
     const serial = entry.connection?.serial;
     for (const p of [...this.pending.values()]) {
@@ -215,7 +192,7 @@ export class WsToolExecutor implements ToolExecutor {
     }
   }
 
-  /** A client stayed away past the grace period: under the `fail` policy its calls fail with a clear reason. */
+  /** A client stayed away past the grace period (registry `graceExpired`): under the `fail` policy its calls fail with a clear reason. */
   clientGraceExpired(entry: ClientEntry): void {
     if (this.opts.disconnectPolicy !== 'fail') return;
     const since = entry.offlineSince !== undefined ? new Date(entry.offlineSince).toISOString() : 'startup';
@@ -240,102 +217,6 @@ export class WsToolExecutor implements ToolExecutor {
     }
   }
 
-  /**
-   * Judge a `command_result` from `sender`: accepted only for an open call that was sent to that client. An
-   * accepted result is committed through the engine before this resolves; a repeat of a result already committed is
-   * accepted again (so the client gets its `command_ack`) without changing anything. When the result is committed
-   * here, `onDurable` runs the moment it is on disk — before the next step's messages go out — and the verdict says
-   * `acknowledged`.
-   */
-  async acceptResult(
-    sender: string,
-    msg: CommandResultMessage,
-    onDurable?: () => void,
-  ): Promise<ResultVerdict> {
-    const { call_id: callId, task_id: taskId } = msg;
-    let p = this.pending.get(callId);
-    if (p?.storeOp) {
-      // Where the call goes is being recorded: judge the result once it is known.
-      await p.storeOp;
-      p = this.pending.get(callId);
-    }
-    if (p) {
-      const owner = p.sentTo ?? p.target;
-      if (owner !== sender) {
-        return {
-          ok: false,
-          code: 'forbidden',
-          message: `call ${callId} was not sent to client "${sender}"; its result is not accepted from it`,
-        };
-      }
-      if (p.request.taskId !== taskId) {
-        return {
-          ok: false,
-          code: 'unknown_call',
-          message: `call ${callId} does not belong to task ${taskId}`,
-        };
-      }
-      if (p.resolving) {
-        await p.resolving;
-        return { ok: true, taskId, callId };
-      }
-      return this.commit(p, sender, msg, onDurable);
-    }
-    const recent = this.recent.get(callId);
-    if (recent) {
-      if (recent.clientId !== sender) {
-        return { ok: false, code: 'forbidden', message: `call ${callId} was answered by another client` };
-      }
-      if (recent.taskId !== taskId) {
-        return {
-          ok: false,
-          code: 'unknown_call',
-          message: `call ${callId} does not belong to task ${taskId}`,
-        };
-      }
-      return { ok: true, taskId, callId };
-    }
-    // Not in memory: a call resolved before a restart (the client is repeating an unacknowledged result), or junk.
-    const stored = await this.opts.store.getCommandCall(callId);
-    if (!stored || stored.taskId !== taskId) {
-      return { ok: false, code: 'unknown_call', message: `no open call ${callId} for task ${taskId}` };
-    }
-    const task = await this.opts.store.getTask(taskId);
-    if (task && task.clientId !== null && task.clientId !== sender) {
-      return { ok: false, code: 'forbidden', message: `call ${callId} belongs to another client's task` };
-    }
-    if (stored.sentTo !== undefined && stored.sentTo !== sender) {
-      return {
-        ok: false,
-        code: 'forbidden',
-        message: `call ${callId} was sent to another client; its result is not accepted from "${sender}"`,
-      };
-    }
-    if (stored.status === 'pending') {
-      return {
-        ok: false,
-        code: 'unknown_call',
-        message: `call ${callId} is not currently sent to "${sender}"`,
-      };
-    }
-    // Only a call closed by a client's own result may be acknowledged again (its ack was lost); one the server
-    // closed (cancelled, timed out, failed for a disconnect) is not open for results.
-    const serverClosed =
-      stored.status === 'cancelled' ||
-      stored.status === 'timed_out' ||
-      (stored.outcome !== undefined &&
-        !stored.outcome.ok &&
-        SERVER_FAILURES.has(stored.outcome.error.code ?? ''));
-    if (serverClosed) {
-      return {
-        ok: false,
-        code: 'unknown_call',
-        message: `call ${callId} is already closed (${stored.status})`,
-      };
-    }
-    return { ok: true, taskId, callId };
-  }
-
   /** Stop the startup-grace timer and store retries (shutdown). */
   dispose(): void {
     if (this.startupTimer !== undefined) this.opts.clock.clearTimeout(this.startupTimer);
@@ -346,71 +227,6 @@ export class WsToolExecutor implements ToolExecutor {
   }
 
   // ------------------------------------------------------------------------------------------------
-
-  private async commit(
-    p: PendingCall,
-    sender: string,
-    msg: CommandResultMessage,
-    onDurable: (() => void) | undefined,
-  ): Promise<ResultVerdict> {
-    const engine = this.engine;
-    if (!engine) return { ok: false, code: 'unavailable', message: 'the server is starting' };
-    const { call_id: callId, task_id: taskId } = msg;
-    const sentAt = p.sentAt;
-    let release!: () => void;
-    p.resolving = new Promise<void>((r) => (release = r));
-    let acknowledged = false;
-    try {
-      const outcome = resultToOutcome(msg);
-      await engine.resolveCommand(taskId, callId, outcome, {
-        onDurable: () => {
-          this.remember(callId, sender, taskId);
-          if (onDurable) {
-            acknowledged = true;
-            onDurable();
-          }
-        },
-      });
-      // Recorded: the engine no longer waits for this call (and does not abort its signal for it), so the pending
-      // entry goes now.
-      p.settle(outcome);
-      if (sentAt !== undefined) this.opts.onRoundTrip?.(p.request.command, this.opts.clock.now() - sentAt);
-      return { ok: true, taskId, callId, acknowledged };
-    } catch (err) {
-      if (isEngineError(err, 'call_closed') || isEngineError(err, 'unknown_call')) {
-        return { ok: false, code: 'unknown_call', message: err.message };
-      }
-      if (isEngineError(err, 'task_not_found')) return { ok: false, code: 'not_found', message: err.message };
-      const storage = findStorageFailure(err);
-      if (storage) {
-        this.opts.logger.warn(
-          { err, task_id: taskId, call_id: callId, client_id: sender },
-          'command result not stored: storage failure',
-        );
-        return {
-          ok: false,
-          code: 'unavailable',
-          message: `the result is not stored (${storage.message}); send it again`,
-        };
-      }
-      this.opts.logger.error(
-        { err, task_id: taskId, call_id: callId, client_id: sender },
-        'command result not stored',
-      );
-      return { ok: false, code: 'internal', message: 'the result could not be stored; send it again' };
-    } finally {
-      p.resolving = undefined;
-      release();
-    }
-  }
-
-  private remember(callId: string, clientId: string, taskId: string): void {
-    this.recent.set(callId, { clientId, taskId });
-    if (this.recent.size > RECENT_LIMIT) {
-      const oldest = this.recent.keys().next().value;
-      if (oldest !== undefined) this.recent.delete(oldest);
-    }
-  }
 
   /** Find the client for a fresh (or re-dispatched) call and send it, wait for the client, or fail now. */
   private route(p: PendingCall): void {
@@ -517,13 +333,12 @@ export class WsToolExecutor implements ToolExecutor {
     p.sentTo = entry.clientId;
     p.sentAt = this.opts.clock.now();
     p.sentConn = conn.serial;
-    if (again && this.engine) {
+    if (again) {
       // A re-send of the same call (the client reconnected): counted in the call's dispatch_count first, so the
       // count on disk never says fewer deliveries than the client saw. Sent even if counting fails: the call row
       // itself is durable; the count is for people.
-      const engine = this.engine;
-      void engine
-        .recordRedelivery(request.taskId, request.callId)
+      void request
+        .recordRedelivery()
         .catch((err: unknown) =>
           this.opts.logger.warn({ err, call_id: request.callId }, 'redelivery not counted'),
         )

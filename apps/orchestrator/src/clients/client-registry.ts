@@ -1,5 +1,5 @@
 import type { Clock, CommandDescriptor, TimerHandle } from '@ccagent/engine';
-import type { Connection } from './connection.js';
+import type { Connection } from '../ws/connection.js';
 
 /** Live state of one client id (connected or within its reconnect grace). */
 export interface ClientEntry {
@@ -20,7 +20,7 @@ export interface ClientEntry {
   missedSince: number | undefined;
 }
 
-/** Callbacks of {@link ClientRegistry}. */
+/** Events of {@link ClientRegistry}, by name. */
 export interface RegistryEvents {
   /**
    * A client was welcomed (first connection or reconnect). `missedSince`: since when events for it were not
@@ -34,12 +34,16 @@ export interface RegistryEvents {
 /**
  * Which clients are connected, which are within their reconnect grace period, and what commands each offers.
  * After a restart every client starts "in grace" (counted from startup), so tasks waiting on a command keep their
- * call for a client that reconnects in time.
+ * call for a client that reconnects in time. Used by the WebSocket side (handshake, routing of calls, subscriptions)
+ * and the HTTP side (`/api/clients`, `/health`); it knows nothing of either. Those that react to a client coming
+ * back or staying away subscribe with {@link ClientRegistry.on} when they are built; listeners run in the order they
+ * subscribed (the composition root builds the tool executor, which re-sends calls, before the event relay).
  */
 export class ClientRegistry {
   private readonly entries = new Map<string, ClientEntry>();
   private readonly startedAt: number;
-  private events: RegistryEvents = { online: () => {}, graceExpired: () => {} };
+  private readonly onlineListeners: Array<RegistryEvents['online']> = [];
+  private readonly graceListeners: Array<RegistryEvents['graceExpired']> = [];
 
   constructor(
     private readonly graceMs: number,
@@ -52,9 +56,10 @@ export class ClientRegistry {
     return this.clock.now();
   }
 
-  /** Wire the callbacks (set once by the gateway). */
-  setEvents(events: RegistryEvents): void {
-    this.events = events;
+  /** Subscribe to a registry event (for the life of the process: subscribers are built once, at startup). */
+  on<E extends keyof RegistryEvents>(event: E, listener: RegistryEvents[E]): void {
+    if (event === 'online') this.onlineListeners.push(listener as RegistryEvents['online']);
+    else this.graceListeners.push(listener as RegistryEvents['graceExpired']);
   }
 
   /**
@@ -147,7 +152,7 @@ export class ClientRegistry {
     entry.inGrace = false;
     if (entry.graceTimer !== undefined) this.clock.clearTimeout(entry.graceTimer);
     entry.graceTimer = undefined;
-    this.events.online(entry, missedSince);
+    for (const l of this.onlineListeners) l(entry, missedSince);
     return previous;
   }
 
@@ -202,7 +207,7 @@ export class ClientRegistry {
     entry.graceTimer = this.clock.setTimeout(() => {
       entry.graceTimer = undefined;
       entry.inGrace = false;
-      if (entry.connection === undefined) this.events.graceExpired(entry);
+      if (entry.connection === undefined) for (const l of this.graceListeners) l(entry);
     }, ms);
   }
 }

@@ -1,0 +1,37 @@
+/**
+ * The access check of every WebSocket request about an existing task: the task must exist and the sender may act on
+ * it (`TaskService.canAccess`); otherwise the sender gets `not_found` or `forbidden` with the request's ids.
+ */
+import type { Engine, Task } from '@ccagent/engine';
+import type { TaskService } from '../task-service.js';
+import type { Connection } from './connection.js';
+import type { WsReplies } from './ws-replies.js';
+
+/** What {@link authorizedTask} reads. */
+export interface TaskAccessDeps {
+  engine: Engine;
+  tasks: TaskService;
+  replies: WsReplies;
+}
+
+/** The task, if it exists and `sender` may act on it; else undefined after the error reply was sent. */
+export async function authorizedTask(
+  d: TaskAccessDeps,
+  conn: Connection,
+  sender: string,
+  taskId: string,
+  requestId?: string,
+): Promise<Task | undefined> {
+  const ids = { task_id: taskId, ...(requestId !== undefined ? { request_id: requestId } : {}) };
+  const task = await d.engine.getTask(taskId);
+  if (!task) {
+    d.replies.error(conn, 'not_found', `no task ${taskId}`, ids);
+    return undefined;
+  }
+  if (!d.tasks.canAccess(task, sender)) {
+    // Same answer as for a missing task would leak less, but a clear reason helps the person at the computer.
+    d.replies.error(conn, 'forbidden', `task ${taskId} belongs to another client`, ids);
+    return undefined;
+  }
+  return task;
+}

@@ -1,0 +1,135 @@
+/**
+ * Requests about tasks from a welcomed client: `create_task` (for itself, or any client with `crossClientAccess`;
+ * the task's events wait until the creator got `task_created`), `command_result` (judged and committed by
+ * {@link CommandResults}, acknowledged once on disk), `cancel_task`, `user_answer`, and `tools_update` (its registry
+ * of model-written tools). Each refusal is an `error` with the request's ids; nothing is changed by a refused request.
+ */
+import type { Clock, Engine, Logger } from '@ccagent/engine';
+import type { CommandResultMessage, CreateTaskMessage } from '@ccagent/protocol';
+import type { ClientPersistence } from '../client-persistence.js';
+import type { OrchestratorConfig } from '../config.js';
+import type { TaskService } from '../task-service.js';
+import { CREATOR_KEY, toTaskUpdate } from '../wire.js';
+import type { CommandResults } from './command-results.js';
+import type { Connection } from './connection.js';
+import { duplicateName, toToolInfo } from './handshake.js';
+import type { TaskSubscriptions } from './subscriptions.js';
+import { authorizedTask } from './task-access.js';
+import type { WsReplies } from './ws-replies.js';
+
+/** Dependencies of {@link TaskRequests}. */
+export interface TaskRequestsOptions {
+  config: OrchestratorConfig;
+  engine: Engine;
+  tasks: TaskService;
+  results: CommandResults;
+  clients: ClientPersistence;
+  subscriptions: TaskSubscriptions;
+  replies: WsReplies;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** See the module comment. */
+export class TaskRequests {
+  constructor(private readonly o: TaskRequestsOptions) {}
+
+  async createTask(conn: Connection, sender: string, msg: CreateTaskMessage): Promise<void> {
+    const ids = { request_id: msg.request_id };
+    if (msg.client_id !== sender && !this.o.config.server.crossClientAccess) {
+      this.o.replies.error(conn, 'forbidden', `a client may only create tasks for itself ("${sender}")`, {
+        ...ids,
+        path: '$.client_id',
+      });
+      return;
+    }
+    const req = {
+      kind: msg.task_kind,
+      prompt: msg.prompt,
+      clientId: msg.client_id,
+      context: msg.context,
+      allowedCommands: msg.allowed_commands,
+      creator: sender,
+      requestId: msg.request_id,
+      requestNamespace: sender,
+    };
+    const id = this.o.tasks.taskIdFor(req);
+    this.o.subscriptions.hold(id);
+    try {
+      const r = await this.o.tasks.create(req, id);
+      if (!r.ok) {
+        this.o.replies.serviceError(conn, r.error, ids);
+        return;
+      }
+      const { task } = r.value;
+      if (task.metadata[CREATOR_KEY] !== sender) {
+        this.o.replies.error(conn, 'forbidden', 'that request id belongs to another client', ids);
+        return;
+      }
+      conn.send({ type: 'task_created', request_id: msg.request_id, task_id: task.id, status: task.status });
+    } finally {
+      this.o.subscriptions.release(id);
+    }
+  }
+
+  async commandResult(conn: Connection, sender: string, msg: CommandResultMessage): Promise<void> {
+    const ack = (): void => {
+      conn.send({ type: 'command_ack', task_id: msg.task_id, call_id: msg.call_id });
+    };
+    // The ack leaves the moment the result is on disk, ahead of the next step's messages.
+    const verdict = await this.o.results.accept(sender, msg, ack);
+    if (verdict.ok) {
+      if (!verdict.acknowledged) ack();
+    } else {
+      this.o.replies.error(conn, verdict.code, verdict.message, {
+        call_id: msg.call_id,
+        task_id: msg.task_id,
+      });
+    }
+  }
+
+  async cancelTask(conn: Connection, sender: string, taskId: string, requestId?: string): Promise<void> {
+    const task = await authorizedTask(this.o, conn, sender, taskId, requestId);
+    if (!task) return;
+    const r = await this.o.tasks.cancel(taskId, `cancelled by client ${sender}`);
+    if (!r.ok) {
+      this.o.replies.serviceError(conn, r.error, {
+        task_id: taskId,
+        ...(requestId !== undefined ? { request_id: requestId } : {}),
+      });
+      return;
+    }
+    // The canceller always hears the outcome: a repeated cancel emits no event, and it may not be a recipient.
+    if (task.status === 'cancelled' || !this.o.subscriptions.recipients(r.value).has(sender))
+      conn.send(toTaskUpdate(r.value));
+  }
+
+  async userAnswer(
+    conn: Connection,
+    sender: string,
+    taskId: string,
+    questionId: string,
+    text: string,
+  ): Promise<void> {
+    const task = await authorizedTask(this.o, conn, sender, taskId);
+    if (!task) return;
+    const r = await this.o.tasks.answer(taskId, questionId, text);
+    if (!r.ok) this.o.replies.serviceError(conn, r.error, { task_id: taskId });
+  }
+
+  async toolsUpdate(
+    conn: Connection,
+    sender: string,
+    tools: Array<Parameters<typeof toToolInfo>[0]>,
+  ): Promise<void> {
+    const dup = duplicateName(tools);
+    if (dup !== undefined) {
+      this.o.replies.error(conn, 'invalid_field', `tool "${dup.name}" is listed twice`, {
+        path: `$.tools[${dup.index}].name`,
+      });
+      return;
+    }
+    await this.o.clients.replaceTools(sender, tools.map(toToolInfo), this.o.clock.now());
+    this.o.logger.info({ client_id: sender, tools: tools.length }, 'tools updated');
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * What the WebSocket side answers with besides a handler's own replies: `error` messages (counted in the metrics by
+ * code) carrying the ids of the request they are about, and the mapping of a task operation's refusal to a protocol
+ * error code.
+ */
+import type { ErrorMessage, ProtocolErrorCode, ServerMessage } from '@ccagent/protocol';
+import type { Metrics } from '../metrics.js';
+import type { ServiceError } from '../task-service.js';
+import type { Connection } from './connection.js';
+
+/** Ids and path an `error` may carry. */
+export interface ErrorExtra {
+  request_id?: string;
+  call_id?: string;
+  task_id?: string;
+  path?: string;
+}
+
+/** See the module comment. */
+export class WsReplies {
+  constructor(private readonly metrics: Metrics) {}
+
+  /** Send any message; an `error` is counted by code. */
+  send(conn: Connection, msg: ErrorMessage | ServerMessage): void {
+    if (msg.type === 'error') this.metrics.errorOut(msg.code);
+    conn.send(msg);
+  }
+
+  /** Send an `error`. */
+  error(conn: Connection, code: ProtocolErrorCode, message: string, extra: ErrorExtra = {}): void {
+    this.send(conn, { type: 'error', code, message, ...extra });
+  }
+
+  /** Send the `error` for a refused task operation. */
+  serviceError(conn: Connection, error: ServiceError, ids: { request_id?: string; task_id?: string }): void {
+    const code: ProtocolErrorCode =
+      error.code === 'conflict' ? 'forbidden' : error.code === 'internal' ? 'internal' : error.code;
+    this.error(conn, code, error.message, {
+      ...ids,
+      ...(error.path !== undefined ? { path: error.path } : {}),
+    });
+  }
+}
