@@ -1,0 +1,102 @@
+/**
+ * What every HTTP route uses: the error a handler throws to refuse a request (`HttpError`, answered as
+ * `{"error": {"code", "message", "path"?}}`), JSON in and out, zod parsing of a query or body into a 400 with the
+ * JSON path of the first problem, and the mapping of a task operation's refusal to a status.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { z } from 'zod';
+import type { ServiceError } from '../task-service.js';
+
+/** Largest accepted request body. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** A refused request: status, stable code, message, and the JSON path of the bad field if any. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly path?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A path parameter, percent-decoded (400 when it is not valid percent-encoding). */
+export function safeDecode(p: string): string {
+  try {
+    return decodeURIComponent(p);
+  } catch {
+    throw new HttpError(400, 'invalid_path', 'the path is not valid percent-encoding');
+  }
+}
+
+/** Answer with a JSON body. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+/** The request body as JSON (413 over 1 MiB, 400 when empty — unless `emptyIsObject` — or not JSON). */
+export async function readJson(req: IncomingMessage, emptyIsObject = false): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES)
+      throw new HttpError(413, 'body_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') {
+    if (emptyIsObject) return {};
+    throw new HttpError(400, 'invalid_json', 'the request body is empty; send a JSON object');
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HttpError(400, 'invalid_json', `the request body is not JSON: ${(err as Error).message}`);
+  }
+}
+
+/** Parse a query or body with a zod schema; a 400 naming the first problem's JSON path otherwise. */
+export function parseWith<T extends z.ZodType>(
+  schema: T,
+  input: unknown,
+  where: 'body' | 'query',
+): z.infer<T> {
+  const r = schema.safeParse(input);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const path = `$${(issue?.path ?? []).map((k) => (typeof k === 'number' ? `[${k}]` : `.${String(k)}`)).join('')}`;
+  const message = (issue?.message ?? 'invalid').replace(/^Invalid input: /, '');
+  throw new HttpError(400, where === 'body' ? 'invalid_body' : 'invalid_query', `${path}: ${message}`, path);
+}
+
+/** The HTTP error for a refused task operation. */
+export function serviceError(e: ServiceError): HttpError {
+  const status =
+    e.code === 'not_found'
+      ? 404
+      : e.code === 'forbidden'
+        ? 403
+        : e.code === 'conflict' || e.code === 'duplicate'
+          ? 409
+          : e.code === 'internal'
+            ? 500
+            : e.code === 'unavailable'
+              ? 503
+              : 400;
+  const code = e.code === 'invalid_field' ? 'invalid_body' : e.code;
+  return new HttpError(status, code, e.message, e.path);
+}

@@ -1,0 +1,67 @@
+/**
+ * The shape of an HTTP route and what its handler gets: the dependencies of the HTTP side (one object, built at the
+ * composition root) and the request. Route modules live in routes/; the table is routes/index.ts.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Engine, Task, TaskStatus, TaskStore } from '@ccagent/engine';
+import type { ClientRegistry } from '../clients/client-registry.js';
+import type { ClientPersistence } from '../client-persistence.js';
+import type { Metrics } from '../metrics.js';
+import type { ModelAvailability } from '../model-availability.js';
+import type { TaskService } from '../task-service.js';
+import type { LuaAssets } from './lua-assets.js';
+
+/** A page of tasks (what `@ccagent/store`'s `listTasksPage` returns). */
+export interface TaskPageSource {
+  listTasksPage(q: {
+    status?: TaskStatus | TaskStatus[];
+    kind?: string;
+    clientId?: string;
+    limit?: number;
+    offset?: number;
+    order?: 'newest' | 'oldest';
+  }): Promise<{ tasks: Task[]; total: number }>;
+}
+
+/** Dependencies of the HTTP side (`HttpApi` and every route). */
+export interface HttpApiOptions {
+  token: string | undefined;
+  engine: Engine;
+  store: TaskStore;
+  pages: TaskPageSource | undefined;
+  tasks: TaskService;
+  clients: ClientPersistence;
+  registry: ClientRegistry;
+  metrics: Metrics;
+  models: ModelAvailability;
+  lua: LuaAssets;
+  dbPath: string;
+  /** DB health: answers a query, and writes are not failing (locked, disk full, I/O error). */
+  checkDb: () => Promise<{ ok: true } | { ok: false; error: string; code?: string }>;
+  startedAt: number;
+  now: () => number;
+  logger: { error(obj: unknown, msg?: string): void };
+}
+
+/** One request as a handler sees it: `params` are the pattern's groups, percent-decoded. */
+export interface RouteRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: string[];
+  url: URL;
+}
+
+/** Answers one request (throws `HttpError` to refuse it; anything else is a 500, or a 503 for a storage failure). */
+export type RouteHandler = (d: HttpApiOptions, r: RouteRequest) => Promise<void>;
+
+/** One entry of the route table. */
+export interface Route {
+  method: 'GET' | 'POST';
+  /** Matched against the URL path (no query). */
+  pattern: RegExp;
+  /** For metrics and logs. */
+  name: string;
+  /** Anyone may call it even when a token is set. */
+  open?: boolean;
+  handler: RouteHandler;
+}

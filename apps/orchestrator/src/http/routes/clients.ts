@@ -1,0 +1,50 @@
+/** Client routes: the known clients (live state from the registry, facts from the store) and their tools. */
+import { z } from 'zod';
+import { descriptorToWire, type WireObject } from '../../wire.js';
+import { parseWith, sendJson } from '../http-kit.js';
+import type { HttpApiOptions, RouteRequest } from '../route.js';
+
+const toolsQuery = z.strictObject({
+  client: z.string().min(1).optional(),
+  status: z.enum(['draft', 'test', 'active', 'retired']).optional(),
+});
+
+/** `GET /api/clients`. */
+export async function listClients(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
+  const known = await d.clients.listClients();
+  const out: WireObject[] = known.map((c) => {
+    const live = d.registry.get(c.clientId);
+    const commands = live && live.commands.size > 0 ? [...live.commands.values()] : c.commands;
+    return {
+      client_id: c.clientId,
+      connected: live?.connection !== undefined,
+      in_grace: live ? live.connection === undefined && live.inGrace : false,
+      ...(c.clientVersion !== undefined ? { client_version: c.clientVersion } : {}),
+      ...(c.firstSeenAt !== undefined ? { first_seen_at: c.firstSeenAt } : {}),
+      last_seen_at: live?.connection ? d.now() : c.lastSeenAt,
+      commands: commands.map(descriptorToWire),
+    };
+  });
+  sendJson(res, 200, { clients: out });
+}
+
+/** `GET /api/tools`: model-written tools, by client and status. */
+export async function listTools(d: HttpApiOptions, { res, url }: RouteRequest): Promise<void> {
+  const q = parseWith(toolsQuery, Object.fromEntries(url.searchParams), 'query');
+  const tools = await d.clients.listTools({
+    ...(q.client ? { clientId: q.client } : {}),
+    ...(q.status ? { status: q.status } : {}),
+  });
+  sendJson(res, 200, {
+    tools: tools.map((t) => ({
+      client_id: t.clientId,
+      name: t.name,
+      status: t.status,
+      version: t.version,
+      ...(t.description !== undefined ? { description: t.description } : {}),
+      ...(t.file !== undefined ? { file: t.file } : {}),
+      ...(t.updatedAt !== undefined ? { updated_at: t.updatedAt } : {}),
+      ...(t.recordedAt !== undefined ? { recorded_at: t.recordedAt } : {}),
+    })),
+  });
+}

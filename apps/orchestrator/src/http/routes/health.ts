@@ -1,0 +1,40 @@
+/** Operations routes: `/health` (database, model servers, connected clients) and `/metrics` (Prometheus text). */
+import { ORCHESTRATOR_VERSION } from '../../version.js';
+import { sendJson } from '../http-kit.js';
+import type { HttpApiOptions, RouteRequest } from '../route.js';
+
+/** `GET /health`: 200 when the database works, 503 otherwise; `degraded` when a model server or model is missing. */
+export async function health(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
+  const [db, models] = await Promise.all([d.checkDb(), d.models.check()]);
+  const reachable = models.servers.every((s) => s.reachable);
+  const body = {
+    ok: db.ok,
+    degraded: !reachable || models.missing.length > 0,
+    version: ORCHESTRATOR_VERSION,
+    uptime_s: Math.round((d.now() - d.startedAt) / 100) / 10,
+    db: {
+      ok: db.ok,
+      path: d.dbPath,
+      ...(db.ok ? {} : { error: db.error, ...(db.code !== undefined ? { code: db.code } : {}) }),
+    },
+    model_servers: models.servers.map((s) => ({
+      provider: s.provider,
+      url: s.url,
+      reachable: s.reachable,
+      ...(s.version !== undefined ? { version: s.version } : {}),
+      ...(s.error !== undefined ? { error: s.error } : {}),
+      present: s.present,
+      missing: s.missing,
+    })),
+    models: { missing: models.missing.map((m) => m.name) },
+    clients: { connected: d.registry.connectedCount() },
+  };
+  sendJson(res, db.ok ? 200 : 503, body);
+}
+
+/** `GET /metrics`. */
+export async function metricsText(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
+  const text = await d.metrics.render();
+  res.writeHead(200, { 'content-type': d.metrics.contentType });
+  res.end(text);
+}

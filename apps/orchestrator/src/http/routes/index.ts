@@ -1,0 +1,27 @@
+/**
+ * The route table: one entry per HTTP route, matched in order against the URL path. A new route: its handler in the
+ * module of its concern (or a new one in this folder) and one entry here; docs/http-api.md lists it.
+ */
+import type { Route } from '../route.js';
+import { listClients, listTools } from './clients.js';
+import { health, metricsText } from './health.js';
+import { installer, luaFile, manifest } from './lua.js';
+import { answerTask, cancelTask, createTask, getSteps, getTask, listTasks } from './tasks.js';
+
+/** Every route of the HTTP API. */
+export const ROUTES: readonly Route[] = [
+  { method: 'GET', pattern: /^\/health$/, name: 'health', open: true, handler: health },
+  { method: 'GET', pattern: /^\/api\/tasks$/, name: 'tasks.list', handler: listTasks },
+  { method: 'POST', pattern: /^\/api\/tasks$/, name: 'tasks.create', handler: createTask },
+  { method: 'GET', pattern: /^\/api\/tasks\/([^/]+)$/, name: 'tasks.get', handler: getTask },
+  { method: 'GET', pattern: /^\/api\/tasks\/([^/]+)\/steps$/, name: 'tasks.steps', handler: getSteps },
+  { method: 'POST', pattern: /^\/api\/tasks\/([^/]+)\/cancel$/, name: 'tasks.cancel', handler: cancelTask },
+  { method: 'POST', pattern: /^\/api\/tasks\/([^/]+)\/answer$/, name: 'tasks.answer', handler: answerTask },
+  { method: 'GET', pattern: /^\/api\/clients$/, name: 'clients', handler: listClients },
+  { method: 'GET', pattern: /^\/api\/tools$/, name: 'tools', handler: listTools },
+  { method: 'GET', pattern: /^\/metrics$/, name: 'metrics', handler: metricsText },
+  // CC's `wget run` cannot send an Authorization header, and the bundle holds no secret: open.
+  { method: 'GET', pattern: /^\/lua\/install\.lua$/, name: 'lua.install', open: true, handler: installer },
+  { method: 'GET', pattern: /^\/lua\/manifest\.json$/, name: 'lua.manifest', open: true, handler: manifest },
+  { method: 'GET', pattern: /^\/lua\/files\/(.+)$/, name: 'lua.file', open: true, handler: luaFile },
+];
