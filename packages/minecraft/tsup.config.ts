@@ -1,13 +1,17 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: {
+    index: 'src/index.ts',
+    'testing/index': 'src/testing/index.ts',
+    'bridge-bin': 'src/bridge-bin.ts',
+  },
   format: ['esm', 'cjs'],
-  dts: { entry: 'src/index.ts' },
+  dts: { entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' } },
   clean: true,
   sourcemap: true,
   target: 'node20',
-  external: ['mineflayer', 'mineflayer-pathfinder'],
+  external: ['mineflayer', 'mineflayer-pathfinder', 'flying-squid'],
   // import.meta.url in the CJS build: prompts are read from ../prompts relative to the built module.
   shims: true,
 });

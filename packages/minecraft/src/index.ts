@@ -76,3 +76,9 @@ export {
 } from './agent/minecraft-strategy.js';
 export { ModClient, type ActionRunner, type ModClientOptions, type RunOutcome } from './bridge/mod-client.js';
 export { MC_DOC_END, MC_DOC_START, renderMcProtocolDoc } from './protocol/protocol-doc.js';
+export { parseServerAddress, startBridge, type Bridge, type BridgeOptions } from './bridge/bridge.js';
+export {
+  startMineflayerBot,
+  type MineflayerBot,
+  type MineflayerBotOptions,
+} from './bridge/mineflayer-runner.js';

@@ -1,0 +1,66 @@
+// A real Minecraft Java server for tests: flying-squid (a server written in Node) in this child process, offline
+// mode, superflat world, on 127.0.0.1. Started by `startTestServer` (src/testing) with the port and version as
+// arguments; answers the parent's IPC queries about the world (player positions, blocks, chat) from the server side.
+'use strict';
+const mcServer = require('flying-squid');
+const { Vec3 } = require('vec3');
+
+const [port, version] = [Number(process.argv[2]), process.argv[3]];
+const chat = [];
+const serv = mcServer.createMCServer({
+  motd: 'ccagent test server',
+  port,
+  host: '127.0.0.1',
+  'max-players': 4,
+  'online-mode': false,
+  logging: false,
+  gameMode: 1,
+  difficulty: 0,
+  generation: { name: 'superflat', options: { worldHeight: 80 } },
+  kickTimeout: 10000,
+  plugins: {},
+  modpe: false,
+  'view-distance': 2,
+  'player-list-text': { header: { text: 'ccagent' }, footer: { text: 'test' } },
+  'everybody-op': true,
+  'max-entities': 10,
+  version,
+});
+serv.on('newPlayer', (player) => {
+  player.on('chat', (m) => {
+    chat.push({ username: player.username, message: m.message });
+  });
+});
+serv.on('error', (e) => process.send?.({ event: 'error', message: String(e && e.message) }));
+
+const queries = {
+  async player({ username }) {
+    const p = serv.players.find((x) => x.username === username);
+    return p ? { x: p.position.x, y: p.position.y, z: p.position.z } : null;
+  },
+  async block({ x, y, z }) {
+    const b = await serv.overworld.getBlock(new Vec3(x, y, z));
+    return b ? b.name : null;
+  },
+  async setBlock({ x, y, z, name }) {
+    const id = serv.registry.blocksByName[name].defaultState;
+    await serv.setBlock(serv.overworld, new Vec3(x, y, z), id);
+    return true;
+  },
+  async chat() {
+    return chat;
+  },
+  async players() {
+    return serv.players.map((p) => p.username);
+  },
+};
+process.on('message', (msg) => {
+  const fn = queries[msg.q];
+  if (!fn) return process.send({ id: msg.id, error: `unknown query ${msg.q}` });
+  fn(msg).then(
+    (result) => process.send({ id: msg.id, result }),
+    (e) => process.send({ id: msg.id, error: String(e && e.message) }),
+  );
+});
+serv.on('ready', () => process.send({ event: 'ready', port }));
+process.on('disconnect', () => process.exit(0));
