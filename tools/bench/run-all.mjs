@@ -3,7 +3,7 @@
 // its own tables — then prints ONE summary table of every headline figure beside its raw baseline, ratio and target,
 // and writes tools/bench/results/summary.json (each bench also writes its own results/<name>.json).
 //
-//   node tools/bench/run-all.mjs [--quick] [--only engine|agent-robustness|orchestrator|soak]
+//   node tools/bench/run-all.mjs [--quick] [--only engine|agent-robustness|model-cost|orchestrator|soak]
 //
 // The orchestrator bench holds 10,000 sockets on each side: it runs with `ulimit -n` raised to the hard limit (POSIX
 // sh); when the hard limit is lower, it caps the idle-connection count and says so.
@@ -26,6 +26,8 @@ const quick = flags.quick ? ['--quick'] : [];
 const BENCHES = [
   { name: 'engine', script: 'engine/run.mjs', args: quick },
   { name: 'agent-robustness', script: 'agent-robustness/run.mjs', args: ['--json'], captureJson: true },
+  // Model time per task on a reference GPU, today's prompt layout beside the seed's naive one (about 3 min).
+  { name: 'model-cost', script: 'model-cost/run.mjs', args: [] },
   { name: 'orchestrator', script: 'orchestrator/run.mjs', args: quick, raiseFdLimit: true },
   // One task of 20,000 tool calls (about 75 s on the benchmark machine), 3,000 with --quick.
   { name: 'soak', script: 'soak/run.mjs', args: quick },
@@ -160,6 +162,40 @@ if (agent && (!flags.only || flags.only === 'agent-robustness')) {
     '',
     '',
   );
+}
+const cost = read('model-cost');
+if (cost && (!flags.only || flags.only === 'model-cost')) {
+  for (const r of cost.results.filter((x) => x.variant === 'today')) {
+    const naive = cost.results.find((x) => x.session === r.session && x.variant === 'naive');
+    if (!naive) continue;
+    add(
+      'model-cost',
+      `model s per task, ${r.name}`,
+      fmt(r.seconds, 1),
+      fmt(naive.seconds, 1),
+      fmt(r.seconds / naive.seconds, 2),
+      '',
+      '',
+    );
+    add(
+      'model-cost',
+      `cache reuse, ${r.name}`,
+      fmt(r.reuse, 3),
+      fmt(naive.reuse, 3),
+      '',
+      '≥ 0.90',
+      r.reuse >= 0.9 ? 'yes' : 'NO',
+    );
+    add(
+      'model-cost',
+      `evaluated tokens per step, ${r.name}`,
+      fmt(r.evaluatedPerStep, 0),
+      fmt(naive.evaluatedPerStep, 0),
+      fmt(r.evaluatedPerStep / naive.evaluatedPerStep, 2),
+      '',
+      '',
+    );
+  }
 }
 const orch = read('orchestrator');
 if (orch && (!flags.only || flags.only === 'orchestrator')) {

@@ -36,6 +36,9 @@ import {
   openaiUsage,
   type ReplyFigures,
 } from './wire.js';
+import { renderAssistantReply, renderChatPrompt } from './chat-prompt.js';
+import { ModelServer, type ModelCallFigures, type ModelServerStats } from './model-server.js';
+import { ESTIMATE_TOKENIZER, isQwenModel, loadQwenTokenizer, type Tokenizer } from './qwen-tokenizer.js';
 
 /** A running fake server. Close it in `afterEach`/`afterAll`. */
 export interface FakeOllama {
@@ -58,6 +61,13 @@ export interface FakeOllama {
   waitForRequests(count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
   /** Resolves when the request at `index` is no longer pending (bounded by `timeoutMs`, default 5 s). */
   waitForOutcome(index: number, timeoutMs?: number): Promise<RequestOutcome>;
+  /**
+   * What the modelled server did so far, per model (normalized name) or summed: requests, prompt / cached /
+   * evaluated / output tokens, loads and their reasons, modelled GPU seconds. Kept even with `recordRequests: false`.
+   */
+  modelStats(model?: string): ModelServerStats;
+  /** Models loaded now (normalized names) with their `num_ctx` and expiry (epoch ms, `Infinity` = never). */
+  loadedModels(): { model: string; numCtx: number; expiresAt: number }[];
   /** Stops listening, drops open connections and cancels pending timers. */
   close(): Promise<void>;
 }
@@ -85,6 +95,20 @@ const DEFAULT_VERSION = '0.12.6';
 /** Starts the fake on 127.0.0.1 (ephemeral port by default). */
 export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<FakeOllama> {
   const now = options.now ?? (() => new Date());
+  const modelServer = new ModelServer(options.server ?? {}, () => now().getTime());
+  /**
+   * How a request's prompt becomes tokens. `auto`: the ChatML text a server renders, tokenized for real for Qwen
+   * models; `estimate` (default): the messages' contents at 4 characters a token, the counts this fake always sent.
+   */
+  const promptTokenizer = async (
+    model: string,
+  ): Promise<{ tokenizer: Tokenizer; render: (body: Record<string, unknown>) => string }> => {
+    if (options.tokenizer !== 'auto') return { tokenizer: ESTIMATE_TOKENIZER, render: messageContents };
+    return {
+      tokenizer: isQwenModel(model) ? await loadQwenTokenizer() : ESTIMATE_TOKENIZER,
+      render: renderChatPrompt,
+    };
+  };
   const scripts = new Map<string, ScriptEntry>();
   const installed = new Set((options.installed ?? []).map(normalizeModelName));
   const requests: RecordedRequest[] = [];
@@ -289,7 +313,36 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
       return sendError(status, fault.message ?? `fake-ollama: injected HTTP ${status}`);
     }
 
-    const plan = planReply(reply, chatReq);
+    const plan = planReply(reply);
+    // The model server's part: load or reuse the model, find the slot whose cache shares the longest prefix, count.
+    const { tokenizer, render } = await promptTokenizer(model);
+    let admitted;
+    try {
+      admitted = await modelServer.admit({
+        model: key,
+        options: objectField(chatReq.body, 'options'),
+        keepAlive: chatReq.body['keep_alive'],
+        prompt: tokenizer.encode(render(chatReq.body)),
+        reply: tokenizer.encode(
+          renderAssistantReply(
+            plan.message.content,
+            (plan.message.toolCalls ?? []).map((c) => ({
+              name: c.name,
+              args: c.rawArguments ?? JSON.stringify(c.arguments ?? {}),
+            })),
+          ),
+        ),
+        tokenizer: tokenizer.name,
+        signal: conn.signal,
+      });
+    } catch {
+      return; // the client hung up while the request waited for a slot
+    }
+    const { figures: call, finish } = admitted;
+    record.modelCall = call;
+    if (res.writableFinished || res.destroyed) finish(false);
+    else res.on('close', () => finish(res.writableFinished));
+    plan.figures = replyFigures(reply, plan, call, tokenizer.exact, modelServer.reportCachedTokens);
     const created = now();
     if (api === 'ollama') {
       if (!chatReq.stream) {
@@ -451,6 +504,12 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
             normalizeModelName(bodyString(r.body, 'model') ?? '') === normalizeModelName(model)),
       );
     },
+    modelStats(model) {
+      return modelServer.statsFor(model === undefined ? undefined : normalizeModelName(model));
+    },
+    loadedModels() {
+      return modelServer.loaded();
+    },
     waitForRequests(count, timeoutMs = 5000) {
       return new Promise<RecordedRequest[]>((resolve, reject) => {
         const onRequest = (): void => {
@@ -530,16 +589,25 @@ function splitText(text: string, chunkChars: number | undefined): string[] {
   return text.match(/\s*\S+\s*|\s+/g) ?? [text];
 }
 
-function estimatePromptTokens(body: Record<string, unknown>): number {
+/** The messages' contents, concatenated: what the `estimate` tokenizer counts (as this fake always did). */
+function messageContents(body: Record<string, unknown>): string {
   const messages = Array.isArray(body['messages']) ? (body['messages'] as unknown[]) : [];
-  const chars = messages.reduce<number>((n, m) => {
-    const c = typeof m === 'object' && m !== null ? (m as Record<string, unknown>)['content'] : undefined;
-    return n + (typeof c === 'string' ? c.length : 0);
-  }, 0);
-  return Math.max(1, Math.ceil(chars / 4));
+  return messages
+    .map((m) => {
+      const c = typeof m === 'object' && m !== null ? (m as Record<string, unknown>)['content'] : undefined;
+      return typeof c === 'string' ? c : '';
+    })
+    .join('');
 }
 
-function planReply(reply: FakeReplyObject, request: FakeChatRequest): ReplyPlan {
+function objectField(body: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
+  const v = body[key];
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : undefined;
+}
+
+function planReply(reply: FakeReplyObject): ReplyPlan {
   const content = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.content ?? '');
   const thinkingPieces = splitText(reply.thinking ?? '', reply.chunkChars).map((t) => ({ thinking: t }));
   const contentPieces = splitText(content, reply.chunkChars).map((c) => ({ content: c }));
@@ -552,10 +620,31 @@ function planReply(reply: FakeReplyObject, request: FakeChatRequest): ReplyPlan 
       ...(reply.thinking ? { thinking: reply.thinking } : {}),
       ...(reply.toolCalls && reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}),
     },
-    figures: {
-      doneReason: reply.doneReason ?? 'stop',
-      promptEvalCount: reply.promptEvalCount ?? estimatePromptTokens(request.body),
-      evalCount: reply.evalCount ?? Math.max(1, pieces.length),
-    },
+    figures: { doneReason: reply.doneReason ?? 'stop', promptEvalCount: 0, evalCount: 0 },
+  };
+}
+
+/**
+ * The figures the reply reports: the script's explicit counts win; otherwise the whole prompt's tokens (Ollama has
+ * reported the full prompt in `prompt_eval_count` since 0.1.48, cached or not), the reply's tokens (real ones for
+ * Qwen; one per streamed piece otherwise, as before) and durations from the time model, the prompt's covering only
+ * the evaluated tokens.
+ */
+function replyFigures(
+  reply: FakeReplyObject,
+  plan: ReplyPlan,
+  call: ModelCallFigures,
+  exact: boolean,
+  reportCached: boolean,
+): ReplyFigures {
+  const ns = (s: number): number => Math.max(1, Math.round(s * 1e9));
+  return {
+    doneReason: reply.doneReason ?? 'stop',
+    promptEvalCount: reply.promptEvalCount ?? call.promptTokens,
+    evalCount: reply.evalCount ?? (exact ? Math.max(1, call.outputTokens) : Math.max(1, plan.pieces.length)),
+    loadNs: call.load !== undefined ? ns(call.seconds.load) : 1_000_000,
+    promptEvalNs: ns(call.seconds.promptEval),
+    evalNs: ns(call.seconds.generation),
+    ...(reportCached ? { cachedCount: call.cachedTokens } : {}),
   };
 }

@@ -3,6 +3,8 @@
  * (recorded requests).
  */
 
+import type { ModelCallFigures, ModelServerOptions } from './model-server.js';
+
 /** A tool call the fake model "decides" to make. `id` is echoed when given (OpenAI wire always gets one). */
 export interface FakeToolCall {
   id?: string;
@@ -62,9 +64,12 @@ export interface FakeReplyObject {
   json?: unknown;
   /** Ollama `done_reason` (default `'stop'`); mapped to OpenAI `finish_reason` (`tool_calls` when calls). */
   doneReason?: string;
-  /** Reported `prompt_eval_count` / `prompt_tokens` (default: a size estimate of the request's messages). */
+  /**
+   * Reported `prompt_eval_count` / `prompt_tokens` (default: the tokens of the whole rendered prompt — the real
+   * tokenizer for Qwen-family model names, 4 characters a token otherwise).
+   */
   promptEvalCount?: number;
-  /** Reported `eval_count` / `completion_tokens` (default: number of streamed pieces). */
+  /** Reported `eval_count` / `completion_tokens` (default: the reply's tokens for Qwen models, else its streamed pieces). */
   evalCount?: number;
   /** Split content into pieces of this many characters when streaming (default: one word per piece). */
   chunkChars?: number;
@@ -99,6 +104,8 @@ export interface RecordedRequest {
   body: unknown;
   /** Updated in place while the response progresses. `client_closed`: the client hung up before the end. */
   outcome: RequestOutcome;
+  /** Chat requests that reached the model: what the modelled server did (cache reuse, load, modelled seconds). */
+  modelCall?: ModelCallFigures;
 }
 
 /** Options of `startFakeOllama`. */
@@ -118,4 +125,16 @@ export interface FakeOllamaOptions {
    * `fake-ollama` binary, a soak benchmark) does not hold every prompt it was sent in memory.
    */
   recordRequests?: boolean;
+  /**
+   * The modelled server behind the API: parallel slots, loaded-model limit, default `num_ctx` and keep-alive,
+   * whether it reports cached tokens, the GPU time model. Defaults are Ollama's.
+   */
+  server?: ModelServerOptions;
+  /**
+   * `'auto'`: the prompt is rendered as the server's chat template renders it (ChatML, as Ollama's Qwen2.5 template)
+   * and Qwen-family model names are tokenized with the real Qwen vocabulary (loaded once per process, 1–2 s);
+   * other names count 4 characters a token. `'estimate'` (default, fast): the messages' contents at 4 characters a
+   * token, the counts this fake has always reported. The prompt cache is modelled either way.
+   */
+  tokenizer?: 'auto' | 'estimate';
 }

@@ -20,5 +20,17 @@ export type {
   RequestOutcome,
   ScriptOptions,
 } from './fake-types.js';
+export {
+  ModelServer,
+  parseKeepAlive,
+  type AdmittedCall,
+  type LoadReason,
+  type ModelCallFigures,
+  type ModelServerOptions,
+  type ModelServerStats,
+} from './model-server.js';
+export { callSeconds, rateAt, REFERENCE_GPU, type CallSeconds, type TimeModel } from './time-model.js';
+export { isQwenModel, loadQwenTokenizer, ESTIMATE_TOKENIZER, type Tokenizer } from './qwen-tokenizer.js';
+export { renderChatPrompt, renderAssistantReply, QWEN_DEFAULT_SYSTEM } from './chat-prompt.js';
 export { compareShape, jsonTypeOf, type CompareShapeOptions, type JsonTypeName } from './shape.js';
 export { parseScenario, applyScenario, type Scenario, type ScenarioResult } from './scenario.js';

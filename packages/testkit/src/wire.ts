@@ -9,19 +9,28 @@ import type { FakeToolCall } from './fake-types.js';
 /** Figures a reply reports, in Ollama's units (durations in nanoseconds). */
 export interface ReplyFigures {
   doneReason: string;
+  /** Tokens of the whole prompt, cached or not. */
   promptEvalCount: number;
   evalCount: number;
+  /** Model load time (a few ms when the model was already loaded). */
+  loadNs?: number;
+  /** Time spent on the prompt tokens that were not in the cache. */
+  promptEvalNs?: number;
+  evalNs?: number;
+  /** Prompt tokens served from the cache; only sent when the modelled server reports it. */
+  cachedCount?: number;
 }
 
 /** Ollama's `/api/chat` metrics for the final chunk; deterministic so tests can assert them. */
 export function ollamaMetrics(f: ReplyFigures): Record<string, number> {
-  const load = 1_000_000;
-  const promptEval = Math.max(1, f.promptEvalCount) * 100_000;
-  const evalDuration = Math.max(1, f.evalCount) * 1_000_000;
+  const load = f.loadNs ?? 1_000_000;
+  const promptEval = f.promptEvalNs ?? Math.max(1, f.promptEvalCount) * 100_000;
+  const evalDuration = f.evalNs ?? Math.max(1, f.evalCount) * 1_000_000;
   return {
     total_duration: load + promptEval + evalDuration,
     load_duration: load,
     prompt_eval_count: f.promptEvalCount,
+    ...(f.cachedCount !== undefined ? { prompt_eval_cached_count: f.cachedCount } : {}),
     prompt_eval_duration: promptEval,
     eval_count: f.evalCount,
     eval_duration: evalDuration,
@@ -159,11 +168,13 @@ export function openaiToolCalls(calls: readonly FakeToolCall[], idBase: string):
 }
 
 /** OpenAI `usage` object. */
-export function openaiUsage(f: ReplyFigures): Record<string, number> {
+export function openaiUsage(f: ReplyFigures): Record<string, unknown> {
   return {
     prompt_tokens: f.promptEvalCount,
     completion_tokens: f.evalCount,
     total_tokens: f.promptEvalCount + f.evalCount,
+    // llama.cpp's server (and OpenAI) report the cached part of prompt_tokens here.
+    ...(f.cachedCount !== undefined ? { prompt_tokens_details: { cached_tokens: f.cachedCount } } : {}),
   };
 }
 
@@ -214,7 +225,7 @@ export function openaiChunk(
   model: string,
   delta: Record<string, unknown>,
   finishReason: string | null,
-  usage?: Record<string, number>,
+  usage?: Record<string, unknown>,
 ): Record<string, unknown> {
   return {
     id,

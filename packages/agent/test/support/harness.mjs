@@ -20,10 +20,11 @@ import { createLuaToolExecutor } from './lua-tool-executor.mjs';
 
 /**
  * A fake Ollama server and a real client for it. Retries are off (a scripted failure must reach the agent, not be
- * retried away) and each call is bounded.
+ * retried away) and each call is bounded. `fakeOptions` go to startFakeOllama (e.g. `{ tokenizer: 'auto' }`).
+ * @param {import('@ccagent/testkit').FakeOllamaOptions} [fakeOptions]
  */
-export async function startModels() {
-  const fake = await startFakeOllama();
+export async function startModels(fakeOptions = {}) {
+  const fake = await startFakeOllama(fakeOptions);
   const model = new OllamaChatModel({ host: fake.url, retry: { retries: 0 }, timeoutMs: 10_000 });
   return {
     fake,
