@@ -21,24 +21,54 @@ import type {
   ToolView,
 } from './source.js';
 
+/** What the CLI reads from a store: the part of the SQLite and PostgreSQL stores' surface it uses. */
+export type ReadableStore = Pick<
+  SqliteStore,
+  | 'path'
+  | 'listTasksPage'
+  | 'getTask'
+  | 'getSteps'
+  | 'listQuestions'
+  | 'listCommandCalls'
+  | 'getCommandCall'
+  | 'listClients'
+  | 'listTools'
+  | 'close'
+>;
+
 /**
- * Opens the orchestrator's SQLite file read-only (`--db`): never migrates, never writes, never takes a write lock,
- * and reads through the WAL, so it works with the server running or stopped. Open failures become one-line
+ * Opens the orchestrator's database read-only (`--db`): an SQLite file (never migrates, never writes, never takes a
+ * write lock, reads through the WAL, so it works with the server running or stopped), or a `postgres://` URL (a
+ * read-only store of `@ccagent/store-postgres`: never migrates, never writes). Open failures become one-line
  * {@link CliError}s.
  */
-export function openDbSource(path: string): Promise<TaskSource> {
+export async function openDbSource(path: string): Promise<TaskSource> {
+  if (/^postgres(ql)?:\/\//i.test(path)) {
+    // Loaded only for a PostgreSQL URL: reading an SQLite file starts as fast as before.
+    const { openPostgresStore, redactUrl } = await import('@ccagent/store-postgres');
+    try {
+      return new DbTaskSource(await openPostgresStore({ url: path, readonly: true, readConnections: 2 }));
+    } catch (err) {
+      throw openError(err, redactUrl(path));
+    }
+  }
   let store: SqliteStore;
   try {
     store = openSqliteStore({ path, readonly: true });
   } catch (err) {
-    return Promise.reject(openError(err, path));
+    throw openError(err, path);
   }
-  return Promise.resolve(new DbTaskSource(store));
+  return new DbTaskSource(store);
 }
 
 function openError(err: unknown, path: string): CliError {
   if (!isStoreError(err)) return new CliError('error', `cannot open ${path}: ${String(err)}`, { cause: err });
-  const file = typeof err.details?.path === 'string' ? err.details.path : path;
+  const file =
+    typeof err.details?.path === 'string'
+      ? err.details.path
+      : typeof err.details?.database === 'string'
+        ? err.details.database
+        : path;
   switch (err.code) {
     case 'not_found':
       return new CliError(
@@ -77,10 +107,10 @@ function readError(err: unknown): CliError {
   );
 }
 
-/** The SQLite file as a {@link TaskSource}. */
+/** The database (SQLite file or PostgreSQL) as a {@link TaskSource}. */
 export class DbTaskSource implements TaskSource {
   readonly label: string;
-  constructor(private readonly store: SqliteStore) {
+  constructor(private readonly store: ReadableStore) {
     this.label = store.path;
   }
 

@@ -112,8 +112,8 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     .helpOption('-h, --help', 'show help')
     .addOption(
       new Option(
-        '--db <path>',
-        'read this SQLite file directly, read-only (default: the server default DB path)',
+        '--db <path|url>',
+        'read this SQLite file or postgres:// database directly, read-only (default: the server default DB)',
       ),
     )
     .addOption(new Option('--url <url>', 'talk to a running orchestrator instead').env('CCAGENT_URL'))
@@ -153,7 +153,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     return g.url === '' ? undefined : g.url;
   };
 
-  /** Reads come from --url when given, else the SQLite file (--db, else the server's default DB path). */
+  /** Reads come from --url when given, else the database (--db, else the server's default: CCAGENT_DB or the file). */
   const readSource = async (): Promise<TaskSource> => {
     const url = urlGiven();
     if (url !== undefined) return openUrl({ url, ...tokenOpt() });
