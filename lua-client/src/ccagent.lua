@@ -68,7 +68,9 @@ local Client = {}
 Client.__index = Client
 
 --- Create a client for `ws_url`. The socket is opened by @{Client:run} (or @{Client:open}).
--- @tparam string ws_url the orchestrator's WebSocket URL (`ws://host:port/ws`)
+-- @tparam string|{string...} ws_url the orchestrator's WebSocket URL (`ws://host:port/ws`), or several (a list, or
+--   one string separated by commas) for orchestrators sharing one database: a lost or refused connection moves on
+--   to the next URL at once, and the backoff applies after a whole round of them failed
 -- @tparam[opt] table opts `client_id` (default: the computer label, else `computer-<id>`),
 --   `token`, `headers`, `reconnect_min` / `reconnect_max` (seconds, default 1 / 30),
 --   `connect_timeout` (seconds, default 20), `result_cache` (count, default 128),
@@ -78,8 +80,20 @@ Client.__index = Client
 --   default none: memory only), `log` (function(level, message))
 -- @treturn Client
 function M.connect(ws_url, opts)
-    expect(1, ws_url, "string")
+    expect(1, ws_url, "string", "table")
     expect(2, opts, "table", "nil")
+    local urls = {}
+    if type(ws_url) == "table" then
+        for i, u in ipairs(ws_url) do
+            if type(u) ~= "string" then
+                error(("bad server URL #%d (string expected, got %s)"):format(i, type(u)), 2)
+            end
+            urls[#urls + 1] = u
+        end
+    else
+        for u in ws_url:gmatch("[^,%s]+") do urls[#urls + 1] = u end
+    end
+    if #urls == 0 then error("bad argument #1 (no server URL)", 2) end
     opts = opts or {}
     field(opts, "client_id", "string", "nil")
     field(opts, "token", "string", "nil")
@@ -92,7 +106,10 @@ function M.connect(ws_url, opts)
     field(opts, "state_dir", "string", "nil")
     field(opts, "log", "function", "nil")
     local self = setmetatable({
-        url = ws_url,
+        url = urls[1],
+        --- Every server URL, tried in turn (see @{connect}); `url` is the one in use.
+        urls = urls,
+        url_index = 1,
         client_id = opts.client_id or default_client_id(),
         token = opts.token,
         headers = opts.headers,
@@ -275,7 +292,20 @@ function Client:_retry(reason)
     if self.state == "stopped" then return end
     self.state = "waiting"
     self.attempt = self.attempt + 1
-    local delay = math.min(self.reconnect_max, self.reconnect_min * 2 ^ (self.attempt - 1))
+    local n = #self.urls
+    local delay
+    if n > 1 then
+        -- Another orchestrator may be the active one now (failover): try the next URL, at once while this round
+        -- has URLs left, with the backoff once every URL failed.
+        self.url_index = self.url_index % n + 1
+        self.url = self.urls[self.url_index]
+    end
+    if n > 1 and self.url_index ~= 1 then
+        delay = 0.1
+    else
+        local round = math.ceil(self.attempt / n)
+        delay = math.min(self.reconnect_max, self.reconnect_min * 2 ^ (round - 1))
+    end
     -- Jitter spreads the reconnects of many computers after a server restart.
     delay = delay * (0.5 + math.random() * 0.5)
     self.retry_delay = delay

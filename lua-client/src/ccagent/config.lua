@@ -16,15 +16,32 @@ M.PATH = "/.ccagent/config.json"
 M.STATE_DIR = "/.ccagent/state"
 
 --- Usage line for the flags @{parse_args} accepts.
-M.USAGE = "[ws://host:port/ws] [--id NAME] [--token T] [--sandbox DIR] [--tools DIR] [--state DIR] "
+M.USAGE = "[ws://host:port/ws[,ws://other:port/ws...]] [--id NAME] [--token T] [--sandbox DIR] [--tools DIR] "
+    .. "[--state DIR] "
     .. "[--kind KIND] [--config FILE] [--quiet]"
 
---- Derive the WebSocket URL from the orchestrator's HTTP URL (`http://h:p` → `ws://h:p/ws`).
+--- Derive the WebSocket URL from the orchestrator's HTTP URL (`http://h:p` → `ws://h:p/ws`). Several URLs
+-- separated by commas (orchestrators sharing one database) give several, separated by commas.
 -- @tparam string server_url
 -- @treturn string
 function M.ws_url(server_url)
-    local base = server_url:gsub("/+$", "")
-    return (base:gsub("^http", "ws")) .. "/ws"
+    local out = {}
+    for one in server_url:gmatch("[^,%s]+") do
+        local base = one:gsub("/+$", "")
+        out[#out + 1] = (base:gsub("^http", "ws")) .. "/ws"
+    end
+    return table.concat(out, ",")
+end
+
+--- True when every comma-separated URL of `urls` is a WebSocket URL (and there is at least one).
+local function ws_urls_ok(urls)
+    if type(urls) ~= "string" then return false end
+    local n = 0
+    for u in urls:gmatch("[^,%s]+") do
+        if not u:find("^wss?://") then return false end
+        n = n + 1
+    end
+    return n > 0
 end
 
 --- Read a configuration file.
@@ -90,8 +107,8 @@ function M.resolve(argv)
     if not cfg then return nil, cerr end
     for k, v in pairs(flags) do cfg[k] = v end
     if not cfg.ws_url and type(cfg.server_url) == "string" then cfg.ws_url = M.ws_url(cfg.server_url) end
-    if type(cfg.ws_url) ~= "string" or not cfg.ws_url:find("^wss?://") then
-        return nil, "no server: run the installer, or pass ws://host:port/ws"
+    if not ws_urls_ok(cfg.ws_url) then
+        return nil, "no server: run the installer, or pass ws://host:port/ws (several: ws://a/ws,ws://b/ws)"
     end
     cfg.state_dir = cfg.state_dir or M.STATE_DIR
     cfg.kind = cfg.kind or "general_agent"

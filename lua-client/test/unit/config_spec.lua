@@ -37,3 +37,12 @@ t.test("no server anywhere, a bad flag or a broken file: a clear error", functio
 end)
 
 t.done()
+
+t.test("several servers: a comma-separated ws_url or server_url is kept; one bad URL among them is refused", function()
+    local cfg = assert(config.resolve({ "ws://a:7420/ws,ws://b:7420/ws", "--config", "/nope.json" }))
+    t.eq(cfg.ws_url, "ws://a:7420/ws,ws://b:7420/ws")
+    t.eq(config.ws_url("http://a:7420, http://b:7420/"), "ws://a:7420/ws,ws://b:7420/ws")
+    local bad, err = config.resolve({ "ws://a:7420/ws,http://b:7420", "--config", "/nope.json" })
+    t.eq(bad, nil)
+    t.truthy(err:find("no server"), err)
+end)
