@@ -1,4 +1,4 @@
-import { TASK_STATUSES } from '@ccagent/engine';
+import { MODEL_REQUEST_KIND, TASK_STATUSES } from '@ccagent/engine';
 import { defaultDbPath } from '@ccagent/store';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { openDbSource } from './db-source.js';
@@ -6,6 +6,7 @@ import { CliError } from './errors.js';
 import { HttpTaskSource, type HttpSourceOptions } from './http-source.js';
 import { stdoutOutput, type Output } from './output.js';
 import {
+  answeredRequests,
   isTerminal,
   openQuestion,
   renderClients,
@@ -280,8 +281,18 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     if (json) printEvent({ event: 'task', task: d.task });
     else print(renderTaskHeader(out, d) + '\n');
     for (;;) {
-      for (const r of d.steps) {
+      const answered = answeredRequests(d.steps);
+      for (const [i, r] of d.steps.entries()) {
         if (r.seq <= lastSeq) continue;
+        if (!json && r.kind === MODEL_REQUEST_KIND) {
+          // A request whose reply is on this page is shown by that reply's record. One with nothing after it yet
+          // is read again on the next poll, so a reply that comes then replaces it (a cut-short call still shows).
+          if (answered.has(r.seq)) {
+            lastSeq = r.seq;
+            continue;
+          }
+          if (i === d.steps.length - 1 && !d.hasMore && !isTerminal(d.task.status)) break;
+        }
         if (json) printEvent({ event: 'step', taskId: id, step: r });
         else {
           if (r.step !== lastStep)

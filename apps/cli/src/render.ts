@@ -14,6 +14,7 @@ import {
   type Output,
   type Style,
 } from './output.js';
+import { MODEL_REQUEST_KIND } from '@ccagent/engine';
 import type {
   ClientView,
   ErrorView,
@@ -159,8 +160,12 @@ function recordHead(out: Output, s: StepView): string {
   return parts.join('  ');
 }
 
-/** One step-log record: model input/output, directive, validation errors, tool call and result, error. */
-export function renderRecord(out: Output, s: StepView, opts: ShowOptions): string {
+/**
+ * One step-log record: model input/output, directive, validation errors, tool call and result, error. A model request
+ * record is one line (its finished call's record has the request); `later` says whether records followed it.
+ */
+export function renderRecord(out: Output, s: StepView, opts: ShowOptions, later = false): string {
+  if (s.kind === MODEL_REQUEST_KIND) return renderOpenRequest(out, s, later, opts);
   const parts = [`  ${recordHead(out, s)}`];
   const textWidth = out.width - 8;
   const section = (title: string, body: string | undefined, style: Style = 'dim', depth = 4): void => {
@@ -314,17 +319,75 @@ export function renderStepDivider(out: Output, step: number): string {
   );
 }
 
-/** Step-log records grouped by engine step, each group under a divider. */
+/** Role of a request record (`output.role`): the kind its finished call's record has. */
+function requestRole(s: StepView): string | undefined {
+  return isRec(s.output) && typeof s.output.role === 'string' ? s.output.role : undefined;
+}
+
+/**
+ * A model request written ahead of the call (kind `model_request`) whose reply was never recorded: said in one line
+ * with what was sent; `--full` shows the request. `later` tells whether anything was logged after it (then the call
+ * was cut short, e.g. by a restart; otherwise it may still be running).
+ */
+function renderOpenRequest(out: Output, s: StepView, later: boolean, opts: ShowOptions): string {
+  const role = requestRole(s) ?? 'model';
+  const head = `  ${paint(out, 'bold', `#${s.seq}`)}  ${paint(out, 'yellow', `${role} request`)}  ${s.model ?? ''}  ${paint(out, 'dim', formatClock(s.startedAt ?? s.at))}`;
+  const what = later
+    ? paint(
+        out,
+        'red',
+        'no reply recorded: the call was cut short (the orchestrator stopped before the model answered)',
+      )
+    : paint(out, 'dim', 'sent; waiting for the reply');
+  const lines = [head, `    ${what}`];
+  if (opts.full && s.input !== undefined) {
+    const parts: string[] = [];
+    const section = (title: string, body: string | undefined, style: Style = 'dim', depth = 4): void => {
+      const h = ' '.repeat(depth) + paint(out, style, title);
+      parts.push(
+        body === undefined || body === ''
+          ? h
+          : `${h}\n${indent(fitText(out, body, out.width - 8 - depth, true), depth + 2)}`,
+      );
+    };
+    renderInput(out, s.input, opts, section, parts, out.width - 8);
+    lines.push(...parts);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** The `seq` of each model request record whose finished call's record (same step, kind and start) is in `steps`. */
+export function answeredRequests(steps: readonly StepView[]): Set<number> {
+  const finished = new Set<string>();
+  for (const s of steps) {
+    if (s.kind !== MODEL_REQUEST_KIND) finished.add(`${s.step}|${s.kind}|${s.startedAt}`);
+  }
+  const answered = new Set<number>();
+  for (const s of steps) {
+    if (s.kind === MODEL_REQUEST_KIND && finished.has(`${s.step}|${requestRole(s)}|${s.startedAt}`)) {
+      answered.add(s.seq);
+    }
+  }
+  return answered;
+}
+
+/**
+ * Step-log records grouped by engine step, each group under a divider. A model request record (written before the
+ * call leaves) is not shown when its finished call's record (same step, kind and start) is in the list: that record
+ * has the request already.
+ */
 export function renderRecords(out: Output, steps: StepView[], opts: ShowOptions): string {
+  const answered = answeredRequests(steps);
   let text = '';
   let current: number | undefined;
-  for (const s of steps) {
+  steps.forEach((s, i) => {
+    if (answered.has(s.seq)) return;
     if (s.step !== current) {
       text += (text ? '\n' : '') + renderStepDivider(out, s.step);
       current = s.step;
     }
-    text += renderRecord(out, s, opts);
-  }
+    text += renderRecord(out, s, opts, i < steps.length - 1);
+  });
   return text;
 }
 

@@ -1,4 +1,11 @@
-import type { JsonValue, StepContext, StepRecord, StepUsage, TaskErrorInfo } from '@ccagent/engine';
+import {
+  MODEL_REQUEST_KIND,
+  type JsonValue,
+  type StepContext,
+  type StepRecord,
+  type StepUsage,
+  type TaskErrorInfo,
+} from '@ccagent/engine';
 import type {
   ChatDelta,
   ChatMessage,
@@ -95,9 +102,24 @@ export async function callModel(
   const started = performance.now();
   const onDelta = role.onDelta;
   const metaRole: ModelCallRole = kind === 'executor_repair' ? 'executor' : kind;
+  let logFailure: unknown;
   try {
-    const response = await ctx.callModel(role.name, (signal) =>
-      role.model.chat({
+    const response = await ctx.callModel(role.name, async (signal) => {
+      // Written ahead of the request: a call cut short by a restart (kill -9, power loss) still leaves the request the
+      // model server received in the step log. The completed record (same kind and startedAt) follows it.
+      try {
+        await ctx.logStep({
+          kind: MODEL_REQUEST_KIND,
+          model: role.name,
+          input: toJson(input),
+          output: { role: kind },
+          startedAt,
+        });
+      } catch (err) {
+        logFailure = err; // a store failure, not the model's: the engine defers the step
+        throw err;
+      }
+      return role.model.chat({
         model: role.name,
         messages: request.messages,
         ...(request.tools ? { tools: request.tools } : {}),
@@ -109,8 +131,8 @@ export async function callModel(
           ? { onDelta: (d: ChatDelta) => onDelta(d, { taskId, step: ctx.step, role: metaRole }) }
           : {}),
         signal,
-      }),
-    );
+      });
+    });
     const output: Record<string, unknown> = { content: response.message.content };
     if (response.message.thinking) output.thinking = response.message.thinking;
     if (response.message.toolCalls.length > 0) output.toolCalls = response.message.toolCalls;
@@ -128,7 +150,7 @@ export async function callModel(
       },
     };
   } catch (err) {
-    if (ctx.signal.aborted) throw err;
+    if (ctx.signal.aborted || (logFailure !== undefined && err === logFailure)) throw err;
     const error = errorInfo(err);
     return {
       error,

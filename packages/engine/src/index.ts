@@ -31,7 +31,7 @@ export type {
   TaskFilter,
   TaskStatus,
 } from './types.js';
-export { TASK_STATUSES } from './types.js';
+export { MODEL_REQUEST_KIND, TASK_STATUSES } from './types.js';
 export type {
   Clock,
   CommandCallFilter,

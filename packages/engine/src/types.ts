@@ -241,6 +241,13 @@ export interface StepRecord {
   usage?: StepUsage;
 }
 
+/**
+ * Step-log kind of the record a strategy writes just before a model request leaves (`output.role` names the call's
+ * own kind, e.g. `planner`). The finished call's record has that kind and the same `startedAt`; a request record
+ * without one is a call whose reply was never recorded (cut short by a restart, or still running).
+ */
+export const MODEL_REQUEST_KIND = 'model_request';
+
 /** A persisted step-log record. `seq` is dense per task; `step` is the step number being decided. */
 export interface StoredStep extends StepRecord {
   taskId: string;
