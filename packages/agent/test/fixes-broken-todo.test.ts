@@ -166,6 +166,7 @@ describe('acceptance step log', () => {
         args: { path: 'TODO.lua', args },
         timeoutMs: 5000,
         attempt: 1,
+        recordRedelivery: () => Promise.resolve(),
         signal: new AbortController().signal,
       });
       return o.ok ? (o.result as { ok: boolean; output: string }) : { ok: false, output: o.error.message };
