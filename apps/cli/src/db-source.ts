@@ -206,7 +206,10 @@ export class DbTaskSource implements TaskSource {
   }
 }
 
-/** Engine task → view (memory, metadata and context stay out: they are strategy internals). */
+/**
+ * Engine task → view (memory, metadata and context stay out: they are strategy internals), with the per-task settings
+ * the orchestrator keeps in `metadata.settings`.
+ */
 export function taskView(t: Task): TaskView {
   const budgets: TaskView['budgets'] = {};
   if (t.budgets.maxSteps !== undefined) budgets.maxSteps = t.budgets.maxSteps;
@@ -225,6 +228,8 @@ export function taskView(t: Task): TaskView {
     updatedAt: t.updatedAt,
   };
   if (t.result !== undefined) out.result = t.result;
+  const settings = t.metadata.settings;
+  if (settings !== null && typeof settings === 'object' && !Array.isArray(settings)) out.settings = settings;
   if (t.error !== undefined) {
     out.error = { code: t.error.code, message: t.error.message };
     if (t.error.details !== undefined) out.error.details = t.error.details;

@@ -156,7 +156,16 @@ export class HttpTaskSource implements TaskSource, TaskActions {
       prompt: input.prompt,
       ...(input.clientId !== undefined ? { client_id: input.clientId } : {}),
       ...(input.allowedCommands !== undefined ? { allowed_commands: input.allowedCommands } : {}),
+      ...(input.settings !== undefined ? { settings: input.settings } : {}),
     });
+  }
+
+  async message(id: string, text: string): Promise<TaskView> {
+    return this.request(wireBodies.task, 'POST', `/api/tasks/${encodeURIComponent(id)}/messages`, { text });
+  }
+
+  async retry(id: string): Promise<TaskView> {
+    return this.request(wireBodies.task, 'POST', `/api/tasks/${encodeURIComponent(id)}/retry`, {});
   }
 
   async cancelTask(id: string, reason?: string): Promise<TaskView> {

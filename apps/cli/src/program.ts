@@ -334,15 +334,55 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     .requiredOption('--prompt <text>', 'what the task should achieve')
     .option('--client <id>', 'the CC client whose commands the task uses')
     .option('--allow <commands>', 'comma-separated commands the task may call', commaList)
-    .action(async (o: { kind: string; prompt: string; client?: string; allow?: string[] }) => {
+    .option(
+      '--model <role=name>',
+      'model for a role (planner, executor, native); repeatable',
+      collectPairs,
+      {},
+    )
+    .option('--provider <name>', 'model provider: ollama or openai-compatible')
+    .option('--temperature <n>', 'sampling temperature', Number)
+    .option('--num-ctx <tokens>', 'context window', Number)
+    .option('--executor-mode <mode>', 'planner/executor: parser, model or parser-then-model')
+    .option('--max-steps <n>', 'most decisions of a run', Number)
+    .option('--max-tool-calls <n>', 'most command calls of a run', Number)
+    .option('--max-model-calls <n>', 'native: most model calls of a run', Number)
+    .option('--deadline <ms>', 'wall-clock budget of a run, milliseconds', Number)
+    .option('--interactive', 'a person is watching (planner/executor: no question limit)')
+    .option('--settings <json>', 'any per-task settings as JSON (the flags above win)')
+    .action(async (o: CreateFlags) => {
       const r = await actions('tasks create').createTask({
         kind: o.kind,
         prompt: o.prompt,
         ...(o.client !== undefined ? { clientId: o.client } : {}),
         ...(o.allow !== undefined ? { allowedCommands: o.allow } : {}),
+        ...settingsFrom(o),
       });
       if (globals().json) printJson(r);
       else print(`${r.created ? 'created' : 'exists'} ${r.task.id} (${r.task.status})\n`);
+    });
+
+  tasks
+    .command('message')
+    .description(
+      'send a follow-up message: a running task sees it in its next step, an ended one continues with it',
+    )
+    .argument('<id>', 'task id')
+    .argument('<text>', 'the message')
+    .action(async (id: string, text: string) => {
+      const task = await actions('tasks message').message(id, text);
+      if (globals().json) printJson({ task });
+      else print(`sent to ${task.id} (${task.status})\n`);
+    });
+
+  tasks
+    .command('retry')
+    .description('resume a failed or cancelled task from its memory with fresh budgets')
+    .argument('<id>', 'task id')
+    .action(async (id: string) => {
+      const task = await actions('tasks retry').retry(id);
+      if (globals().json) printJson({ task });
+      else print(`retrying ${task.id} (${task.status})\n`);
     });
 
   tasks
@@ -410,6 +450,61 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     });
 
   return { program, exitCode: () => code };
+}
+
+/** Flags of `tasks create`. */
+interface CreateFlags {
+  kind: string;
+  prompt: string;
+  client?: string;
+  allow?: string[];
+  model: Record<string, string>;
+  provider?: string;
+  temperature?: number;
+  numCtx?: number;
+  executorMode?: string;
+  maxSteps?: number;
+  maxToolCalls?: number;
+  maxModelCalls?: number;
+  deadline?: number;
+  interactive?: boolean;
+  settings?: string;
+}
+
+/** `--model planner=qwen3:14b`, repeated, as `{ planner: 'qwen3:14b' }`. */
+function collectPairs(value: string, acc: Record<string, string>): Record<string, string> {
+  const i = value.indexOf('=');
+  if (i <= 0) throw new CliError('usage', `--model expects role=name, got "${value}"`);
+  return { ...acc, [value.slice(0, i)]: value.slice(i + 1) };
+}
+
+/** The per-task settings the create flags ask for (the server validates them and its maximums). */
+function settingsFrom(o: CreateFlags): { settings?: Record<string, unknown> } {
+  let base: Record<string, unknown> = {};
+  if (o.settings !== undefined) {
+    try {
+      const parsed: unknown = JSON.parse(o.settings);
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new Error('not an object');
+      base = parsed as Record<string, unknown>;
+    } catch (e) {
+      throw new CliError('usage', `--settings must be a JSON object: ${(e as Error).message}`);
+    }
+  }
+  const s: Record<string, unknown> = { ...base };
+  if (Object.keys(o.model).length > 0) s.models = { ...(base.models as object | undefined), ...o.model };
+  if (o.provider !== undefined) s.provider = o.provider;
+  if (o.temperature !== undefined) s.temperature = o.temperature;
+  if (o.numCtx !== undefined) s.num_ctx = o.numCtx;
+  if (o.executorMode !== undefined) s.executor_mode = o.executorMode;
+  if (o.interactive) s.interactive = true;
+  const budgets: Record<string, unknown> = { ...(base.budgets as object | undefined) };
+  if (o.maxSteps !== undefined) budgets.max_steps = o.maxSteps;
+  if (o.maxToolCalls !== undefined) budgets.max_tool_calls = o.maxToolCalls;
+  if (o.maxModelCalls !== undefined) budgets.max_model_calls = o.maxModelCalls;
+  if (o.deadline !== undefined) budgets.deadline_ms = o.deadline;
+  if (Object.keys(budgets).length > 0) s.budgets = budgets;
+  return Object.keys(s).length > 0 ? { settings: s } : {};
 }
 
 /**

@@ -118,6 +118,7 @@ export function renderTaskHeader(out: Output, d: TaskDetail): string {
     ),
   );
   if (t.budgets.deadlineAt !== undefined) lines.push(field('deadline', formatTime(t.budgets.deadlineAt)));
+  if (t.settings !== undefined) lines.push(field('settings', wrapField(out, settingsText(t.settings))));
   if (t.progress !== undefined || t.progressMessage !== undefined) {
     const pct = t.progress !== undefined ? `${Math.round(t.progress * 100)}%` : '';
     lines.push(field('progress', [pct, t.progressMessage ?? ''].filter(Boolean).join(' ')));
@@ -445,4 +446,16 @@ export function renderTools(out: Output, tools: ToolView[]): string {
   ]);
   for (const r of rows) r[5] = oneLine(r[5] ?? '', lastColumnWidth(out, rows));
   return table(out, ['CLIENT', 'TOOL', 'VERSION', 'STATUS', 'UPDATED', 'DESCRIPTION'], rows);
+}
+
+/** Per-task settings as `key=value` pairs, nested keys dotted: `models.native=qwen3:14b · temperature=0.1`. */
+export function settingsText(settings: Record<string, unknown>): string {
+  const pairs: string[] = [];
+  const walk = (prefix: string, v: unknown): void => {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      for (const [k, x] of Object.entries(v)) walk(prefix ? `${prefix}.${k}` : k, x);
+    } else pairs.push(`${prefix}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  };
+  walk('', settings);
+  return pairs.join(' · ');
 }

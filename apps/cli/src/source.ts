@@ -27,6 +27,8 @@ export interface TaskView {
   /** Last progress the strategy reported (0..1) and its message. */
   progress?: number;
   progressMessage?: string;
+  /** Per-task settings chosen at creation, in their wire form (`settings` of the create request). */
+  settings?: Record<string, unknown>;
   createdAt: number;
   updatedAt: number;
 }
@@ -152,6 +154,8 @@ export interface CreateTaskInput {
   prompt: string;
   clientId?: string;
   allowedCommands?: string[];
+  /** Per-task settings (the wire form: `models`, `temperature`, `num_ctx`, `budgets` …). */
+  settings?: Record<string, unknown>;
 }
 
 /** Where the CLI gets its data. Unknown ids reject with `CliError('not_found')`. */
@@ -173,4 +177,8 @@ export interface TaskActions {
   createTask(input: CreateTaskInput): Promise<{ task: TaskView; created: boolean }>;
   cancelTask(id: string, reason?: string): Promise<TaskView>;
   answer(id: string, text: string, questionId?: string): Promise<TaskView>;
+  /** A follow-up message: a running task sees it next step; an ended one continues with it. */
+  message(id: string, text: string): Promise<TaskView>;
+  /** Resume a failed or cancelled task from its memory with fresh budgets. */
+  retry(id: string): Promise<TaskView>;
 }

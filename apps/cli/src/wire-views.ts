@@ -46,6 +46,7 @@ const wireTask = z
     error: errorInfo.optional(),
     progress: z.number().optional(),
     progress_message: z.string().optional(),
+    settings: z.record(z.string(), z.unknown()).optional(),
     created_at: time,
     updated_at: time,
   })
@@ -74,6 +75,7 @@ const wireTask = z
     if (t.error !== undefined) out.error = t.error;
     if (t.progress !== undefined) out.progress = t.progress;
     if (t.progress_message !== undefined) out.progressMessage = t.progress_message;
+    if (t.settings !== undefined) out.settings = t.settings;
     return out;
   });
 

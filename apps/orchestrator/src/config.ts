@@ -137,6 +137,27 @@ const serverSchema = z.strictObject({
   modelConcurrency: positiveInt.default(1),
 });
 
+/**
+ * Operator maximums for what a request may set per task (`settings` of `create_task` / `POST /api/tasks`). A request
+ * above one is refused with a structured error naming the field; the kind's own budgets are not bounded by them.
+ */
+const limitsSchema = z.strictObject({
+  /** Most decisions one run of a task may be given. */
+  maxSteps: positiveInt.default(100_000),
+  /** Most command calls one run of a task may be given. */
+  maxToolCalls: positiveInt.default(1_000_000),
+  /** Native: most model calls one run may be given. */
+  maxModelCalls: positiveInt.default(100_000),
+  /** Longest wall-clock budget of one run (ms); default 30 days. */
+  maxDeadlineMs: positiveInt.default(30 * 24 * 3_600_000),
+  /** Largest context window a request may ask for (tokens). */
+  maxNumCtx: positiveInt.default(131_072),
+  /** Highest temperature a request may ask for. */
+  maxTemperature: z.number().min(0).max(2).default(2),
+  /** Model names a request may choose; default: only the models configured for the roles. */
+  models: z.array(z.string().min(1)).optional(),
+});
+
 /** The whole configuration schema (after defaults are merged in). */
 export const configSchema = z
   .strictObject({
@@ -145,6 +166,7 @@ export const configSchema = z
     /** Other names a `create_task` may use for a kind (the Lua client's default kind is `general`). */
     kindAliases: z.record(kindName, kindName).default({}),
     server: serverSchema.default(serverSchema.parse({})),
+    limits: limitsSchema.default(limitsSchema.parse({})),
   })
   .superRefine((cfg, ctx) => {
     for (const [alias, target] of Object.entries(cfg.kindAliases)) {
@@ -174,6 +196,8 @@ export type OrchestratorConfig = z.infer<typeof configSchema>;
 export type ModelConfig = z.infer<typeof modelSchema>;
 /** Configuration of one task kind. */
 export type TaskKindConfig = z.infer<typeof taskKindSchema>;
+/** Operator maximums of per-task settings. */
+export type LimitsConfig = z.infer<typeof limitsSchema>;
 /** Model roles. */
 export type ModelRoleName = keyof OrchestratorConfig['models'];
 

@@ -18,9 +18,17 @@ import {
   type ModelInventory,
   type ModelLogger,
 } from '@ccagent/ollama';
-import { rolesFor, type ModelConfig, type ModelRoleName, type OrchestratorConfig } from './config.js';
+import type { TaskSettings } from '@ccagent/protocol';
+import {
+  rolesFor,
+  type ModelConfig,
+  type ModelRoleName,
+  type OrchestratorConfig,
+  type TaskKindConfig,
+} from './config.js';
 import { gateOnModels, ModelAvailability, type ModelServer } from './model-availability.js';
 import { OrchestratorError } from './orchestrator-error.js';
+import { providerRole, taskSettings } from './task-settings.js';
 
 /** Everything the composition root needs from the model side. */
 export interface ModelSetup {
@@ -93,8 +101,8 @@ export function setupModels(
     }
     return { adapter, server };
   };
-  const roleOf = (role: ModelRoleName): ModelRole => {
-    const m = config.models[role];
+  const roleOf = (role: ModelRoleName, settings?: TaskSettings): ModelRole => {
+    const m = roleConfig(config, role, settings);
     const { adapter, server } = adapterFor(m);
     server.names.add(m.name);
     const r: ModelRole = { model: adapter, name: m.name, options: m.options };
@@ -110,6 +118,41 @@ export function setupModels(
     throw new OrchestratorError('config_invalid', (err as Error).message, { cause: err });
   }
 
+  /** The strategy of a kind, with a task's settings (models, provider, sampling, executor mode …) applied. */
+  const build = (kind: string, spec: TaskKindConfig, settings?: TaskSettings): TaskStrategy => {
+    if (spec.strategy === 'native') {
+      const requested = settings?.budgets?.max_model_calls;
+      return createNativeToolStrategy({
+        model: roleOf('native', settings),
+        ...(spec.maxIterations !== undefined ? { maxIterations: spec.maxIterations } : {}),
+        ...(spec.systemPrompt !== undefined ? { systemPrompt: spec.systemPrompt } : {}),
+        ...(spec.toolTimeoutMs !== undefined ? { toolTimeoutMs: spec.toolTimeoutMs } : {}),
+        ...envNative,
+        // a request's own budget wins over the kind's and the environment's
+        ...(requested !== undefined ? { maxIterations: requested } : {}),
+      });
+    }
+    const policy = (spec.policy ?? {}) as AgentPolicyInput;
+    try {
+      resolvePolicy(policy);
+    } catch (err) {
+      throw new OrchestratorError('config_invalid', `taskKinds.${kind}.policy: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    const completion =
+      settings?.completion !== undefined ? completionOf(settings.completion) : spec.completion;
+    return createPlannerExecutorStrategy({
+      planner: roleOf('planner', settings),
+      executor: roleOf('executor', settings),
+      mode: settings?.executor_mode ?? spec.executorMode,
+      policy,
+      interactive: settings?.interactive ?? spec.interactive,
+      ...(completion !== undefined ? { completion } : {}),
+      ...(spec.systemPrompt !== undefined ? { systemPrompt: spec.systemPrompt } : {}),
+    });
+  };
+
   const strategies = new Map<string, TaskStrategy>();
   const needsByKind = new Map<string, string[]>();
   const used = new Map<ModelRoleName, { role: ModelRoleName; name: string; provider: string; url: string }>();
@@ -119,39 +162,17 @@ export function setupModels(
       const m = config.models[role];
       used.set(role, { role, name: m.name, provider: m.provider, url: adapterFor(m).server.url });
     }
-    let strategy: TaskStrategy;
-    if (spec.strategy === 'native') {
-      strategy = createNativeToolStrategy({
-        model: roleOf('native'),
-        ...(spec.maxIterations !== undefined ? { maxIterations: spec.maxIterations } : {}),
-        ...(spec.systemPrompt !== undefined ? { systemPrompt: spec.systemPrompt } : {}),
-        ...(spec.toolTimeoutMs !== undefined ? { toolTimeoutMs: spec.toolTimeoutMs } : {}),
-        ...envNative,
-      });
-    } else {
-      const policy = (spec.policy ?? {}) as AgentPolicyInput;
-      try {
-        resolvePolicy(policy);
-      } catch (err) {
-        throw new OrchestratorError('config_invalid', `taskKinds.${kind}.policy: ${(err as Error).message}`, {
-          cause: err,
-        });
-      }
-      strategy = createPlannerExecutorStrategy({
-        planner: roleOf('planner'),
-        executor: roleOf('executor'),
-        mode: spec.executorMode,
-        policy,
-        interactive: spec.interactive,
-        ...(spec.completion !== undefined ? { completion: spec.completion } : {}),
-        ...(spec.systemPrompt !== undefined ? { systemPrompt: spec.systemPrompt } : {}),
-      });
-    }
-    strategies.set(kind, strategy);
+    strategies.set(kind, build(kind, spec));
     needsByKind.set(
       kind,
       roles.map((r) => config.models[r].name),
     );
+  }
+  // Models a request may choose (limits.models) are checked on the servers of the roles that may use them.
+  for (const name of config.limits.models ?? []) {
+    for (const role of ['planner', 'executor', 'native'] as const) {
+      adapterFor(config.models[role]).server.names.add(name);
+    }
   }
 
   const inventories: ModelServer[] = [...servers.values()].map((a) => ({
@@ -164,9 +185,83 @@ export function setupModels(
   const gated = new Map<string, TaskStrategy>();
   for (const [kind, s] of strategies)
     gated.set(kind, gateOnModels(s, needsByKind.get(kind) ?? [], availability));
+  /** Strategies of tasks with settings, by kind and settings (a handful of distinct combinations in practice). */
+  const variants = new Map<string, TaskStrategy>();
+  const variantFor = (kind: string, settings: TaskSettings): TaskStrategy | undefined => {
+    const key = `${kind}\u0000${JSON.stringify(settings)}`;
+    let v = variants.get(key);
+    if (!v) {
+      const spec = config.taskKinds[kind];
+      if (spec === undefined) return undefined;
+      const needs = rolesFor(spec).map((r) => roleConfig(config, r, settings).name);
+      v = gateOnModels(build(kind, spec, settings), needs, availability);
+      if (variants.size >= 256) variants.delete(variants.keys().next().value as string);
+      variants.set(key, v);
+    }
+    return v;
+  };
+  const withSettings = new Map<string, TaskStrategy>();
+  for (const [kind, base] of gated) {
+    withSettings.set(kind, {
+      decide(task, history, ctx) {
+        const settings = taskSettings(task);
+        if (settings === undefined) return base.decide(task, history, ctx);
+        return (variantFor(kind, settings) ?? base).decide(task, history, ctx);
+      },
+    });
+  }
   return {
-    resolver: (kind) => gated.get(kind),
+    resolver: (kind) => withSettings.get(kind),
     availability,
     used: [...used.values()],
   };
+}
+
+/** A role's model configuration with a task's settings applied (model name, provider, temperature, context size). */
+export function roleConfig(
+  config: OrchestratorConfig,
+  role: ModelRoleName,
+  settings?: TaskSettings,
+): ModelConfig {
+  const base = config.models[role];
+  if (settings === undefined) return base;
+  let m: ModelConfig = base;
+  if (settings.provider !== undefined && settings.provider !== base.provider) {
+    const from = providerRole(config, settings.provider);
+    if (from !== undefined) {
+      const p = config.models[from];
+      m = { ...m, provider: p.provider };
+      if (p.baseUrl !== undefined) m.baseUrl = p.baseUrl;
+      else delete m.baseUrl;
+      if (p.apiKeyEnv !== undefined) m.apiKeyEnv = p.apiKeyEnv;
+      else delete m.apiKeyEnv;
+    }
+  }
+  const name = settings.models?.[role];
+  if (name !== undefined) m = { ...m, name };
+  if (settings.temperature !== undefined || settings.num_ctx !== undefined) {
+    m = {
+      ...m,
+      options: {
+        ...m.options,
+        ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
+        ...(settings.num_ctx !== undefined ? { numCtx: settings.num_ctx } : {}),
+      },
+    };
+  }
+  return m;
+}
+
+/** The agent's completion criteria from their wire form. */
+function completionOf(c: NonNullable<TaskSettings['completion']>): NonNullable<TaskKindConfig['completion']> {
+  const out: NonNullable<TaskKindConfig['completion']> = {};
+  if (c.require_successful_run !== undefined) out.requireSuccessfulRun = c.require_successful_run;
+  if (c.require_last_run_ok !== undefined) out.requireLastRunOk = c.require_last_run_ok;
+  if (c.required_commands !== undefined) out.requiredCommands = c.required_commands;
+  if (c.required_runs !== undefined) {
+    out.requiredRuns = c.required_runs.map((r) =>
+      r.args !== undefined ? { path: r.path, args: r.args } : { path: r.path },
+    );
+  }
+  return out;
 }

@@ -13,9 +13,17 @@ import {
   type Task,
   type TaskStore,
 } from '@ccagent/engine';
+import type { TaskSettings } from '@ccagent/protocol';
 import { findStorageFailure } from '@ccagent/store';
 import { resolveKind, type OrchestratorConfig } from './config.js';
 import { idFromKey } from './ids.js';
+import {
+  budgetsFrom,
+  resolveTaskSettings,
+  RUN_BUDGETS_KEY,
+  runBudgetsJson,
+  SETTINGS_KEY,
+} from './task-settings.js';
 import { CREATOR_KEY, REQUEST_ID_KEY } from './wire.js';
 
 /** Why a task operation was refused. */
@@ -54,6 +62,8 @@ export interface CreateRequest {
   requestId?: string;
   /** Namespace of `requestId`: the creating client id, or `http`. */
   requestNamespace?: string;
+  /** Per-task settings (validated for shape; checked here against the kind and the operator maximums). */
+  settings?: TaskSettings;
 }
 
 const fail = (
@@ -119,14 +129,17 @@ export class TaskService {
         );
       }
     }
+    const resolved = resolveTaskSettings(this.config, kind, spec, req.settings);
+    if (!resolved.ok) return fail(resolved.error.code, resolved.error.message, resolved.error.path);
     const now = this.clock.now();
     const metadata: Record<string, JsonValue> = {};
     if (req.creator !== undefined) metadata[CREATOR_KEY] = req.creator;
     if (req.requestId !== undefined) metadata[REQUEST_ID_KEY] = req.requestId;
-    const budgets: { maxSteps?: number; maxToolCalls?: number; deadlineAt?: number } = {};
-    if (spec.budgets.maxSteps !== undefined) budgets.maxSteps = spec.budgets.maxSteps;
-    if (spec.budgets.maxToolCalls !== undefined) budgets.maxToolCalls = spec.budgets.maxToolCalls;
-    if (spec.budgets.deadlineMs !== undefined) budgets.deadlineAt = now + spec.budgets.deadlineMs;
+    if (req.settings !== undefined && Object.keys(req.settings).length > 0) {
+      metadata[SETTINGS_KEY] = req.settings as JsonValue;
+    }
+    metadata[RUN_BUDGETS_KEY] = runBudgetsJson(resolved.value);
+    const budgets = budgetsFrom(resolved.value, { steps: 0, toolCalls: 0 }, now);
     try {
       const task = await this.engine.createTask({
         id,

@@ -22,6 +22,8 @@ import type {
   TaskUpdateMessage,
 } from '@ccagent/protocol';
 
+import { SETTINGS_KEY } from './task-settings.js';
+
 /** Metadata key holding the client that created a task over WebSocket (it receives the task's events). */
 export const CREATOR_KEY = 'creator_client_id';
 /** Metadata key holding the `request_id` a task was created with (idempotency of `create_task`). */
@@ -142,6 +144,9 @@ export function taskToWire(t: Task): WireObject {
   if (t.error !== undefined) out.error = t.error;
   if (t.progress !== undefined) out.progress = t.progress;
   if (t.progressMessage !== undefined) out.progress_message = t.progressMessage;
+  // The per-task settings the request chose (as given; omitted fields come from the task kind).
+  const settings = t.metadata[SETTINGS_KEY];
+  if (settings !== undefined) out.settings = settings;
   return out;
 }
 

@@ -49,6 +49,7 @@ export class TaskRequests {
       clientId: msg.client_id,
       context: msg.context,
       allowedCommands: msg.allowed_commands,
+      ...(msg.settings !== undefined ? { settings: msg.settings } : {}),
       creator: sender,
       requestId: msg.request_id,
       requestNamespace: sender,

@@ -3,6 +3,7 @@
  * of its step log, cancel and answer. Bodies and queries are checked with zod; a refusal changes nothing.
  */
 import { TASK_STATUSES, type CommandCallRecord, type TaskStatus } from '@ccagent/engine';
+import { TaskSettingsSchema } from '@ccagent/protocol';
 import { z } from 'zod';
 import { callToWire, historyToWire, questionToWire, stepCallId, stepToWire, taskToWire } from '../../wire.js';
 import { HttpError, parseWith, readJson, sendJson, serviceError } from '../http-kit.js';
@@ -29,6 +30,7 @@ const createBody = z.strictObject({
   context: z.unknown().optional(),
   allowed_commands: z.array(z.string().min(1)).optional(),
   request_id: z.string().min(1).max(200).optional(),
+  settings: TaskSettingsSchema.optional(),
 });
 
 /** Default `limit` of `GET /api/tasks/:id/steps`. */
@@ -140,6 +142,7 @@ export async function createTask(d: HttpApiOptions, { req, res }: RouteRequest):
     ...(b.context !== undefined ? { context: b.context } : {}),
     ...(b.allowed_commands !== undefined ? { allowedCommands: b.allowed_commands } : {}),
     ...(b.request_id !== undefined ? { requestId: b.request_id, requestNamespace: 'http' } : {}),
+    ...(b.settings !== undefined ? { settings: b.settings } : {}),
   });
   if (!r.ok) throw serviceError(r.error);
   sendJson(res, r.value.created ? 201 : 200, { task: taskToWire(r.value.task), created: r.value.created });
