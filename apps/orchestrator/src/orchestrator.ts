@@ -41,6 +41,7 @@ import { TaskSubscriptions } from './ws/subscriptions.js';
 import { TaskRequests } from './ws/task-requests.js';
 import { maxRejectedFor, WsGateway } from './ws/ws-gateway.js';
 import { WsReplies } from './ws/ws-replies.js';
+import { RefusalLog } from './refusal-log.js';
 import { WsToolExecutor } from './ws/ws-tool-executor.js';
 
 /** Options of {@link startOrchestrator}. */
@@ -198,7 +199,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     onRoundTrip: (command, ms) => metrics.commandRoundTripMs(command, ms),
   });
   const tasks = new TaskService(engine, store, config, clock);
-  const replies = new WsReplies(metrics);
+  const replies = new WsReplies(metrics, new RefusalLog(logger, () => clock.now()));
   const subscriptions = new TaskSubscriptions({ config, engine, tasks, registry, replies, logger });
   const rateLimits = new ClientRateLimits(s.rateLimit);
   const maxRejected = maxRejectedFor(config);

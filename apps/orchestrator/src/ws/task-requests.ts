@@ -82,7 +82,7 @@ export class TaskRequests {
     if (verdict.ok) {
       if (!verdict.acknowledged) ack();
     } else {
-      this.o.replies.error(conn, verdict.code, verdict.message, {
+      this.o.replies.refused(conn, 'command_result', verdict.code, verdict.message, {
         call_id: msg.call_id,
         task_id: msg.task_id,
       });

@@ -248,7 +248,12 @@ export class WsGateway {
       maxBytes: reassembled ? MAX_REASSEMBLED_BYTES : this.maxBytes,
     });
     if (!parsed.ok) {
-      this.o.replies.send(conn, toErrorMessage(parsed.error));
+      const issue = parsed.error;
+      const { type: _type, code: _code, message: _message, ...ids } = toErrorMessage(issue);
+      void [_type, _code, _message];
+      // A frame carrying a call id answers a call: a malformed command_result.
+      const what = issue.call_id !== undefined ? 'command_result' : 'message';
+      this.o.replies.refused(conn, what, issue.code, issue.message, ids);
       if (conn.state === 'awaiting_hello')
         conn.close(CLOSE_CODES.invalidHello, 'the first message must be a valid hello');
       return;

@@ -5,6 +5,7 @@
  */
 import type { ErrorMessage, ProtocolErrorCode, ServerMessage } from '@ccagent/protocol';
 import type { Metrics } from '../metrics.js';
+import type { RefusalLog } from '../refusal-log.js';
 import type { ServiceError } from '../task-service.js';
 import type { Connection } from './connection.js';
 
@@ -18,7 +19,10 @@ export interface ErrorExtra {
 
 /** See the module comment. */
 export class WsReplies {
-  constructor(private readonly metrics: Metrics) {}
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly refusals?: RefusalLog,
+  ) {}
 
   /** Send any message; an `error` is counted by code. */
   send(conn: Connection, msg: ErrorMessage | ServerMessage): void {
@@ -29,6 +33,30 @@ export class WsReplies {
   /** Send an `error`. */
   error(conn: Connection, code: ProtocolErrorCode, message: string, extra: ErrorExtra = {}): void {
     this.send(conn, { type: 'error', code, message, ...extra });
+  }
+
+  /**
+   * Send the `error` for a frame refused from a connection (malformed, or a `command_result` the server does not take),
+   * and, once the connection has said who it is, log which client sent it (once per client and code a minute; the
+   * metric counts every one).
+   */
+  refused(
+    conn: Connection,
+    what: string,
+    code: ProtocolErrorCode,
+    message: string,
+    extra: ErrorExtra = {},
+  ): void {
+    this.error(conn, code, message, extra);
+    if (conn.clientId === undefined || !this.refusals) return;
+    this.refusals.refused({
+      clientId: conn.clientId,
+      what,
+      code,
+      message,
+      ...(extra.call_id !== undefined ? { callId: extra.call_id } : {}),
+      ...(extra.task_id !== undefined ? { taskId: extra.task_id } : {}),
+    });
   }
 
   /** Send the `error` for a refused task operation. */
