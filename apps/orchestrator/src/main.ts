@@ -7,7 +7,7 @@ import { defaultDbPath } from '@ccagent/store';
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { OrchestratorError } from './orchestrator-error.js';
-import { startOrchestrator } from './orchestrator.js';
+import { startOrchestrator, type RunningOrchestrator } from './orchestrator.js';
 import { DURABILITY_LEVELS, LOG_LEVELS, resolveServeOptions, type ServeFlags } from './serve-options.js';
 import { ORCHESTRATOR_VERSION } from './version.js';
 
@@ -27,7 +27,18 @@ program
   .description('Start the orchestrator (HTTP API, WebSocket for CC clients, the Lua installer).')
   .option('--host <host>', 'address to bind (env CCAGENT_HOST; default 127.0.0.1)')
   .option('--port <port>', 'port, 0 = ephemeral (env CCAGENT_PORT; default 7420)')
-  .option('--db <path>', 'SQLite file (env CCAGENT_DB; default: ccagent.db in the per-user data dir)')
+  .option(
+    '--db <path|url>',
+    'SQLite file, or postgres://user:pass@host/db to share one PostgreSQL database between orchestrators (one active, the others standby) (env CCAGENT_DB; default: ccagent.db in the per-user data dir)',
+  )
+  .option(
+    '--advertise-url <url>',
+    'with postgres://: the URL standbys name as the active one when this one leads (env CCAGENT_ADVERTISE_URL; default http://HOST:PORT)',
+  )
+  .option(
+    '--lease-ttl <ms>',
+    'with postgres://: how long a paused or cut-off leader keeps the lease before a standby takes over (env CCAGENT_LEASE_TTL_MS; default 5000)',
+  )
   .option('--config <file>', 'JSON config file: models, task kinds, limits (env CCAGENT_CONFIG)')
   .option('--ollama-url <url>', 'Ollama address (env OLLAMA_HOST; default http://127.0.0.1:11434)')
   .option('--token <secret>', 'shared secret clients must present (env CCAGENT_TOKEN); required off loopback')
@@ -43,7 +54,7 @@ program
     ).choices([...DURABILITY_LEVELS]),
   )
   .option('--lua-dir <dir>', 'serve the Lua client from this directory instead of the bundled one')
-  .action(async (flags: ServeFlags & { luaDir?: string }) => {
+  .action(async (flags: ServeFlags & { luaDir?: string; advertiseUrl?: string; leaseTtl?: string }) => {
     const opts = resolveServeOptions(flags, process.env);
     if (!opts.ok) fail(opts.error);
     const o = opts.value;
@@ -54,19 +65,65 @@ program
     if (!config.ok) fail(config.error);
     const logger = createLogger(o.logLevel);
     const dbPath = o.dbPath ?? defaultDbPath();
-    let running;
+    const common = {
+      config: config.value,
+      host: o.host,
+      port: o.port,
+      ollamaUrl: o.ollamaUrl,
+      durability: o.durability,
+      ...(o.token !== undefined ? { token: o.token } : {}),
+      ...(flags.luaDir !== undefined ? { luaDir: flags.luaDir } : {}),
+      logger,
+    };
+    let running: RunningOrchestrator;
+    let stopAll: () => Promise<void>;
     try {
-      running = await startOrchestrator({
-        config: config.value,
-        host: o.host,
-        port: o.port,
-        dbPath,
-        ollamaUrl: o.ollamaUrl,
-        durability: o.durability,
-        ...(o.token !== undefined ? { token: o.token } : {}),
-        ...(flags.luaDir !== undefined ? { luaDir: flags.luaDir } : {}),
-        logger,
-      });
+      if (/^postgres(ql)?:\/\//i.test(dbPath)) {
+        const advertiseUrl = flags.advertiseUrl ?? process.env.CCAGENT_ADVERTISE_URL;
+        const ttl = flags.leaseTtl ?? process.env.CCAGENT_LEASE_TTL_MS;
+        const leaseTtlMs = ttl !== undefined && ttl !== '' ? Number(ttl) : undefined;
+        if (leaseTtlMs !== undefined && !(Number.isInteger(leaseTtlMs) && leaseTtlMs >= 200)) {
+          fail(
+            new OrchestratorError(
+              'config_invalid',
+              `--lease-ttl must be a whole number of ms >= 200, got ${ttl}`,
+            ),
+          );
+        }
+        // Loaded only for a PostgreSQL URL: an SQLite server starts as before.
+        const { startOnPostgres } = await import('./high-availability.js');
+        const pgServe = await startOnPostgres({
+          ...common,
+          dbUrl: dbPath,
+          ...(advertiseUrl ? { advertiseUrl } : {}),
+          ...(leaseTtlMs !== undefined ? { leaseTtlMs } : {}),
+          onStandby: (url) =>
+            console.log(
+              `cc-orchestrator ${ORCHESTRATOR_VERSION} standby on ${url} (another orchestrator holds the lease; taking over when it stops)`,
+            ),
+          onLost: (reason) => {
+            // Writes are refused from now on (fenced): stop at once; a supervisor starts this process again as a standby.
+            console.error(`cc-orchestrator: no longer the active orchestrator: ${reason}; exiting`);
+            process.exit(3);
+          },
+        });
+        stopAll = () => pgServe.close();
+        const stopWaiting = (signal: string): void => {
+          console.log(`cc-orchestrator: ${signal} received, shutting down`);
+          pgServe.close().then(
+            () => process.exit(0),
+            () => process.exit(1),
+          );
+        };
+        process.once('SIGINT', stopWaiting);
+        process.once('SIGTERM', stopWaiting);
+        running = await pgServe.active;
+        process.off('SIGINT', stopWaiting);
+        process.off('SIGTERM', stopWaiting);
+      } else {
+        running = await startOrchestrator({ ...common, dbPath });
+        stopAll = () => running.close();
+      }
     } catch (err) {
       fail(err);
     }
@@ -96,8 +153,7 @@ program
       if (stopping) return;
       stopping = true;
       console.log(`cc-orchestrator: ${signal} received, shutting down`);
-      running
-        .close()
+      stopAll()
         .then(() => process.exit(0))
         .catch((err: unknown) => {
           console.error('cc-orchestrator: shutdown failed', err);

@@ -16,11 +16,12 @@ import {
   type TaskStore,
 } from '@ccagent/engine';
 import type { ModelLogger } from '@ccagent/ollama';
-import { openSqliteStore, type SqliteStore } from '@ccagent/store';
+import { openSqliteStore } from '@ccagent/store';
 import {
   InMemoryClientPersistence,
   SqliteClientPersistence,
   type ClientPersistence,
+  type ClientStore,
 } from './client-persistence.js';
 import type { OrchestratorConfig } from './config.js';
 import { ClientRegistry } from './clients/client-registry.js';
@@ -66,9 +67,25 @@ export interface OrchestratorOptions {
   clock?: Clock;
   /** Embedding/tests: use this store instead of opening `dbPath` (client facts then live in memory). */
   store?: TaskStore;
+  /**
+   * An opened store with everything the SQLite one offers (clients, task pages, health) — the PostgreSQL store of a
+   * `postgres://` deployment: used for all of it instead of opening `dbPath`; closed with the orchestrator.
+   */
+  durableStore?: DurableStore;
+  /** Extra `/health` fields (the role of a `postgres://` deployment: active, holder, lease token). */
+  role?: () => Record<string, unknown>;
   /** Embedding/tests: strategies instead of the configured agent ones (models are still checked for `/health`). */
   strategies?: StrategyResolver;
 }
+
+/** A store the orchestrator uses for tasks, clients, task pages and `/health` (`SqliteStore`, `PostgresStore`). */
+export type DurableStore = TaskStore &
+  ClientStore &
+  TaskPageSource & {
+    readonly path: string;
+    lastTaskUpdateAt(): Promise<number | undefined>;
+    probeHealth(): Promise<{ ok: true } | { ok: false; error: string; code?: string }>;
+  };
 
 /** What startup found out, for the banner. */
 export interface StartupReport {
@@ -112,8 +129,9 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const startedAt = clock.now();
 
   let store: TaskStore;
-  let sqlite: SqliteStore | undefined;
-  if (o.store) store = o.store;
+  let sqlite: DurableStore | undefined;
+  if (o.durableStore) store = sqlite = o.durableStore;
+  else if (o.store) store = o.store;
   else {
     try {
       sqlite = openSqliteStore({ path: o.dbPath, logger, synchronous: o.durability ?? 'full' });
@@ -240,12 +258,13 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     logger,
   });
   const lua = new LuaAssets(o.luaDir ?? defaultLuaDir());
-  const pages = sqlite as TaskPageSource | undefined;
+  const pages: TaskPageSource | undefined = sqlite;
   const http = new HttpApi({
     token: o.token,
     engine,
     store,
     pages,
+    ...(o.role !== undefined ? { role: o.role } : {}),
     tasks,
     clients,
     registry,

@@ -32,6 +32,7 @@ const PACKAGES = [
   '@ccagent/protocol',
   '@ccagent/engine',
   '@ccagent/store',
+  '@ccagent/store-postgres',
   '@ccagent/agent',
   '@ccagent/ollama',
   'cc-orchestrator',

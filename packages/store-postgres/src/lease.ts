@@ -151,8 +151,15 @@ export class LeaderLease implements WriteFence {
         await this.reconnect().catch(() => undefined);
       }
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.opts.pollEveryMs);
-        signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+        const onAbort = (): void => {
+          clearTimeout(t);
+          resolve();
+        };
+        const t = setTimeout(() => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        }, this.opts.pollEveryMs);
+        signal?.addEventListener('abort', onAbort, { once: true });
       });
     }
   }

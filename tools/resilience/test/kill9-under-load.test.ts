@@ -15,6 +15,7 @@ import { createRng, seedFromEnv } from '../src/rng.js';
 import { jobPrompt, jobScript, MODEL } from './support/model.js';
 import { eventually, faultConfig, LONG, sleep, startServer, type Server } from './support/server.js';
 import { SimClient } from './support/sim-client.js';
+import { verifyRun } from './support/verify-run.js';
 
 const KILLS = LONG ? 25 : 6;
 const CLIENTS = LONG ? 6 : 3;
@@ -36,20 +37,6 @@ afterAll(async () => {
   await fake.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-interface CallRow {
-  call_id: string;
-  command: string;
-  args: { path?: string };
-  status: string;
-  outcome?: { ok: boolean; result?: unknown };
-  dispatch_count: number;
-}
-interface Detail {
-  task: { id: string; status: string; result?: { message?: string }; error?: unknown };
-  command_calls: CallRow[];
-  history: Array<{ type: string; call_id?: string; outcome?: { ok: boolean; result?: unknown } }>;
-}
 
 describe('kill -9 under load', () => {
   it(
@@ -140,67 +127,11 @@ describe('kill -9 under load', () => {
       expect(exits.every((e) => e.signal === 'SIGKILL')).toBe(true);
       expect(server.alive()).toBe(true);
 
-      const details = new Map<string, Detail>();
-      for (const created of [...clients.map((c) => c.created), unbound]) {
-        for (const [rid, taskId] of created) {
-          const res = await server.http(`/api/tasks/${taskId}`);
-          expect(res.status, `acknowledged task ${taskId} (${rid}) is missing`).toBe(200);
-          details.set(taskId, (await res.json()) as Detail);
-        }
-      }
-      // One task per request id, whatever was re-sent.
-      expect(details.size).toBe(totalTasks);
-
-      const dbCalls = new Map<string, CallRow & { taskId: string }>();
-      for (const [taskId, d] of details) {
-        const tag = /(?:pc-\d+|free)-t\d+/.exec(d.task.result?.message ?? '')?.[0];
-        expect(d.task.status, JSON.stringify(d.task)).toBe('completed');
-        expect(d.task.result?.message).toBe(`finished ${tag}`);
-        // Exactly the scripted calls, in order, each once, each succeeded.
-        expect(d.command_calls.map((c) => c.args.path)).toEqual(
-          Array.from({ length: STEPS }, (_, n) => `/${tag}/${n}`),
-        );
-        for (const c of d.command_calls) {
-          expect(c.status).toBe('succeeded');
-          dbCalls.set(c.call_id, { ...c, taskId });
-        }
-        // The history saw every result once.
-        const results = d.history.filter((h) => h.type === 'tool_result');
-        expect(results.map((h) => h.call_id)).toEqual(d.command_calls.map((c) => c.call_id));
-      }
-
-      const executedBy = new Map<string, string>();
-      const markers = new Map<string, Set<string>>();
-      let executions = 0;
-      let redeliveries = 0;
-      for (const c of clients) {
-        for (const e of c.executions) {
-          executions++;
-          // The same call_id never runs on two computers.
-          expect(executedBy.get(e.callId) ?? c.clientId).toBe(c.clientId);
-          executedBy.set(e.callId, c.clientId);
-          const marker = (e.args as { path: string }).path;
-          const set = markers.get(marker) ?? new Set<string>();
-          set.add(e.callId);
-          markers.set(marker, set);
-          // Every call a client was sent exists on disk with the same result the client gave.
-          const row = dbCalls.get(e.callId);
-          expect(row, `call ${e.callId} was sent but is not in the database`).toBeDefined();
-          expect(row?.outcome?.result).toEqual(e.result);
-        }
-        for (const [callId, n] of c.callsSeen) {
-          expect(dbCalls.has(callId), `call ${callId} announced but lost`).toBe(true);
-          redeliveries += n - 1;
-        }
-        for (const callId of c.acked) expect(dbCalls.get(callId)?.status).toBe('succeeded');
-      }
-      // No logical command (marker) was executed under two call_ids.
-      const duplicated = [...markers].filter(([, ids]) => ids.size > 1);
-      expect(duplicated).toEqual([]);
-      expect(executions).toBe(totalTasks * STEPS);
+      const counts = await verifyRun(server, clients, unbound, STEPS);
+      expect(counts.tasks).toBe(totalTasks);
       console.log(
-        `[kill9] ${KILLS} kills (unfinished tasks at each: ${inFlightAtKill.join(' ')}), ${totalTasks} tasks (${unbound.size} bound to no client), ${executions} executions, ${redeliveries} call re-deliveries, ` +
-          `${[...dbCalls.values()].filter((c) => c.dispatch_count > 1).length} calls dispatched more than once, 0 duplicates`,
+        `[kill9] ${KILLS} kills (unfinished tasks at each: ${inFlightAtKill.join(' ')}), ${totalTasks} tasks (${unbound.size} bound to no client), ${counts.executions} executions, ${counts.redeliveries} call re-deliveries, ` +
+          `${counts.redispatched} calls dispatched more than once, ${counts.duplicates} duplicates`,
       );
     },
     LONG ? 600_000 : 90_000,

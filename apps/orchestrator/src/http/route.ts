@@ -38,6 +38,8 @@ export interface HttpApiOptions {
   dbPath: string;
   /** DB health: answers a query, and writes are not failing (locked, disk full, I/O error). */
   checkDb: () => Promise<{ ok: true } | { ok: false; error: string; code?: string }>;
+  /** Extra `/health` fields: the role of an orchestrator sharing a PostgreSQL database (`role: 'active'`, …). */
+  role?: () => Record<string, unknown>;
   startedAt: number;
   now: () => number;
   logger: { error(obj: unknown, msg?: string): void };

@@ -36,6 +36,10 @@ export interface Server {
   stderr(): string;
   /** Whether the process is still running. */
   alive(): boolean;
+  /** `standby` when it started as a standby of another orchestrator on the same PostgreSQL database. */
+  startedAs: 'active' | 'standby';
+  /** Resolves once the server printed that it serves as the active orchestrator (at once for an active start). */
+  active: Promise<void>;
   /** Exit code/signal once exited. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGKILL and wait for the exit. */
@@ -50,8 +54,10 @@ export interface Server {
 
 /** Options of {@link startServer}. */
 export interface StartOptions {
-  /** Database file. */
+  /** Database file, or a `postgres://` URL. */
   db: string;
+  /** Where to write `config` (default `<db>.config.json`; required when `db` is a URL). */
+  configFile?: string;
   /** Config object written next to the database (merged over the built-in defaults by the server). */
   config?: Record<string, unknown>;
   ollamaUrl: string;
@@ -85,7 +91,7 @@ export function startServer(o: StartOptions): Promise<Server> {
     o.logLevel ?? process.env.RESILIENCE_LOG_LEVEL ?? 'fatal',
   ];
   if (o.config) {
-    const file = `${o.db}.config.json`;
+    const file = o.configFile ?? `${o.db}.config.json`;
     writeFileSync(file, JSON.stringify(o.config, null, 2));
     args.push('--config', file);
   }
@@ -112,13 +118,27 @@ export function startServer(o: StartOptions): Promise<Server> {
       reject(new Error(`server did not start in ${timeoutMs} ms.\nstdout:\n${out}\nstderr:\n${err}`));
     }, timeoutMs);
     const onData = (): void => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (!m?.[1]) return;
+      const m = /(listening|standby) on (http:\/\/\S+)/.exec(out);
+      if (!m?.[2]) return;
       proc.stdout?.off('data', onData);
       clearTimeout(timer);
-      const url = m[1];
+      const url = m[2];
+      const startedAs = m[1] === 'standby' ? 'standby' : 'active';
+      const active =
+        startedAs === 'active'
+          ? Promise.resolve()
+          : new Promise<void>((resolveActive) => {
+              const watch = (): void => {
+                if (!/listening on http/.test(out)) return;
+                proc.stdout?.off('data', watch);
+                resolveActive();
+              };
+              proc.stdout?.on('data', watch);
+            });
       resolve({
         url,
+        startedAs,
+        active,
         port: Number(new URL(url).port),
         pid: proc.pid as number,
         proc,

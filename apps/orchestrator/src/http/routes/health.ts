@@ -12,6 +12,7 @@ export async function health(d: HttpApiOptions, { res }: RouteRequest): Promise<
     degraded: !reachable || models.missing.length > 0,
     version: ORCHESTRATOR_VERSION,
     uptime_s: Math.round((d.now() - d.startedAt) / 100) / 10,
+    ...d.role?.(),
     db: {
       ok: db.ok,
       path: d.dbPath,
