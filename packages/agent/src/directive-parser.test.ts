@@ -108,3 +108,77 @@ describe('splitArgs', () => {
     expect(splitArgs('""')).toEqual(['']);
   });
 });
+
+describe("the spec's own directive forms all parse the same", () => {
+  const canonical = { kind: 'RUN', path: 'TODO.lua', args: ['add', 'Buy milk'], expect: 'Added' };
+
+  it('does not read a THEN item numbered "1 " (no dot) as a program named "1" (seed 001 example)', () => {
+    const v = ok(
+      'WRITE_FILE\nPATH: /TODO.lua\nLANGUAGE: lua\nCONTENT:\n```lua\nprint(1)\n```\nTHEN:\n1 RUN /TODO.lua list\n2 RUN /TODO.lua add milk',
+    );
+    expect(v.directive).toMatchObject({
+      then: [
+        { path: '/TODO.lua', args: ['list'] },
+        { path: '/TODO.lua', args: ['add', 'milk'] },
+      ],
+    });
+  });
+
+  it.each([
+    '1 TODO.lua list',
+    '1. TODO.lua list',
+    '1) TODO.lua list',
+    '- TODO.lua list',
+    '* `TODO.lua list`',
+    '1: RUN TODO.lua list',
+  ])('reads the THEN item %j as TODO.lua list', (item) => {
+    const v = ok(
+      `WRITE_FILE\nPATH: TODO.lua\nLANGUAGE: lua\nCONTENT:\n\`\`\`lua\nx()\n\`\`\`\nTHEN:\n${item}`,
+    );
+    expect(v.directive).toMatchObject({ then: [{ path: 'TODO.lua', args: ['list'] }] });
+  });
+
+  it.each([
+    'RUN\nPATH: TODO.lua\nARGS: add "Buy milk"\nEXPECT: Added',
+    '**DIRECTIVE:** RUN\n**PATH:** TODO.lua\n**ARGS:** add "Buy milk"\n**EXPECT:** Added',
+    '**Directive**: RUN\n**Path**: TODO.lua\n**Args**: add "Buy milk"\n**Expect**: Added',
+    '### RUN\n### PATH: TODO.lua\n### ARGS: add "Buy milk"\n### EXPECT: Added',
+    '*RUN*\n*PATH*: TODO.lua\n*ARGS*: add "Buy milk"\n*EXPECT*: Added',
+    '_RUN_\n_PATH_: TODO.lua\n_ARGS_: add "Buy milk"\n_EXPECT_: Added',
+    'run\npath: TODO.lua\nargs: add "Buy milk"\nexpect: Added',
+    'RUN\nPATH: "TODO.lua"\nARGS: "add" "Buy milk"\nEXPECT: Added',
+    'RUN\nPATH: `TODO.lua`\nARGS: ["add", "Buy milk"]\nEXPECT: Added',
+    'RUN\nPATH: \u201cTODO.lua\u201d\nARGS: add \u201cBuy milk\u201d\nEXPECT: Added',
+    "RUN\r\n- PATH: TODO.lua\r\n- ARGS: add 'Buy milk'\r\n- EXPECT: Added\r\n",
+    'Action: run\n1. PATH: TODO.lua\n2. ARGS: add "Buy milk"\n3. EXPECT: Added',
+  ])('reads decorated, lower-case and quoted forms the same: %j', (reply) => {
+    const v = ok(reply);
+    expect(v.directive).toEqual(canonical);
+    expect(v.guesses).toEqual([]);
+  });
+
+  it.each([
+    'COMMAND: "ls"',
+    "COMMAND: 'ls'",
+    'COMMAND: `ls`',
+    'COMMAND: ls',
+    '**COMMAND:** `ls`',
+    'COMMAND: \u201cls\u201d',
+  ])('sends ls, not the quotes, to the shell for %j', (line) => {
+    expect(ok(`SHELL\n${line}\nEXPECT: files`).directive).toEqual({
+      kind: 'SHELL',
+      command: 'ls',
+      expect: 'files',
+    });
+  });
+
+  it('keeps quotes that are part of the command', () => {
+    expect(ok('SHELL\nCOMMAND: echo "a b"\nEXPECT: a b').directive).toMatchObject({ command: 'echo "a b"' });
+  });
+
+  it('reads a quoted LANGUAGE and an ASK_USER header with markdown the same', () => {
+    const v = ok('## **WRITE_FILE**\nPATH: a.lua\nLANGUAGE: "lua"\nCONTENT:\n```lua\nx()\n```');
+    expect(v.directive).toMatchObject({ kind: 'WRITE_FILE', language: 'lua' });
+    expect(ok('**ASK_USER**\nQUESTION: which?\nWHY: two readings').directive.kind).toBe('ASK_USER');
+  });
+});

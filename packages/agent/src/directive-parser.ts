@@ -49,14 +49,58 @@ const FIELDS: Record<DirectiveKind, readonly string[]> = {
 };
 
 const FENCE = /^\s*(`{3,}|~{3,})\s*([\w+-]*)\s*$/;
-// A directive header: the keyword alone on its line, optionally decorated (`## RUN`, `**RUN**`, `RUN:`,
-// `Directive: RUN`, `ACTION: RUN`). Space or dash instead of underscore is tolerated (`WRITE FILE`).
+// A directive header: the keyword alone on its line, optionally decorated (`## RUN`, `**RUN**`, `RUN:`, `_run_`,
+// `Directive: RUN`, `**DIRECTIVE:** RUN`, `ACTION: RUN`). Space or dash instead of underscore is tolerated
+// (`WRITE FILE`). Decoration is removed first (see {@link undecorateHeader}), so every combination reads the same.
 const HEADER =
-  /^\s*(?:#{1,6}\s*)?(?:\*\*|__)?\s*(?:(?:directive|action|next action)\s*:\s*)?(ask[ _-]user|write[ _-]file|run|shell|done)\s*(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?\s*$/i;
-const FIELD = /^\s*(?:[-*]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z _]*?)(?:\*\*|__)?\s*:(?:\*\*|__)?\s?(.*)$/;
+  /^(?:(?:directive|action|next action|next step)\s*:\s*)?(ask[ _-]?user|write[ _-]?file|run|shell|done)\s*:?$/i;
+// A field line: `NAME: value`, the name in any case, optionally a heading (`### PATH: x`), a list item
+// (`- PATH: x`, `1. PATH: x`) or emphasised (`**PATH:** x`, `**PATH**: x`, `*path*: x`, `_PATH_: x`, `` `PATH`: x ``).
+const FIELD_LINE =
+  /^\s*(?:#{1,6}\s+)?(?:(?:[-+]|\*(?=\s)|\d+[.)])\s+)?([*_`]{0,2})([A-Za-z][A-Za-z _]*?)([*_`]{0,2})\s*:([*_`]{0,2})(.*)$/;
+
+interface FieldLine {
+  /** Upper-case name, spaces as underscores (`PATH`, `ASK_USER`). */
+  key: string;
+  /** Text after the colon (one leading space removed). */
+  value: string;
+}
+
+/** Read a `NAME: value` line; decoration must be balanced around the name (`**PATH:**` or `**PATH**:`). */
+function fieldOf(line: string): FieldLine | null {
+  const m = FIELD_LINE.exec(line);
+  if (!m) return null;
+  const [, open = '', name = '', before = '', after = '', rest = ''] = m;
+  let value = rest;
+  if (open === '') {
+    if (before !== '') return null;
+    value = after + rest;
+  } else if (!((before === open && after === '') || (before === '' && after === open))) {
+    return null;
+  }
+  return { key: name.trim().toUpperCase().replace(/ /g, '_'), value: value.replace(/^ /, '') };
+}
+
+/** A header line without its Markdown: heading marks, emphasis (`*`, `_` around words), backticks. */
+function undecorateHeader(line: string): string {
+  return line
+    .trim()
+    .replace(/^#{1,6}\s*/, '')
+    .replace(/[*`]+/g, '')
+    .replace(/(^|[\s:])_+|_+(?=$|[\s:])/g, '$1')
+    .trim();
+}
+
+/** The directive kind a line announces, or null. */
+function headerKind(line: string): DirectiveKind | null {
+  if (line.length > 80) return null;
+  const h = HEADER.exec(undecorateHeader(line));
+  return h ? normalizeKind(h[1] ?? '') : null;
+}
 
 function normalizeKind(word: string): DirectiveKind {
-  return word.toUpperCase().replace(/[ -]/g, '_') as DirectiveKind;
+  const w = word.toUpperCase().replace(/[ _-]/g, '');
+  return (w === 'ASKUSER' ? 'ASK_USER' : w === 'WRITEFILE' ? 'WRITE_FILE' : w) as DirectiveKind;
 }
 
 interface Header {
@@ -88,20 +132,46 @@ function findHeaders(lines: string[]): Header[] {
         continue;
       }
     }
-    const h = HEADER.exec(line);
-    if (h) {
-      headers.push({ line: i, kind: normalizeKind(h[1] ?? '') });
+    const kind = headerKind(line);
+    if (kind) {
+      headers.push({ line: i, kind });
       continue;
     }
-    const field = FIELD.exec(line);
-    if (field && (field[1] ?? '').trim().toUpperCase() === 'CONTENT' && (field[2] ?? '').trim() === '') {
+    const field = fieldOf(line);
+    if (field && field.key === 'CONTENT' && field.value.trim() === '') {
       awaitingContent = true;
     }
   }
   return headers;
 }
 
-/** Split a command line into words, honouring "double" and 'single' quotes. */
+/** Opening quote → its closing quote: ASCII quotes and the typographic ones editors and models write. */
+const QUOTE_PAIRS: Record<string, string> = {
+  '"': '"',
+  "'": "'",
+  '\u201c': '\u201d',
+  '\u2018': '\u2019',
+  '`': '`',
+};
+
+/**
+ * A value wholly wrapped in one pair of quotes or backticks (`"ls"`, `'ls'`, `` `ls` ``, `“ls”`) without that quote
+ * inside → the text inside; anything else unchanged. So `COMMAND: "ls"` and `COMMAND: ls` send the same command.
+ */
+export function unwrapQuotes(value: string): string {
+  let v = value.trim();
+  const fence = /^(`+)([^`][\s\S]*?)\1$/.exec(v);
+  if (fence) return (fence[2] ?? '').trim();
+  const open = v[0] ?? '';
+  const close = QUOTE_PAIRS[open];
+  if (close !== undefined && v.length >= 2 && v.endsWith(close)) {
+    const inner = v.slice(1, -1);
+    if (!inner.includes(close) && !inner.includes(open)) v = inner.trim();
+  }
+  return v;
+}
+
+/** Split a command line into words, honouring "double", 'single' and “typographic” quotes. */
 export function splitArgs(text: string): string[] {
   const trimmed = text.trim();
   if (trimmed.startsWith('[')) {
@@ -120,8 +190,8 @@ export function splitArgs(text: string): string[] {
     if (quote) {
       if (ch === quote) quote = null;
       else cur += ch;
-    } else if (ch === '"' || ch === "'") {
-      quote = ch;
+    } else if (Object.hasOwn(QUOTE_PAIRS, ch)) {
+      quote = QUOTE_PAIRS[ch] ?? ch;
       has = true;
     } else if (/\s/.test(ch)) {
       if (has) out.push(cur);
@@ -137,18 +207,20 @@ export function splitArgs(text: string): string[] {
 }
 
 function cleanPath(p: string): string {
-  return p
-    .trim()
-    .replace(/^[`"']+|[`"']+$/g, '')
+  return unwrapQuotes(p)
+    .replace(/^[`"'\u201c\u2018]+|[`"'\u201d\u2019]+$/g, '')
     .trim();
 }
+
+// A list item marker: `-`, `*`, `+`, `1.`, `1)`, `1:` or a bare number (`1 RUN /TODO.lua list`, as seed 001 writes).
+const LIST_ITEM = /^\s*(?:[-*+]|\d+[.):]?)\s+/;
 
 const NONE = /^(?:none|nothing|n\/a|-|\[\])?\.?$/i;
 
 function parseRunLine(line: string): RunSpec | null {
   let text = line
     .trim()
-    .replace(/^(?:[-*]|\d+[.)])\s+/, '')
+    .replace(LIST_ITEM, '')
     .replace(/^`+|`+$/g, '')
     .trim();
   text = text.replace(/^run\s*:?\s+/i, '');
@@ -158,8 +230,6 @@ function parseRunLine(line: string): RunSpec | null {
   if (!path) return null;
   return { path: cleanPath(path), args };
 }
-
-const LIST_ITEM = /^\s*(?:[-*]|\d+[.)])\s+/;
 
 /**
  * The run lines of a THEN field. When the planner wrote a list, only its items count (a sign-off such as "I hope
@@ -188,11 +258,11 @@ function collectFields(kind: DirectiveKind, lines: string[]): RawFields {
   const guesses: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? '';
-    const f = FIELD.exec(line);
-    const key = f ? (f[1] ?? '').trim().toUpperCase().replace(/ /g, '_') : '';
+    const f = fieldOf(line);
+    const key = f ? f.key : '';
     if (f && allowed.includes(key) && !values.has(key)) {
       current = key;
-      const rest = f[2] ?? '';
+      const rest = f.value;
       if (key === 'CONTENT') {
         // The value is the next fenced block (or, without a fence, everything up to the next known field).
         let j = i + 1;
@@ -226,8 +296,8 @@ function collectFields(kind: DirectiveKind, lines: string[]): RawFields {
         const body: string[] = [];
         let k = j;
         for (; k < lines.length; k++) {
-          const next = FIELD.exec(lines[k] ?? '');
-          if (next && allowed.includes((next[1] ?? '').trim().toUpperCase().replace(/ /g, '_'))) break;
+          const next = fieldOf(lines[k] ?? '');
+          if (next && allowed.includes(next.key)) break;
           body.push(lines[k] ?? '');
         }
         const content = body.join('\n').replace(/\s+$/, '');
@@ -287,7 +357,7 @@ function build(kind: DirectiveKind, raw: RawFields): Result<Directive, Directive
         value: {
           kind,
           path: cleanPath(get('PATH')),
-          language: get('LANGUAGE'),
+          language: unwrapQuotes(get('LANGUAGE')),
           content: get('CONTENT'),
           then,
         },
@@ -313,7 +383,7 @@ function build(kind: DirectiveKind, raw: RawFields): Result<Directive, Directive
       if (!get('COMMAND')) return missing(kind, 'COMMAND');
       return {
         ok: true,
-        value: { kind, command: get('COMMAND').replace(/^`+|`+$/g, ''), expect: get('EXPECT') },
+        value: { kind, command: unwrapQuotes(get('COMMAND')), expect: get('EXPECT') },
       };
     case 'DONE':
       return { ok: true, value: { kind, summary: get('SUMMARY'), notes: get('NOTES') } };
@@ -356,12 +426,17 @@ export function parseDirective(reply: string): Result<ParsedDirective, Directive
   const headers = findHeaders(lines);
   const first = headers[0];
   if (!first) {
+    // An invented keyword (`EDIT_FILE`, `READ_FILE`) alone on a line: name it, so the planner sees what was wrong.
+    const invented = lines
+      .map((l) => /^[A-Z][A-Z_]{2,}[A-Z]$/.exec(undecorateHeader(l).replace(/:$/, ''))?.[0])
+      .find((w) => w !== undefined && !['PLAN', 'NOTE', 'NOTES'].includes(w));
     return {
       ok: false,
       error: {
         code: 'no_directive',
         message:
-          `No directive found. Put one of ${KINDS.join(', ')} alone on a line, followed by its fields ` +
+          (invented ? `${invented} is not a directive. ` : 'No directive found. ') +
+          `Put one of ${KINDS.join(', ')} alone on a line, followed by its fields ` +
           '(e.g. "RUN" then "PATH: hello.lua").',
       },
     };

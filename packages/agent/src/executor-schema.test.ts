@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { executorJsonSchema, validateExecutorOutput } from './executor-schema.js';
+import type { Directive } from './directive-parser.js';
 import { AGENT_TOOL_NAMES } from './tools.js';
 
 const ALL = AGENT_TOOL_NAMES;
@@ -74,5 +75,213 @@ describe('executorJsonSchema', () => {
     expect(schema.anyOf).toBeUndefined();
     expect(JSON.stringify(schema)).not.toContain('final');
     expect(schema.required).toEqual(['kind', 'explanation', 'tool', 'parameters']);
+  });
+});
+
+const RUN_LIST: Directive = { kind: 'RUN', path: 'TODO.lua', args: ['list'], expect: '' };
+const SHELL_LS: Directive = { kind: 'SHELL', command: 'ls', expect: '' };
+const WRITE: Directive = {
+  kind: 'WRITE_FILE',
+  path: 'hello.lua',
+  language: 'lua',
+  content: 'print("hi")\n',
+  then: [{ path: 'hello.lua', args: [] }],
+};
+const tool = (t: string, parameters: unknown) =>
+  JSON.stringify({ kind: 'tool', explanation: 'x', tool: t, parameters });
+const shell = (command: string) => tool('cc_shell', { command });
+const check = (raw: string, d: Directive, strict = false) =>
+  validateExecutorOutput(raw, ALL, d.kind === 'DONE', { directive: d, strict });
+
+describe('the executor only translates (a call the directive did not ask for is invalid)', () => {
+  it('refuses two JSON objects instead of running the first (guards against rm -rf / riding before the asked ls)', () => {
+    const r = check(`${shell('rm -rf /')}\n${shell('ls')}`, SHELL_LS);
+    expect(r).toMatchObject({ ok: false, error: { stage: 'json' } });
+    if (!r.ok) expect(r.error.message).toMatch(/2 JSON objects; exactly one/);
+  });
+
+  it('refuses an array of two calls and two <tool_call> blocks (never "first wins")', () => {
+    expect(check(`[${shell('ls')}, ${shell('rm -rf /')}]`, SHELL_LS)).toMatchObject({ ok: false });
+    expect(
+      check(`<tool_call>\n${shell('ls')}\n</tool_call>\n<tool_call>\n${shell('ls')}\n</tool_call>`, SHELL_LS),
+    ).toMatchObject({ ok: false, error: { stage: 'json' } });
+  });
+
+  it.each([
+    ['another shell command', shell('rm -rf /'), SHELL_LS, /command "rm -rf \/" instead of "ls"/],
+    [
+      'changed arguments',
+      tool('cc_run_program', { path: 'TODO.lua', args: ['remove', '1'] }),
+      RUN_LIST,
+      /arguments/,
+    ],
+    [
+      'another program',
+      tool('cc_run_program', { path: 'other.lua', args: ['list'] }),
+      RUN_LIST,
+      /path "other.lua"/,
+    ],
+    [
+      'another tool',
+      tool('cc_shell', { command: 'TODO.lua list' }),
+      RUN_LIST,
+      /shell_exec instead of run_program/,
+    ],
+    [
+      'a run the THEN list did not have',
+      tool('cc_write_and_run', {
+        path: 'hello.lua',
+        content: 'print("hi")\n',
+        runs: [{ path: 'hello.lua' }, { path: 'rm', args: ['-rf', '/'] }],
+      }),
+      WRITE,
+      /asks for 2 commands/,
+    ],
+    [
+      'a dropped THEN run',
+      tool('cc_write', { path: 'hello.lua', content: 'print("hi")\n' }),
+      WRITE,
+      /asks for 2/,
+    ],
+    [
+      'changed file content',
+      tool('cc_write_and_run', {
+        path: 'hello.lua',
+        content: 'os.shutdown()\n',
+        runs: [{ path: 'hello.lua' }],
+      }),
+      WRITE,
+      /content differs/,
+    ],
+    [
+      'an invented parameter',
+      tool('cc_run_program', { path: 'TODO.lua', args: ['list'], sudo: true }),
+      RUN_LIST,
+      /"sudo"/,
+    ],
+    [
+      'a language the directive did not name',
+      tool('cc_write_and_run', {
+        path: 'hello.lua',
+        content: 'print("hi")\n',
+        runs: [{ path: 'hello.lua' }],
+        language: 'python',
+      }),
+      WRITE,
+      /"language"/,
+    ],
+  ])('refuses %s', (_what, raw, d, message) => {
+    const r = check(raw, d);
+    expect(r).toMatchObject({ ok: false, error: { stage: 'derivation' } });
+    if (!r.ok) expect(r.error.message).toMatch(message);
+  });
+
+  it('refuses a path that climbs above the computer root', () => {
+    const d: Directive = { kind: 'RUN', path: '../../etc/passwd', args: [], expect: '' };
+    const r = check(tool('cc_run_program', { path: '../../etc/passwd' }), d);
+    expect(r).toMatchObject({ ok: false, error: { stage: 'derivation' } });
+    if (!r.ok) expect(r.error.message).toMatch(/outside the computer/);
+  });
+
+  it('accepts the exact translation, with /path and a trailing newline difference logged', () => {
+    const r = check(
+      tool('cc_write_and_run', {
+        path: '/hello.lua',
+        content: 'print("hi")',
+        runs: [{ path: 'hello.lua', args: [] }],
+      }),
+      WRITE,
+    );
+    expect(r.ok).toBe(true);
+    if (r.ok) {
+      expect(r.value.repairs).toEqual([
+        'path "/hello.lua" is the directive\'s "hello.lua"',
+        'file content differs from the directive only in trailing whitespace',
+      ]);
+    }
+  });
+});
+
+describe('every tolerated deviation is logged; strict mode refuses them', () => {
+  it.each([
+    [
+      'trailing commas',
+      `{"kind":"tool","explanation":"x","tool":"cc_run_program","parameters":{"path":"TODO.lua","args":["list"],},}`,
+      'trailing commas',
+    ],
+    [
+      'single quotes',
+      `{'kind':'tool','explanation':'x','tool':'cc_run_program','parameters':{'path':'TODO.lua','args':['list']}}`,
+      'single-quoted strings',
+    ],
+    [
+      'args as a string',
+      tool('cc_run_program', { path: 'TODO.lua', args: 'list' }),
+      'args given as a string, split into words',
+    ],
+    [
+      'parameters as a string',
+      tool('cc_run_program', JSON.stringify({ path: 'TODO.lua', args: ['list'] })),
+      'parameters serialised into a string, decoded',
+    ],
+    [
+      'comments',
+      `{"kind":"tool", // run it\n"explanation":"x","tool":"cc_run_program",/* the program */"parameters":{"path":"TODO.lua","args":["list"]}}`,
+      'comments',
+    ],
+    [
+      'typographic quotes',
+      '{\u201ckind\u201d:\u201ctool\u201d,\u201cexplanation\u201d:\u201cx\u201d,\u201ctool\u201d:\u201ccc_run_program\u201d,\u201cparameters\u201d:{\u201cpath\u201d:\u201cTODO.lua\u201d,\u201cargs\u201d:[\u201clist\u201d]}}',
+      'typographic quotes as string delimiters',
+    ],
+    [
+      'a reasoning block',
+      `<think>RUN means cc_run_program</think>\n${tool('cc_run_program', { path: 'TODO.lua', args: ['list'] })}`,
+      'reasoning block removed',
+    ],
+    [
+      'Qwen tool_call tags and shape',
+      `<tool_call>\n${JSON.stringify({ name: 'cc_run_program', arguments: { path: 'TODO.lua', args: ['list'] } })}\n</tool_call>`,
+      'tool-call object {name, arguments} read as {kind: "tool", tool, parameters}',
+    ],
+    [
+      'CRLF and a fence',
+      `\`\`\`json\r\n${tool('cc_run_program', { path: 'TODO.lua', args: ['list'] })}\r\n\`\`\``,
+      'code fence removed',
+    ],
+  ])('logs %s and refuses it in strict mode', (_what, raw, repair) => {
+    const r = check(raw, RUN_LIST);
+    expect(r.ok).toBe(true);
+    if (r.ok) expect(r.value.repairs).toContain(repair);
+    const strict = check(raw, RUN_LIST, true);
+    expect(strict).toMatchObject({ ok: false, error: { stage: 'strict' } });
+  });
+
+  it('accepts a clean reply in strict mode with nothing logged', () => {
+    expect(check(tool('cc_run_program', { path: 'TODO.lua', args: ['list'] }), RUN_LIST, true)).toMatchObject(
+      {
+        ok: true,
+        value: { repairs: [] },
+      },
+    );
+  });
+});
+
+describe('final.result.details as the spec shows it', () => {
+  it('accepts details as an object without a repair (seed 001 final example)', () => {
+    const r = validateExecutorOutput(
+      JSON.stringify({
+        kind: 'final',
+        explanation: 'done',
+        result: { success: true, message: 'TODO.lua works', details: { runs: 4, failed: 0 } },
+      }),
+      [],
+      true,
+      { strict: true },
+    );
+    expect(r).toMatchObject({
+      ok: true,
+      value: { output: { result: { details: { runs: 4, failed: 0 } } }, repairs: [] },
+    });
   });
 });

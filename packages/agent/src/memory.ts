@@ -19,6 +19,8 @@ const counters = z.object({
   doneRejections: z.number().int().default(0),
   /** Duplicate calls suppressed in a row (reset by any executed call). */
   suppressions: z.number().int().default(0),
+  /** Planner replies without a usable directive (whole task; bounced with a format reminder). */
+  formatBounces: z.number().int().default(0),
   /** Model calls that failed in a row (connection, server, timeout). */
   modelFailures: z.number().int().default(0),
   plannerCalls: z.number().int().default(0),

@@ -38,6 +38,11 @@ export interface ModelRole {
   options?: ChatOptions;
   keepAlive?: string | number;
   think?: boolean;
+  /**
+   * Output limit (`numPredict`) of the one retry after a reply of this role stopped at its limit
+   * (`done_reason: "length"`); unset → the retry uses the same options.
+   */
+  lengthRetryNumPredict?: number;
   /** Streamed pieces of each reply (never needed for correctness; the whole reply is awaited). */
   onDelta?: (delta: ChatDelta, meta: ModelCallMeta) => void;
 }

@@ -10,6 +10,7 @@ import type {
 import type { ChatMessage, ToolDefinition } from '@ccagent/ollama';
 import { z } from 'zod';
 import { AgentError } from './agent-error.js';
+import { stripThinking } from './directive-parser.js';
 import { MemoryValidationCache } from './memory-cache.js';
 import { resultForModel } from './history-view.js';
 import { CHARS_PER_TOKEN } from './memory.js';
@@ -476,6 +477,14 @@ function conversation(
   return { messages, firstShown: first };
 }
 
+const EMPTY_NUDGE = 'Your reply was empty. Call a tool, or answer with the result if the task is done.';
+const CUT_NUDGE =
+  'Your reply was cut off at the output limit (done_reason "length"), so none of it was used: no call was made. ' +
+  'Reply again, shorter.';
+const TEXT_CALL_NUDGE =
+  'Your reply wrote a tool call as text (<tool_call>…); text is not run. Call the tool through the tool-calling ' +
+  'interface, or answer without tags if the task is done.';
+
 /**
  * The native tool-calling strategy: the model gets the task and Ollama `tools` built from the commands' JSON
  * Schemas, and each engine step either dispatches one requested tool call or asks the model again with the results
@@ -685,10 +694,16 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
     if (mem.dropped + mem.turns.length - mem.runStart >= maxIterations) {
       return finalSummary(task, ctx, mem, messages, failDecision);
     }
+    // The retry after a reply cut off at the output limit gets the role's larger limit, if it has one.
+    const afterCut = lastTurn?.nudge === CUT_NUDGE;
+    const role =
+      afterCut && opts.model.lengthRetryNumPredict !== undefined
+        ? { ...opts.model, options: { ...opts.model.options, numPredict: opts.model.lengthRetryNumPredict } }
+        : opts.model;
     const call = await callModel(
       ctx,
       task.id,
-      opts.model,
+      role,
       'native',
       { messages, tools },
       opts.systemPrompt ? undefined : prompt,
@@ -708,18 +723,22 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
       return { type: 'continue', memory: failed as unknown as JsonValue };
     }
     const reply = call.response.message;
-    const empty = reply.toolCalls.length === 0 && reply.content.trim() === '';
+    // A reply stopped at the output limit is never used, neither as an answer nor for its calls (the rest of them
+    // may be missing): one retry with a note; cut off again, the task fails with output_truncated.
+    const cut = call.response.usage.doneReason === 'length';
+    const empty = !cut && reply.toolCalls.length === 0 && reply.content.trim() === '';
+    // A call written as text (Qwen's `<tool_call>` tags the server did not turn into a call) is not an answer.
+    const textCall = !cut && reply.toolCalls.length === 0 && /<tool_call>/i.test(reply.content);
+    const nudge = cut ? CUT_NUDGE : empty ? EMPTY_NUDGE : textCall ? TEXT_CALL_NUDGE : undefined;
     const turn = withCalls(
       {
         content: reply.content,
         calls: [],
         callsBefore: callsMade,
         step: ctx.step,
-        ...(empty
-          ? { nudge: 'Your reply was empty. Call a tool, or answer with the result if the task is done.' }
-          : {}),
+        ...(nudge ? { nudge } : {}),
       },
-      reply.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
+      cut ? [] : reply.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
     );
     // Turns left out of this prompt are never shown again (the window only moves forward): the memory drops them, so
     // it stays as small as the window however long the task runs.
@@ -729,11 +748,23 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
       dropped: mem.dropped + firstShown,
       turns: [...mem.turns.slice(firstShown), turn],
     });
+    if (cut && afterCut) {
+      return {
+        ...failDecision(
+          'output_truncated',
+          'the model was cut off at its output limit twice in a row; raise numPredict (or lengthRetryNumPredict)',
+        ),
+        memory: withTurn as unknown as JsonValue,
+      };
+    }
     if (turn.calls.length === 0) {
-      if (empty) return { type: 'continue', memory: withTurn as unknown as JsonValue };
+      if (nudge) return { type: 'continue', memory: withTurn as unknown as JsonValue };
       return {
         type: 'complete',
-        result: { message: reply.content, iterations: withTurn.dropped + withTurn.turns.length },
+        result: {
+          message: stripThinking(reply.content).trim(),
+          iterations: withTurn.dropped + withTurn.turns.length,
+        },
         memory: withTurn as unknown as JsonValue,
       };
     }

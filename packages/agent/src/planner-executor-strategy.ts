@@ -11,8 +11,14 @@ import type {
 import type { ChatMessage } from '@ccagent/ollama';
 import { z } from 'zod';
 import { AgentError } from './agent-error.js';
+import { checkDerived, derivedCommands } from './derivation.js';
 import { formatDirective, parseDirective, type Directive, type ParsedDirective } from './directive-parser.js';
-import { executorJsonSchema, validateExecutorOutput, type ExecutorOutput } from './executor-schema.js';
+import {
+  executorJsonSchema,
+  validateExecutorOutput,
+  type ExecutorOutput,
+  type FinalDetails,
+} from './executor-schema.js';
 import { completedCalls, describeCall, lastFailure, normalizePath } from './history-view.js';
 import {
   loadPlannerMemory,
@@ -21,7 +27,7 @@ import {
   type MemoryLayout,
   type PlannerMemory,
 } from './memory.js';
-import { callModel, type ModelRole } from './model-call.js';
+import { callModel, type ModelCallOutcome, type ModelRole } from './model-call.js';
 import {
   checkCompletion,
   completionCriteriaSchema,
@@ -36,6 +42,7 @@ import {
   describeTool,
   directiveToToolCall,
   planToolCall,
+  runCall,
   toolsFor,
   toolsForDirective,
   type AgentToolCall,
@@ -66,6 +73,15 @@ export interface PlannerExecutorOptions {
   interactive?: boolean;
   /** Extra instructions for this kind of task, appended to the planner's system prompt. */
   systemPrompt?: string;
+  /**
+   * Strict executor replies for this kind of task: any deviation from exactly one JSON object of the schema (a code
+   * fence, prose around it, a trailing comma, `args` as a string, …) is a validation error — one repair, then a
+   * bounce to the planner — instead of a logged tolerance. Default false: the tolerated deviations are ones whose
+   * meaning is unambiguous and the call must still be exactly what the directive asks for, so refusing them only
+   * costs a model call (seconds on the small machines this runs on) without making anything safer. Turn it on for a
+   * kind whose executor model is reliable, to see every slip as a repair.
+   */
+  strict?: boolean;
 }
 
 const positiveInt = z.number().int().min(1);
@@ -77,6 +93,7 @@ const policySchema = z.object({
   duplicateHardStop: z.number().int().min(0),
   maxQuestions: z.number().int().min(0),
   maxConsecutiveBounces: positiveInt,
+  maxFormatBounces: positiveInt,
   maxDoneRejections: positiveInt,
   maxModelFailures: positiveInt,
   gatherFiles: z.boolean(),
@@ -144,6 +161,42 @@ function oneLine(text: string, max: number): string {
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
+/** Where a tool call comes from; {@link Step.toolCall} checks the call against it. */
+type CallOrigin =
+  | { from: 'directive'; directive: Directive }
+  | { from: 'queued'; run: { path: string; args: string[] } }
+  | { from: 'gather'; path: string };
+
+/** The dispatch gate of {@link Step.toolCall}. */
+function checkOrigin(
+  calls: readonly CommandCall[],
+  origin: CallOrigin,
+): { ok: true } | { ok: false; code: string; message: string } {
+  if (origin.from === 'directive') {
+    const r = checkDerived(origin.directive, calls);
+    return r.ok ? { ok: true } : { ok: false, code: r.error.code, message: r.error.message };
+  }
+  const expected: CommandCall =
+    origin.from === 'queued' ? runCall(origin.run) : { command: 'fs_read', args: { path: origin.path } };
+  const same = calls.length === 1 && JSON.stringify(calls[0]) === JSON.stringify(expected);
+  return same
+    ? { ok: true }
+    : {
+        ok: false,
+        code: 'not_derived',
+        message: `internal: a ${origin.from} call must be exactly ${expected.command}`,
+      };
+}
+
+/** Appended to every bounce of a reply without a usable directive. */
+const FORMAT_REMINDER =
+  'Write exactly one directive: its keyword alone on a line (WRITE_FILE, RUN, SHELL, ASK_USER or DONE), then one ' +
+  '"NAME: value" line per field, e.g.\nRUN\nPATH: hello.lua\nARGS: list\nEXPECT: the list';
+
+/** The note a model gets after a reply that stopped at its output limit. */
+const TRUNCATED_NOTE =
+  'was cut off at the output limit (done_reason "length"), so none of it was used. Reply again, complete and shorter';
+
 /** Per-step working state: the memory being built and the decision helpers that persist it. */
 class Step {
   constructor(
@@ -200,6 +253,23 @@ class Step {
     return this.budgetFail('maxSteps', this.limits.maxSteps, this.ctx.step);
   }
 
+  /**
+   * A planner reply without a usable directive: bounced with a short format reminder, counted against the per-task
+   * `maxFormatBounces` (and, like every bounce, `maxConsecutiveBounces`).
+   */
+  async formatBounce(code: string, reason: string): Promise<Decision> {
+    this.mem.counters.formatBounces++;
+    if (this.mem.counters.formatBounces >= this.policy.maxFormatBounces) {
+      this.mem.lastError = reason;
+      await this.policyEvent(code, reason);
+      return this.fail(
+        'planner_unusable',
+        `${this.mem.counters.formatBounces} planner replies of this task had no usable directive; last problem: ${reason}`,
+      );
+    }
+    return this.bounce(code, `${reason} ${FORMAT_REMINDER}`);
+  }
+
   async bounce(code: string, reason: string): Promise<Decision> {
     this.mem.counters.bounces++;
     this.mem.lastError = reason;
@@ -230,7 +300,18 @@ class Step {
     return this.finish({ type: 'continue', memory: this.memory() });
   }
 
-  toolCall(call: CommandCall, message: string): Decision {
+  /**
+   * The only way a tool_call decision is made, and the last check before it: the call must be what its origin asked
+   * for — exactly the directive's commands (`checkDerived`; the first is dispatched, later runs are queued), the
+   * queued run next in line, or a read of a file the task names — and every path must stay inside the computer's
+   * root. Whatever path produced the call (parser, executor model, a future one), a call the directive did not ask
+   * for is never returned: it is bounced to the planner.
+   */
+  async toolCall(calls: readonly CommandCall[], origin: CallOrigin, message: string): Promise<Decision> {
+    const gate = checkOrigin(calls, origin);
+    if (!gate.ok) return this.bounce(gate.code, gate.message);
+    const [call, ...rest] = calls;
+    if (!call) return this.bounce('not_derived', 'there was no command to run');
     if (this.task.counters.toolCalls >= this.limits.maxToolCalls) {
       return this.budgetFail('maxToolCalls', this.limits.maxToolCalls, this.task.counters.toolCalls);
     }
@@ -238,6 +319,12 @@ class Step {
     this.mem.counters.suppressions = 0;
     // From here on the freshest problem is this call's outcome (the history), not an older bounce reason.
     this.mem.lastError = null;
+    if (origin.from === 'directive') {
+      this.mem.pendingRuns = rest.map((c) => ({
+        path: String(c.args.path),
+        args: (c.args.args as string[] | undefined) ?? [],
+      }));
+    }
     return this.finish({
       type: 'tool_call',
       command: call.command,
@@ -281,10 +368,14 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
     return { ...baseCriteria.data, ...parsed.data };
   }
 
-  /** Executor model: one call, then up to `executorRepairRetries` repairs with the validation error appended. */
+  /**
+   * Executor model: one call, then up to `executorRepairRetries` repairs with the validation error appended. The
+   * reply must be exactly one JSON object whose call is exactly what directive `d` asks for; a reply cut off at the
+   * output limit is never parsed (its repair may get a larger limit, {@link ModelRole.lengthRetryNumPredict}).
+   */
   async function runExecutor(
     s: Step,
-    directiveText: string,
+    d: Directive,
     tools: readonly AgentToolName[],
     allowFinal: boolean,
   ): Promise<{ ok: true; output: ExecutorOutput } | { ok: false; decision: Decision }> {
@@ -306,14 +397,15 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
     const format = executorJsonSchema(tools, allowFinal);
     const messages: ChatMessage[] = [
       { role: 'system', content: system },
-      { role: 'user', content: directiveText },
+      { role: 'user', content: formatDirective(d) },
     ];
     let lastProblem = '';
+    let truncated = false;
     for (let attempt = 0; attempt <= s.policy.executorRepairRetries; attempt++) {
       const call = await callModel(
         s.ctx,
         s.task.id,
-        opts.executor,
+        truncated ? withLargerLimit(opts.executor) : opts.executor,
         attempt === 0 ? 'executor' : 'executor_repair',
         { messages: [...messages], format },
         attempt === 0 ? executorPrompt : repairPrompt,
@@ -325,7 +417,10 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
       }
       s.mem.counters.modelFailures = 0;
       const raw = call.response.message.content;
-      const v = validateExecutorOutput(raw, tools, allowFinal);
+      truncated = call.response.usage.doneReason === 'length';
+      const v = truncated
+        ? ({ ok: false, error: { stage: 'truncated', message: `your reply ${TRUNCATED_NOTE}.` } } as const)
+        : validateExecutorOutput(raw, tools, allowFinal, { directive: d, strict: opts.strict === true });
       if (v.ok) {
         await s.log({
           ...call.record,
@@ -353,7 +448,13 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
     };
   }
 
-  async function complete(s: Step, summary: string, notes: string, explanation?: string): Promise<Decision> {
+  async function complete(
+    s: Step,
+    summary: string,
+    notes: string,
+    explanation?: string,
+    details?: FinalDetails,
+  ): Promise<Decision> {
     const verdict = checkCompletion(s.history, criteriaFor(s.task, s));
     if (!verdict.ok) return rejectDone(s, verdict.reason);
     s.mem.counters.bounces = 0;
@@ -364,6 +465,7 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
       evidence: verdict.evidence as unknown as JsonValue,
     };
     if (explanation) result.explanation = explanation;
+    if (details !== undefined && typeof details !== 'string') result.details = details as JsonValue;
     return { type: 'complete', result, memory: s.memory(), message: oneLine(summary, 200) };
   }
 
@@ -397,8 +499,11 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
     return s.finish({ type: 'ask_user', question, why, memory: s.memory(), message: oneLine(question, 200) });
   }
 
-  /** Turn a validated tool call into the step's decision (allowed commands, duplicates, budgets). */
-  async function execute(s: Step, call: AgentToolCall, label: string): Promise<Decision> {
+  /**
+   * Turn a validated tool call for directive `d` into the step's decision (allowed commands, duplicates, budgets,
+   * and the dispatch gate of {@link Step.toolCall}).
+   */
+  async function execute(s: Step, call: AgentToolCall, d: Directive, label: string): Promise<Decision> {
     const plan = planToolCall(call);
     if (plan.kind === 'ask') return ask(s, plan.question, plan.why);
     const available = s.ctx.availableCommands().map((c) => c.name);
@@ -430,10 +535,7 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
       }
       return s.finish({ type: 'continue', note: reason, memory: s.memory() });
     }
-    s.mem.pendingRuns = rest
-      .filter((c) => c.command === 'run_program')
-      .map((c) => ({ path: String(c.args.path), args: (c.args.args as string[] | undefined) ?? [] }));
-    return s.toolCall(first, label);
+    return s.toolCall([first, ...rest], { from: 'directive', directive: d }, label);
   }
 
   async function handleDirective(s: Step, parsed: ParsedDirective): Promise<Decision> {
@@ -450,6 +552,9 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
       // The rules apply to the planner's directive; the executor only formats an allowed question.
       if (d.why.trim() === '' || s.task.counters.questions >= maxQuestions) return ask(s, d.question, d.why);
     }
+    // A directive whose own path leaves the computer's root is the planner's to fix: no executor call for it.
+    const own = checkDerived(d, derivedCommands(d));
+    if (!own.ok) return s.bounce(own.error.code, own.error.message);
     const offered = toolsFor(available);
     const tools = toolsForDirective(d.kind).filter((t) => offered.includes(t));
     if (d.kind !== 'DONE' && tools.length === 0) {
@@ -468,23 +573,25 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
         directive: { kind: d.kind } as JsonValue,
         toolCall: call as unknown as JsonValue,
       });
-      return execute(s, call, oneLine(formatDirective(d, true), 200));
+      return execute(s, call, d, oneLine(formatDirective(d, true), 200));
     }
-    const r = await runExecutor(s, formatDirective(d), tools, d.kind === 'DONE');
+    const r = await runExecutor(s, d, tools, d.kind === 'DONE');
     if (!r.ok) return r.decision;
     if (r.output.kind === 'final') {
       if (d.kind !== 'DONE')
         return s.bounce('executor_invalid', 'the executor ended the task without a DONE');
       if (!r.output.result.success) {
         return s.fail('agent_gave_up', r.output.result.message || d.summary, {
-          details: r.output.result.details,
+          details: r.output.result.details as JsonValue,
         });
       }
+      const details = r.output.result.details;
       return complete(
         s,
         r.output.result.message || d.summary,
-        r.output.result.details || d.notes,
+        typeof details === 'string' && details !== '' ? details : d.notes,
         r.output.explanation,
+        details,
       );
     }
     if (d.kind === 'ASK_USER' && r.output.call.tool === 'ask_user') {
@@ -492,26 +599,7 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
       const q = r.output.call.parameters;
       return ask(s, q.question, q.why.trim() !== '' ? q.why : d.why);
     }
-    return execute(s, r.output.call, oneLine(formatDirective(d, true), 200));
-  }
-
-  /** parser-then-model: a reply without a usable directive goes to the executor model as free text. */
-  async function handleUnparsed(s: Step, raw: string): Promise<Decision> {
-    const available = s.ctx.availableCommands().map((c) => c.name);
-    const offered = toolsFor(available);
-    const tools = toolsForDirective(null).filter((t) => offered.includes(t));
-    const r = await runExecutor(s, raw.trim(), tools, true);
-    if (!r.ok) return r.decision;
-    s.mem.pendingNotes.push(
-      'Your last reply had no directive in the required format; it was interpreted as ' +
-        (r.output.kind === 'final' ? 'DONE' : `the tool call ${r.output.call.tool}`) +
-        '. Write directives exactly in the format.',
-    );
-    if (r.output.kind === 'final') {
-      if (!r.output.result.success) return s.fail('agent_gave_up', r.output.result.message);
-      return complete(s, r.output.result.message, r.output.result.details, r.output.explanation);
-    }
-    return execute(s, r.output.call, oneLine(r.output.explanation || r.output.call.tool, 200));
+    return execute(s, r.output.call, d, oneLine(formatDirective(d, true), 200));
   }
 
   async function decide(task: Task, history: readonly HistoryEntry[], ctx: StepContext): Promise<Decision> {
@@ -533,7 +621,11 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
         s.mem.pendingRuns = rest;
         const call: CommandCall = { command: 'run_program', args: { path: next.path, args: next.args } };
         await s.log({ kind: 'queued_run', toolCall: call as unknown as JsonValue });
-        return s.toolCall(call, `THEN ${describeCall(call.command, call.args as JsonValue)}`);
+        return s.toolCall(
+          [call],
+          { from: 'queued', run: next },
+          `THEN ${describeCall(call.command, call.args as JsonValue)}`,
+        );
       }
       const skipped = s.mem.pendingRuns.map((r) => [r.path, ...r.args].join(' ')).join('; ');
       const why = last
@@ -554,7 +646,7 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
         s.mem.gathered.push(path);
         const call: CommandCall = { command: 'fs_read', args: { path } };
         await s.log({ kind: 'gather', toolCall: call as unknown as JsonValue });
-        return s.toolCall(call, `reading ${path}`);
+        return s.toolCall([call], { from: 'gather', path }, `reading ${path}`);
       }
     }
 
@@ -577,8 +669,20 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
       { role: 'system', content: plannerSystem },
       { role: 'user', content: rendered.text },
     ];
-    const call = await callModel(ctx, task.id, opts.planner, 'planner', { messages }, plannerPrompt);
+    let call = await callModel(ctx, task.id, opts.planner, 'planner', { messages }, plannerPrompt);
     s.mem.counters.plannerCalls++;
+    if (call.response?.usage.doneReason === 'length') {
+      // Cut off at the output limit: a prefix can parse as a valid but wrong directive (ARGS cut mid-word), so none
+      // of it is used. One retry with the note, and the larger limit if the role configures one.
+      call = await retryTruncatedPlanner(s, call, messages);
+      if (call.response?.usage.doneReason === 'length') {
+        await s.log({ ...call.record, validationErrors: [`truncated: the reply ${TRUNCATED_NOTE}`] });
+        return s.formatBounce(
+          'output_truncated',
+          'Your last two replies were cut off at the output limit and nothing of them was used.',
+        );
+      }
+    }
     if (!call.response) {
       await s.log(call.record);
       return s.modelFailure('planner', call.error ?? unknownError());
@@ -587,10 +691,9 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
     const raw = call.response.message.content;
     const parsed = parseDirective(raw);
     if (!parsed.ok) {
+      // No usable directive: the planner's to fix. The executor model never sees it (it would have to invent one).
       await s.log({ ...call.record, validationErrors: [`${parsed.error.code}: ${parsed.error.message}`] });
-      const recoverable = parsed.error.code === 'no_directive' || parsed.error.code === 'missing_field';
-      if (mode !== 'parser' && recoverable) return handleUnparsed(s, raw);
-      return s.bounce(`directive_${parsed.error.code}`, parsed.error.message);
+      return s.formatBounce(`directive_${parsed.error.code}`, parsed.error.message);
     }
     const v = parsed.value;
     await s.log({
@@ -609,7 +712,43 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
     return handleDirective(s, v);
   }
 
+  /** The one retry of a planner reply cut off at the output limit; the cut reply is logged as not used. */
+  async function retryTruncatedPlanner(
+    s: Step,
+    cut: ModelCallOutcome,
+    messages: ChatMessage[],
+  ): Promise<ModelCallOutcome> {
+    await s.log({ ...cut.record, validationErrors: [`truncated: the reply ${TRUNCATED_NOTE}`] });
+    const retry = await callModel(
+      s.ctx,
+      s.task.id,
+      withLargerLimit(opts.planner),
+      'planner',
+      {
+        messages: [
+          ...messages,
+          { role: 'assistant', content: cut.response?.message.content ?? '' },
+          {
+            role: 'user',
+            content:
+              `Your reply above ${TRUNCATED_NOTE}: exactly one directive, no explanations around it; ` +
+              'a WRITE_FILE holds the whole file and nothing else.',
+          },
+        ],
+      },
+      plannerPrompt,
+    );
+    s.mem.counters.plannerCalls++;
+    return retry;
+  }
+
   return { decide };
+}
+
+/** The role with its `lengthRetryNumPredict` as the output limit (the retry after a reply was cut off). */
+function withLargerLimit(role: ModelRole): ModelRole {
+  if (role.lengthRetryNumPredict === undefined) return role;
+  return { ...role, options: { ...role.options, numPredict: role.lengthRetryNumPredict } };
 }
 
 function unknownError(): TaskErrorInfo {

@@ -25,6 +25,13 @@ export interface AgentPolicy {
   maxQuestions: number;
   /** Planner replies bounced in a row (unparseable, refused, not executable) before failing. Default 4. */
   maxConsecutiveBounces: number;
+  /**
+   * Planner replies without a usable directive (none found, an unknown directive name, a missing field, a reply cut
+   * off at the output limit) per task before failing with `planner_unusable`. Each is bounced to the planner with a
+   * short format reminder; the executor model never sees such a reply (it would have to invent the directive).
+   * Default 4.
+   */
+  maxFormatBounces: number;
   /** DONE directives rejected by the completion criteria before failing with `completion_unproven`. Default 3. */
   maxDoneRejections: number;
   /** Model calls failing in a row (after the adapter's own retries) before failing with `model_failed`. Default 3. */
@@ -44,6 +51,7 @@ export const DEFAULT_AGENT_POLICY: AgentPolicy = {
   duplicateHardStop: 3,
   maxQuestions: 2,
   maxConsecutiveBounces: 4,
+  maxFormatBounces: 4,
   maxDoneRejections: 3,
   maxModelFailures: 3,
   gatherFiles: true,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Result } from './agent-error.js';
-import { splitArgs, type Directive, type RunSpec } from './directive-parser.js';
+import type { Directive, RunSpec } from './directive-parser.js';
 
 /** Names of the executor's tools. */
 export type AgentToolName = 'cc_write_and_run' | 'cc_write' | 'cc_run_program' | 'cc_shell' | 'ask_user';
@@ -15,16 +15,9 @@ export const AGENT_TOOL_NAMES: readonly AgentToolName[] = [
 ];
 
 const path = z.string().trim().min(1, 'path must not be empty');
-// Small models write `"args": "add milk"` or `[1]`; both are unambiguous, so they are accepted and normalised.
-const args = z.preprocess(
-  (v) =>
-    typeof v === 'string'
-      ? splitArgs(v)
-      : Array.isArray(v)
-        ? v.map((a: unknown) => (typeof a === 'number' || typeof a === 'boolean' ? String(a) : a))
-        : v,
-  z.array(z.string()).default([]),
-);
+// Exactly an array of strings: `"args": "add milk"` or `[1]` are normalised, and logged, by the executor-reply
+// validation before this schema sees them (validateExecutorOutput), never silently.
+const args = z.array(z.string()).default([]);
 const run = z.object({ path, args });
 
 /** zod schema of each tool's parameters (validation happens after the executor object itself is valid). */

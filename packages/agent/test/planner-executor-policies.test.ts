@@ -329,7 +329,7 @@ describe('allowed commands and directive parsing', () => {
     );
     expect(run.task.status).toBe('failed');
     expect(run.task.error).toMatchObject({ code: 'planner_unusable' });
-    expect(run.task.error?.message).toContain('4 times in a row');
+    expect(run.task.error?.message).toContain('4 planner replies of this task had no usable directive');
     expect(run.plannerRequests).toHaveLength(4);
   });
 
@@ -362,18 +362,18 @@ describe('executor modes', () => {
     expect(run.steps.filter((s) => s.kind === 'translate')).toHaveLength(1);
   });
 
-  it('parser-then-model hands a reply without a directive to the executor model and tells the planner', async () => {
+  it('parser-then-model bounces a reply without a directive to the planner with a format reminder and never asks the executor to invent one', async () => {
     const prose = 'I will run hello.lua to see what it prints.';
+    // An executor that guesses would turn the prose into a run; it must never be asked.
     const run = await runHello(
       models,
       { planner: [prose, D.fix, D.done], executor: [X.run] },
       { mode: 'parser-then-model' },
     );
     expect(run.task.status).toBe('completed');
-    expect(run.executorSaw(0).messages[1]?.content).toBe(prose);
-    expect(run.plannerSaw(1)).toContain(
-      'had no directive in the required format; it was interpreted as the tool call cc_run_program',
-    );
+    expect(run.executorRequests).toHaveLength(0);
+    expect(policyEvents(run.steps)).toEqual(['directive_no_directive']);
+    expect(run.plannerSaw(1)).toContain('Write exactly one directive: its keyword alone on a line');
   });
 
   it('parser mode bounces a reply without a directive and never calls the executor model', async () => {

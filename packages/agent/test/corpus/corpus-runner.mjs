@@ -88,8 +88,8 @@ function expand(r) {
 
 /**
  * What happened, in order, as event names: policy codes (`executor_invalid`, `done_rejected`, …), `repair` for
- * an executor repair call, `tolerated` for executor JSON accepted after a syntax repair, `ignored_directives`,
- * `guessed`, `model_error`.
+ * an executor repair call, `tolerated` for executor JSON accepted after a syntax repair, `truncated` for a reply
+ * cut off at the output limit (not used), `ignored_directives`, `guessed`, `model_error`.
  * @param {import('@ccagent/engine').StoredStep[]} steps
  */
 export function eventsOf(steps) {
@@ -102,6 +102,7 @@ export function eventsOf(steps) {
     if (s.kind === 'executor' || s.kind === 'executor_repair') {
       if ((s.validationErrors ?? []).some((v) => v.startsWith('tolerated:'))) events.push('tolerated');
     }
+    if ((s.validationErrors ?? []).some((v) => v.startsWith('truncated:'))) events.push('truncated');
     if (
       s.kind === 'planner' &&
       s.directive &&

@@ -1,7 +1,11 @@
 // A small task for the policy tests: hello.lua prints the wrong greeting and must be fixed and run.
 import type { JsonValue } from '@ccagent/engine';
 import type { FakeScript } from '@ccagent/testkit';
-import { createPlannerExecutorStrategy, type PlannerExecutorOptions } from '../../src/index.js';
+import {
+  createPlannerExecutorStrategy,
+  type ModelRole,
+  type PlannerExecutorOptions,
+} from '../../src/index.js';
 import { removeRoot, runTask, type startModels } from './harness.mjs';
 
 export const HELLO_FILES = { 'hello.lua': 'print("Hello world")\n' };
@@ -58,6 +62,7 @@ export async function runHello(
     prompt?: string;
   } = {},
   run: { answers?: string[]; files?: Record<string, string> } = {},
+  roles: { planner?: Partial<ModelRole>; executor?: Partial<ModelRole> } = {},
 ) {
   const id = ++counter;
   const planner = `planner-${id}`;
@@ -65,8 +70,8 @@ export async function runHello(
   models.fake.script(planner, script.planner);
   models.fake.script(executor, script.executor ?? []);
   const strategy = createPlannerExecutorStrategy({
-    planner: models.role(planner),
-    executor: models.role(executor),
+    planner: { ...models.role(planner), ...roles.planner },
+    executor: { ...models.role(executor), ...roles.executor },
     mode: 'parser',
     ...options,
   });
