@@ -7,7 +7,7 @@ import { TOOL_PARAMETERS, type AgentToolCall, type AgentToolName } from './tools
 
 // `details` is free text or, as seed 001's own `final` example writes it, an object (e.g. `{"runs": 3}`).
 const details = z.union([z.string(), z.record(z.string(), z.unknown())]);
-const finalResult = z.object({ success: z.boolean(), message: z.string(), details: details.default('') });
+const finalResult = z.object({ success: z.boolean(), message: z.string(), details });
 
 /**
  * zod schema of the executor's reply, checked in two stages: this object (kind, explanation, tool name among

@@ -726,7 +726,8 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
     // A reply stopped at the output limit is never used, neither as an answer nor for its calls (the rest of them
     // may be missing): one retry with a note; cut off again, the task fails with output_truncated.
     const cut = call.response.usage.doneReason === 'length';
-    const empty = !cut && reply.toolCalls.length === 0 && reply.content.trim() === '';
+    // A reply that is only a reasoning block (`<think>…</think>`) says nothing either.
+    const empty = !cut && reply.toolCalls.length === 0 && stripThinking(reply.content).trim() === '';
     // A call written as text (Qwen's `<tool_call>` tags the server did not turn into a call) is not an answer.
     const textCall = !cut && reply.toolCalls.length === 0 && /<tool_call>/i.test(reply.content);
     const nudge = cut ? CUT_NUDGE : empty ? EMPTY_NUDGE : textCall ? TEXT_CALL_NUDGE : undefined;

@@ -1,12 +1,17 @@
 // CI guard of the small-model failure corpus (test/corpus/fixtures): every realistic bad output reaches the
 // outcome its fixture states — tolerated, repaired, bounced, rejected, or stopped with a clear reason — without a
-// crash or an unbounded loop. tools/bench/agent-robustness prints the same run as `handled N/M`.
+// crash or an unbounded loop. The cases of issue 19 (`modes`) run in all three executor modes and, where they have
+// one, in their native-loop form. tools/bench/agent-robustness prints the same run as `handled N/M`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPlannerExecutorStrategy } from '../src/index.js';
-import { loadCorpus, runFixture } from './corpus/corpus-runner.mjs';
+import { createNativeToolStrategy, createPlannerExecutorStrategy } from '../src/index.js';
+import { loadCorpus, runFixture, runNativeFixture } from './corpus/corpus-runner.mjs';
 import { startModels } from './support/harness.mjs';
 
 const fixtures = await loadCorpus();
+const runs = fixtures.flatMap((f) => [
+  ...(f.modes ?? [f.mode ?? 'parser-then-model']).map((mode) => [`${f.name} [${mode}]`, f, mode] as const),
+  ...(f.native ? [[`${f.name} [native]`, f, 'native'] as const] : []),
+]);
 let models: Awaited<ReturnType<typeof startModels>>;
 beforeAll(async () => {
   models = await startModels();
@@ -25,8 +30,22 @@ describe('failure corpus', () => {
     }
   });
 
-  it.each(fixtures.map((f) => [f.name, f] as const))('%s', async (_name, fixture) => {
-    const r = await runFixture(fixture, { createPlannerExecutorStrategy, models });
+  it('has at least 40 issue-19 cases, each naming its class and required outcome and running in all three modes', () => {
+    const cases = fixtures.filter((f) => f.modes);
+    expect(cases.length).toBeGreaterThanOrEqual(40);
+    for (const f of cases) {
+      expect(f.class, f.name).toMatch(/^[1-6] /);
+      expect(f.required, f.name).toBeTruthy();
+      expect([...(f.modes ?? [])].sort(), f.name).toEqual(['model', 'parser', 'parser-then-model']);
+    }
+    expect(new Set(cases.map((f) => f.class)).size).toBe(6);
+  });
+
+  it.each(runs)('%s', async (_name, fixture, mode) => {
+    const r =
+      mode === 'native'
+        ? await runNativeFixture(fixture, { createNativeToolStrategy, models })
+        : await runFixture(fixture, { createPlannerExecutorStrategy, models, mode });
     expect(r.problems, `${fixture.description}\nevents: ${r.events.join(', ')}`).toEqual([]);
     expect(r.handled).toBe(true);
   });

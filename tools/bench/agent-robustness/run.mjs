@@ -1,17 +1,21 @@
 #!/usr/bin/env node
 // Agent robustness bench (not part of `npm test`; run `npm run build` first, then
-// `node tools/bench/agent-robustness/run.mjs [--only <substring>] [--json]`).
+// `node tools/bench/agent-robustness/run.mjs [--only <substring>] [--json] [--corpus-only] [--agent <dist/index.js>]`).
 //
 // 1. The small-model failure corpus (packages/agent/test/corpus/fixtures) through the built @ccagent/agent:
-//    real Engine, real `ollama` client, scripted fake Ollama server, Lua 5.2. Prints one row per fixture and
-//    `handled N/M`; the raw baseline of the same run is the corpus with the policies switched off (no repair, no
-//    duplicate stop, no default completion criteria, no question or bounce limits; tolerant parsing stays on).
+//    real Engine, real `ollama` client, scripted fake Ollama server, Lua 5.2. Each fixture runs in its executor
+//    mode(s) — the issue-19 cases in all three, plus their native-loop form where they have one. Prints one row per
+//    run, `handled N/M`, and handled/total per class and per mode; the raw baseline of the same run is the corpus
+//    with the policies switched off (no repair, no duplicate stop, no default completion criteria, no question or
+//    bounce limits; tolerant parsing stays on). `--agent` runs another build of the package (e.g. an older commit's
+//    dist, for a before/after table); `--corpus-only` skips part 2.
 // 2. Prompt-cache friendliness of the rendered memory: the shared-prefix fraction of consecutive planner prompts
 //    (and the characters Ollama must re-evaluate per call) for the prefix-stable section order, the files-last
 //    variant and the original design order as the baseline — on the real acceptance run (fixing TODO.lua) and on a
 //    long synthetic session.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createPlannerExecutorStrategy, loadPlannerMemory, renderMemory } from '@ccagent/agent';
 import { runCorpus } from '../../../packages/agent/test/corpus/corpus-runner.mjs';
 import {
   BROKEN,
@@ -27,8 +31,15 @@ import {
 } from '../../../packages/agent/test/support/harness.mjs';
 
 const { values: flags } = parseArgs({
-  options: { only: { type: 'string' }, json: { type: 'boolean', default: false } },
+  options: {
+    only: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    'corpus-only': { type: 'boolean', default: false },
+    agent: { type: 'string' },
+  },
 });
+const { createNativeToolStrategy, createPlannerExecutorStrategy, loadPlannerMemory, renderMemory } =
+  flags.agent ? await import(pathToFileURL(path.resolve(flags.agent)).href) : await import('@ccagent/agent');
 
 const pad = (s, n) => String(s).padEnd(n);
 const num = (x, d = 3) => x.toFixed(d);
@@ -46,27 +57,62 @@ const POLICIES_OFF = {
 };
 
 const started = performance.now();
-const corpus = await runCorpus({ createPlannerExecutorStrategy, only: flags.only });
+const corpus = await runCorpus({ createPlannerExecutorStrategy, createNativeToolStrategy, only: flags.only });
 const corpusMs = performance.now() - started;
-const baseline = await runCorpus({ createPlannerExecutorStrategy, only: flags.only, override: POLICIES_OFF });
-const baseByName = new Map(baseline.results.map((r) => [r.name, r]));
+const baseline = await runCorpus({
+  createPlannerExecutorStrategy,
+  createNativeToolStrategy,
+  only: flags.only,
+  override: POLICIES_OFF,
+});
+const runKey = (r) => `${r.name} [${r.mode}]`;
+const baseByName = new Map(baseline.results.map((r) => [runKey(r), r]));
 
 console.log('\n# Failure corpus (policies on; raw baseline: the same fixtures with the policies off)\n');
 console.log(
-  `${pad('fixture', 42)} ${pad('role', 8)} ${pad('outcome', 28)} ${pad('calls', 5)} ${pad('handled', 8)} ${pad('off', 4)}  events`,
+  `${pad('fixture [mode]', 62)} ${pad('role', 8)} ${pad('outcome', 28)} ${pad('calls', 5)} ${pad('handled', 8)} ${pad('off', 4)}  events`,
 );
 for (const r of corpus.results) {
   const outcome = r.errorCode ? `${r.status} (${r.errorCode})` : r.status;
-  const off = baseByName.get(r.name)?.handled ? 'yes' : 'no';
+  const off = baseByName.get(runKey(r))?.handled ? 'yes' : 'no';
   console.log(
-    `${pad(r.name, 42)} ${pad(r.role, 8)} ${pad(outcome, 28)} ${pad(r.modelCalls, 5)} ${pad(r.handled ? 'yes' : 'NO', 8)} ${pad(off, 4)}  ${r.events.join(', ')}`,
+    `${pad(runKey(r), 62)} ${pad(r.role, 8)} ${pad(outcome, 28)} ${pad(r.modelCalls, 5)} ${pad(r.handled ? 'yes' : 'NO', 8)} ${pad(off, 4)}  ${r.events.join(', ')}`,
   );
   if (!r.handled) for (const p of r.problems) console.log(`    ! ${p}`);
 }
 console.log(
   `\nhandled ${corpus.handled}/${corpus.total}   (policies off: ${baseline.handled}/${baseline.total})   ` +
-    `${Math.round(corpusMs)} ms, ${num(corpusMs / Math.max(1, corpus.total), 0)} ms per fixture`,
+    `${Math.round(corpusMs)} ms, ${num(corpusMs / Math.max(1, corpus.total), 0)} ms per run`,
 );
+
+// Handled/total per class (rows) and executor mode (columns), and the same with the policies off.
+const MODE_COLUMNS = ['parser', 'model', 'parser-then-model', 'native'];
+/** @param {Array<{ class: string, mode: string, handled: boolean }>} results */
+function byClassAndMode(results) {
+  const classes = [...new Set(results.map((r) => r.class))].sort();
+  const cell = (rs) => (rs.length === 0 ? '—' : `${rs.filter((r) => r.handled).length}/${rs.length}`);
+  const rows = classes.map((c) => [
+    c,
+    ...MODE_COLUMNS.map((m) => cell(results.filter((r) => r.class === c && r.mode === m))),
+    cell(results.filter((r) => r.class === c)),
+  ]);
+  rows.push(['all', ...MODE_COLUMNS.map((m) => cell(results.filter((r) => r.mode === m))), cell(results)]);
+  return rows;
+}
+const printTable = (title, rows) => {
+  console.log(`\n# ${title}\n`);
+  console.log(`| class | ${MODE_COLUMNS.join(' | ')} | all |`);
+  console.log(`| --- | ${MODE_COLUMNS.map(() => '---').join(' | ')} | --- |`);
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+};
+const classTable = byClassAndMode(corpus.results);
+printTable('Handled/total per class and mode', classTable);
+printTable('The same with the policies off (raw baseline)', byClassAndMode(baseline.results));
+
+if (flags['corpus-only']) {
+  if (flags.json) console.log(JSON.stringify({ corpus, classTable }));
+  process.exit(corpus.handled === corpus.total ? 0 : 1);
+}
 
 // ---------------------------------------------------------------- 2. prompt-cache friendliness
 const ORDERS = ['stable', 'files-last', 'design'];

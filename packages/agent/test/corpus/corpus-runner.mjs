@@ -44,9 +44,71 @@ export const STANDARD_REPLIES = {
   }),
 };
 
+/** The three executor modes; a fixture with `modes` runs in each it names (the issue-19 cases: all three). */
+export const MODES = /** @type {const} */ (['parser', 'model', 'parser-then-model']);
+
+/** A reply in the JSON shape of the executor schema. @param {string} tool @param {unknown} parameters */
+const toolReply = (tool, parameters) =>
+  JSON.stringify({ kind: 'tool', explanation: 'translated', tool, parameters });
+
+/** Words of a canonical ARGS/THEN line: bare words and JSON-quoted ones. @param {string} text */
+function canonicalWords(text) {
+  return [...text.matchAll(/"(?:[^"\\]|\\.)*"|\S+/g)].map((m) =>
+    m[0].startsWith('"') ? JSON.parse(m[0]) : m[0],
+  );
+}
+
+/**
+ * A faithful executor model: the exact translation of the canonical directive it is given (the strategy sends
+ * `formatDirective`'s text as the first user message), written here from that text and not with the package's own
+ * parser. `null` for a message that is not a canonical directive.
+ * @param {string} text
+ */
+export function translateCanonical(text) {
+  const lines = text.split('\n');
+  const kind = (lines[0] ?? '').trim();
+  const field = (/** @type {string} */ name) => {
+    const l = lines.find((x) => x.startsWith(`${name}:`));
+    return l === undefined ? '' : l.slice(name.length + 1).trim();
+  };
+  switch (kind) {
+    case 'RUN':
+      return toolReply('cc_run_program', { path: field('PATH'), args: canonicalWords(field('ARGS')) });
+    case 'SHELL':
+      return toolReply('cc_shell', { command: field('COMMAND') });
+    case 'ASK_USER':
+      return toolReply('ask_user', { question: field('QUESTION'), why: field('WHY') });
+    case 'DONE':
+      return JSON.stringify({
+        kind: 'final',
+        explanation: 'translated',
+        result: { success: true, message: field('SUMMARY'), details: field('NOTES') },
+      });
+    case 'WRITE_FILE': {
+      const open = lines.findIndex((l) => l === 'CONTENT:') + 1;
+      const then = lines.findIndex((l, i) => i > open && l.startsWith('THEN:'));
+      const content = `${lines.slice(open + 1, then - 1).join('\n')}\n`;
+      const runs = lines
+        .slice(then + 1)
+        .filter((l) => l.startsWith('- '))
+        .map((l) => {
+          const [path, ...args] = canonicalWords(l.slice(2));
+          return { path, args };
+        });
+      return runs.length > 0
+        ? toolReply('cc_write_and_run', { path: field('PATH'), content, runs })
+        : toolReply('cc_write', { path: field('PATH'), content });
+    }
+    default:
+      return null;
+  }
+}
+
 /**
  * @typedef {string | string[] | { content?: string | string[], json?: unknown, doneReason?: string,
  *   fault?: Record<string, unknown> }} FixtureReply
+ * @typedef {{ status?: 'completed' | 'failed', errorCode?: string, events?: string[], absentEvents?: string[],
+ *   toolCalls?: number, called?: string[], neverCalled?: string[], result?: Record<string, unknown> }} Expectation
  * @typedef {{
  *   name: string, description: string, role: 'planner' | 'executor' | 'both',
  *   mode?: 'model' | 'parser' | 'parser-then-model', policy?: Record<string, unknown>,
@@ -54,9 +116,17 @@ export const STANDARD_REPLIES = {
  *   task?: { allowedCommands?: string[], budgets?: Record<string, number>, metadata?: Record<string, unknown> },
  *   files?: Record<string, string>, answers?: string[],
  *   planner: FixtureReply[], executor?: FixtureReply[],
- *   expect: { status: 'completed' | 'failed', errorCode?: string, events?: string[], absentEvents?: string[],
- *     toolCalls?: number }
+ *   expect: Expectation & { status: 'completed' | 'failed' },
+ *   class?: string, required?: string, modes?: Array<'parser' | 'model' | 'parser-then-model'>,
+ *   expectByMode?: Record<string, Expectation>, strict?: boolean, executorGuess?: FixtureReply,
+ *   native?: { replies: FixtureReply[], expect: Expectation & { status: 'completed' | 'failed' } }
  * }} Fixture
+ *
+ * Fixtures with `modes` (the cases of issue 19) run once per mode they name, with `expectByMode[mode]` laid over
+ * `expect`; their executor model answers from `executor` while it lasts (`"$translate"` = the faithful
+ * translation), then faithfully ({@link translateCanonical}); `executorGuess` is what it would answer to text that is
+ * not a directive (a guess the strategy must never ask for). `native` runs the same case's native-loop form.
+ * `called` / `neverCalled` are substrings of the dispatched calls (`command {json args}`).
  */
 
 /** Read every fixture, sorted by file name. @param {string} [dir] @returns {Promise<Fixture[]>} */
@@ -116,6 +186,68 @@ export function eventsOf(steps) {
   return events;
 }
 
+/**
+ * The executor script of a fixture with `modes`: its replies in order, then faithful translations.
+ * @param {Fixture} fixture
+ */
+function executorScript(fixture) {
+  const queue = (fixture.executor ?? []).map(expand);
+  return (/** @type {{ body: { messages?: Array<{ role: string, content: string }> } }} */ request) => {
+    const directive = request.body.messages?.find((m) => m.role === 'user')?.content ?? '';
+    const faithful = translateCanonical(directive);
+    if (faithful === null) {
+      return fixture.executorGuess !== undefined
+        ? expand(fixture.executorGuess)
+        : 'no directive to translate';
+    }
+    const next = queue.length > 0 ? queue.shift() : '$translate';
+    return next === '$translate' ? faithful : /** @type {any} */ (next);
+  };
+}
+
+/** The dispatched calls of a run as `command {json args}`. @param {Array<Record<string, unknown>>} history */
+function dispatched(history) {
+  return history.filter((h) => h.type === 'tool_call').map((h) => `${h.command} ${JSON.stringify(h.args)}`);
+}
+
+/**
+ * The problems of a finished run against an expectation (empty = handled).
+ * @param {Expectation & { status: string }} exp
+ * @param {{ status: string, errorCode?: string, events: string[], toolCalls: number, calls: string[],
+ *   result?: unknown }} got
+ */
+function judge(exp, got) {
+  const problems = [];
+  if (got.status !== exp.status) problems.push(`status ${got.status}, expected ${exp.status}`);
+  if (exp.errorCode !== undefined && got.errorCode !== exp.errorCode) {
+    problems.push(`error ${got.errorCode ?? 'none'}, expected ${exp.errorCode}`);
+  }
+  if (got.errorCode === 'strategy_error') problems.push('strategy crashed');
+  if (exp.events && !isSubsequence(got.events, exp.events)) {
+    problems.push(`events [${got.events.join(', ')}] lack [${exp.events.join(', ')}] in order`);
+  }
+  for (const e of exp.absentEvents ?? []) if (got.events.includes(e)) problems.push(`unexpected event ${e}`);
+  if (exp.toolCalls !== undefined && got.toolCalls !== exp.toolCalls) {
+    problems.push(`${got.toolCalls} tool calls, expected ${exp.toolCalls}`);
+  }
+  for (const c of exp.called ?? []) {
+    if (!got.calls.some((x) => x.includes(c)))
+      problems.push(`no dispatched call contains ${JSON.stringify(c)}`);
+  }
+  for (const c of exp.neverCalled ?? []) {
+    const hit = got.calls.find((x) => x.includes(c));
+    if (hit) problems.push(`dispatched ${hit}, which must never run`);
+  }
+  if (exp.result) {
+    const r = /** @type {Record<string, unknown>} */ (got.result ?? {});
+    for (const [k, v] of Object.entries(exp.result)) {
+      if (JSON.stringify(r[k]) !== JSON.stringify(v))
+        problems.push(`result.${k} ${JSON.stringify(r[k])}, expected ${JSON.stringify(v)}`);
+    }
+  }
+  return problems;
+}
+
 let runCounter = 0;
 
 /** @param {string[]} events @param {string[]} expected */
@@ -131,9 +263,10 @@ function isSubsequence(events, expected) {
  * time limit).
  * @param {Fixture} fixture
  * @param {{ createPlannerExecutorStrategy: (o: any) => import('@ccagent/engine').TaskStrategy,
- *   models: Awaited<ReturnType<typeof startModels>>, timeoutMs?: number,
+ *   models: Awaited<ReturnType<typeof startModels>>, timeoutMs?: number, mode?: string,
  *   override?: { policy?: Record<string, unknown>, completion?: Record<string, unknown> } }} deps
- *   `override` replaces policy/completion fields after the fixture's own (the bench's "policies off" baseline).
+ *   `override` replaces policy/completion fields after the fixture's own (the bench's "policies off" baseline);
+ *   `mode` is the executor mode of this run (a fixture with `modes`), else the fixture's `mode`.
  */
 export async function runFixture(fixture, deps) {
   const started = performance.now();
@@ -142,7 +275,11 @@ export async function runFixture(fixture, deps) {
   const planner = `corpus-planner-${fixture.name}-${tag}`;
   const executor = `corpus-executor-${fixture.name}-${tag}`;
   deps.models.fake.script(planner, fixture.planner.map(expand));
-  deps.models.fake.script(executor, (fixture.executor ?? []).map(expand));
+  deps.models.fake.script(
+    executor,
+    fixture.modes ? executorScript(fixture) : (fixture.executor ?? []).map(expand),
+  );
+  const mode = deps.mode ?? fixture.mode ?? 'parser-then-model';
   /** @type {string[]} */
   const problems = [];
   let status = 'crashed';
@@ -155,7 +292,8 @@ export async function runFixture(fixture, deps) {
     const strategy = deps.createPlannerExecutorStrategy({
       planner: deps.models.role(planner),
       executor: deps.models.role(executor),
-      mode: fixture.mode ?? 'parser-then-model',
+      mode,
+      ...(fixture.strict ? { strict: true } : {}),
       policy: { ...fixture.policy, ...deps.override?.policy },
       completion: { ...fixture.completion, ...deps.override?.completion },
       ...(fixture.interactive ? { interactive: true } : {}),
@@ -170,19 +308,18 @@ export async function runFixture(fixture, deps) {
     errorCode = run.task.error?.code;
     events = eventsOf(run.steps);
     toolCalls = run.task.counters.toolCalls;
-    const exp = fixture.expect;
-    if (status !== exp.status) problems.push(`status ${status}, expected ${exp.status}`);
-    if (exp.errorCode !== undefined && errorCode !== exp.errorCode) {
-      problems.push(`error ${errorCode ?? 'none'}, expected ${exp.errorCode}`);
-    }
+    const exp = { ...fixture.expect, ...(fixture.expectByMode?.[mode] ?? {}) };
+    problems.push(
+      ...judge(exp, {
+        status,
+        errorCode,
+        events,
+        toolCalls,
+        calls: dispatched(/** @type {any} */ (run.history)),
+        result: run.task.result,
+      }),
+    );
     if (errorCode === 'strategy_error') problems.push(`strategy crashed: ${run.task.error?.message}`);
-    if (exp.events && !isSubsequence(events, exp.events)) {
-      problems.push(`events [${events.join(', ')}] lack [${exp.events.join(', ')}] in order`);
-    }
-    for (const e of exp.absentEvents ?? []) if (events.includes(e)) problems.push(`unexpected event ${e}`);
-    if (exp.toolCalls !== undefined && toolCalls !== exp.toolCalls) {
-      problems.push(`${toolCalls} tool calls, expected ${exp.toolCalls}`);
-    }
   } catch (err) {
     problems.push(`crashed: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -192,6 +329,8 @@ export async function runFixture(fixture, deps) {
   return {
     name: fixture.name,
     role: fixture.role,
+    class: fixture.class ?? 'earlier corpus',
+    mode,
     handled: problems.length === 0,
     problems,
     status,
@@ -204,7 +343,69 @@ export async function runFixture(fixture, deps) {
 }
 
 /**
- * Run the whole corpus with one fake server. @param {{ createPlannerExecutorStrategy: any, dir?: string,
+ * Run a fixture's native-loop form (`fixture.native`): the scripted replies through the native tool-calling strategy,
+ * judged like the planner/executor runs (mode `native`).
+ * @param {Fixture} fixture
+ * @param {{ createNativeToolStrategy: (o: any) => import('@ccagent/engine').TaskStrategy,
+ *   models: Awaited<ReturnType<typeof startModels>>, timeoutMs?: number }} deps
+ */
+export async function runNativeFixture(fixture, deps) {
+  const started = performance.now();
+  const native = /** @type {NonNullable<Fixture['native']>} */ (fixture.native);
+  const name = `corpus-native-${fixture.name}-${++runCounter}`;
+  deps.models.fake.script(name, native.replies.map(expand));
+  /** @type {string[]} */
+  const problems = [];
+  let status = 'crashed';
+  /** @type {string | undefined} */
+  let errorCode;
+  let toolCalls = 0;
+  try {
+    const strategy = deps.createNativeToolStrategy({ model: deps.models.role(name) });
+    const run = await runTask(
+      strategy,
+      { prompt: PROMPT, kind: 'native' },
+      { files: fixture.files ?? HELLO, timeoutMs: deps.timeoutMs ?? 20_000 },
+    );
+    await removeRoot(run.root);
+    status = run.task.status;
+    errorCode = run.task.error?.code;
+    toolCalls = run.task.counters.toolCalls;
+    problems.push(
+      ...judge(native.expect, {
+        status,
+        errorCode,
+        events: [],
+        toolCalls,
+        calls: dispatched(/** @type {any} */ (run.history)),
+        result: run.task.result,
+      }),
+    );
+  } catch (err) {
+    problems.push(`crashed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const modelCalls = deps.models.fake.chatRequests(name).length;
+  if (modelCalls > MAX_MODEL_CALLS) problems.push(`${modelCalls} model calls (unbounded loop?)`);
+  return {
+    name: fixture.name,
+    role: 'native',
+    class: fixture.class ?? 'earlier corpus',
+    mode: 'native',
+    handled: problems.length === 0,
+    problems,
+    status,
+    errorCode,
+    events: [],
+    toolCalls,
+    modelCalls,
+    ms: Math.round(performance.now() - started),
+  };
+}
+
+/**
+ * Run the whole corpus with one fake server: each fixture in each of its `modes` (or its one `mode`), and its
+ * native form when it has one and `createNativeToolStrategy` is given. @param {{ createPlannerExecutorStrategy: any,
+ * createNativeToolStrategy?: any, dir?: string,
  * only?: string, override?: { policy?: Record<string, unknown>, completion?: Record<string, unknown> } }} options
  */
 export async function runCorpus(options) {
@@ -214,7 +415,13 @@ export async function runCorpus(options) {
   const models = await startModels();
   try {
     const results = [];
-    for (const f of fixtures) results.push(await runFixture(f, { ...options, models }));
+    for (const f of fixtures) {
+      for (const mode of f.modes ?? [undefined])
+        results.push(await runFixture(f, { ...options, models, mode }));
+      if (f.native && options.createNativeToolStrategy) {
+        results.push(await runNativeFixture(f, { ...options, models }));
+      }
+    }
     return { results, handled: results.filter((r) => r.handled).length, total: results.length };
   } finally {
     await models.close();
