@@ -40,6 +40,7 @@ export {
   parseDirective,
   splitArgs,
   stripThinking,
+  unwrapQuotes,
   type Directive,
   type DirectiveKind,
   type DirectiveParseError,
@@ -51,7 +52,16 @@ export {
   validateExecutorOutput,
   type ExecutorOutput,
   type ExecutorValidationError,
+  type ExecutorValidationOptions,
+  type FinalDetails,
 } from './executor-schema.js';
+export {
+  checkDerived,
+  checkDerivedCall,
+  derivedCommands,
+  escapesRoot,
+  type DerivationError,
+} from './derivation.js';
 export { extractJsonObject, type ExtractedJson, type JsonExtractError } from './json-extract.js';
 export {
   AGENT_TOOL_NAMES,

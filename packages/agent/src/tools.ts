@@ -68,11 +68,10 @@ export function toolsFor(commands: readonly string[]): AgentToolName[] {
 
 /**
  * Tools an executor reply may use for a directive of this kind: WRITE_FILE → cc_write / cc_write_and_run, RUN →
- * cc_run_program, SHELL → cc_shell, ASK_USER → ask_user, DONE → none (a `final` object). `null` (a reply the parser
- * could not read, handed to the executor by `parser-then-model`) → every tool except ask_user, which only an
- * ASK_USER directive may produce.
+ * cc_run_program, SHELL → cc_shell, ASK_USER → ask_user, DONE → none (a `final` object). A reply without a directive
+ * never reaches the executor (the planner gets it back), so there is no "any tool" case.
  */
-export function toolsForDirective(kind: Directive['kind'] | null): readonly AgentToolName[] {
+export function toolsForDirective(kind: Directive['kind']): readonly AgentToolName[] {
   switch (kind) {
     case 'WRITE_FILE':
       return ['cc_write_and_run', 'cc_write'];
@@ -84,8 +83,6 @@ export function toolsForDirective(kind: Directive['kind'] | null): readonly Agen
       return ['ask_user'];
     case 'DONE':
       return [];
-    case null:
-      return AGENT_TOOL_NAMES.filter((t) => t !== 'ask_user');
   }
 }
 

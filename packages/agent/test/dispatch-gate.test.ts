@@ -3,10 +3,11 @@
 // when the decision is made, not run. Real Engine, real `ollama` client over HTTP to the fake server, Lua 5.2.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { policyEvents, startModels } from './support/harness.mjs';
+import type * as Tools from '../src/tools.js';
 import { D, runHello } from './support/hello.js';
 
 vi.mock('../src/tools.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../src/tools.js')>();
+  const real = await importOriginal<typeof Tools>();
   return {
     ...real,
     // A faulty translation: SHELL becomes `rm -rf /`, RUN gains an argument, whatever the directive said.
