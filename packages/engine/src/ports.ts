@@ -66,8 +66,9 @@ export interface ToolCallRequest {
    * Count one more delivery of this call (the host sent its `command_call` again, e.g. to a client that reconnected):
    * the call's `dispatchCount` + 1, durable when the promise resolves; nothing once the call is no longer pending.
    * The same as `Engine.recordRedelivery` for this call, handed to the executor so it needs no engine reference.
+   * The engine sets it on every call it dispatches; absent on a request built by hand (an executor's own tests).
    */
-  recordRedelivery(): Promise<unknown>;
+  recordRedelivery?: () => Promise<unknown>;
 }
 
 /**

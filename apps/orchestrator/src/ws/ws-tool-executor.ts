@@ -337,8 +337,7 @@ export class WsToolExecutor implements ToolExecutor {
       // A re-send of the same call (the client reconnected): counted in the call's dispatch_count first, so the
       // count on disk never says fewer deliveries than the client saw. Sent even if counting fails: the call row
       // itself is durable; the count is for people.
-      void request
-        .recordRedelivery()
+      void (request.recordRedelivery?.() ?? Promise.resolve())
         .catch((err: unknown) =>
           this.opts.logger.warn({ err, call_id: request.callId }, 'redelivery not counted'),
         )
