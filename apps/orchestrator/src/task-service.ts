@@ -20,6 +20,8 @@ import { idFromKey } from './ids.js';
 import {
   budgetsFrom,
   resolveTaskSettings,
+  storedRunBudgets,
+  type RunBudgets,
   RUN_BUDGETS_KEY,
   runBudgetsJson,
   SETTINGS_KEY,
@@ -182,6 +184,99 @@ export class TaskService {
     }
   }
 
+  /**
+   * A follow-up message from a person (`from`: a client id, `http`, `cli`). A task that has not ended gets it in its
+   * history (its next step sees it; a sleeping task wakes); an ended task (completed, failed, cancelled) is reopened
+   * with it: same task and memory, fresh budgets of one run (those it was created with, within the operator maximums).
+   */
+  async message(taskId: string, text: string, from: string): Promise<ServiceResult<Task>> {
+    const task = await this.engine.getTask(taskId);
+    if (!task) return fail('not_found', `no task ${taskId}`);
+    try {
+      if (isEnded(task)) {
+        return {
+          ok: true,
+          value: await this.engine.reopenTask(taskId, {
+            reason: 'message',
+            budgets: this.freshBudgets(task),
+            entries: [{ type: 'message', text, from }],
+          }),
+        };
+      }
+      return { ok: true, value: await this.engine.postToTask(taskId, { type: 'message', text, from }) };
+    } catch (err) {
+      if (isEngineError(err, 'illegal_transition') || isEngineError(err, 'conflict')) {
+        // It ended (or was reopened) meanwhile: once more, on its new state.
+        const again = await this.engine.getTask(taskId);
+        if (again && again.status !== task.status) return this.message(taskId, text, from);
+        return fail('conflict', err.message);
+      }
+      return storageRefusal(err);
+    }
+  }
+
+  /** An outside event (`task_event`) for a task that has not ended: in its history, and a sleeping task wakes. */
+  async event(taskId: string, name: string, data: unknown): Promise<ServiceResult<Task>> {
+    const task = await this.engine.getTask(taskId);
+    if (!task) return fail('not_found', `no task ${taskId}`);
+    if (isEnded(task))
+      return fail('conflict', `task ${taskId} has ended (${task.status}); it takes no events`);
+    try {
+      return {
+        ok: true,
+        value: await this.engine.postToTask(taskId, {
+          type: 'event',
+          name,
+          ...(data !== undefined ? { data: data as JsonValue } : {}),
+        }),
+      };
+    } catch (err) {
+      if (isEngineError(err, 'illegal_transition') || isEngineError(err, 'conflict')) {
+        return fail('conflict', err.message);
+      }
+      return storageRefusal(err);
+    }
+  }
+
+  /** Resume a failed or cancelled task from its memory with fresh budgets (a `reopened` step-log record says so). */
+  async retry(taskId: string): Promise<ServiceResult<Task>> {
+    const task = await this.engine.getTask(taskId);
+    if (!task) return fail('not_found', `no task ${taskId}`);
+    if (task.status !== 'failed' && task.status !== 'cancelled') {
+      return fail(
+        'conflict',
+        `task ${taskId} is ${task.status}; only a failed or cancelled task can be retried`,
+      );
+    }
+    try {
+      return {
+        ok: true,
+        value: await this.engine.reopenTask(taskId, { reason: 'retry', budgets: this.freshBudgets(task) }),
+      };
+    } catch (err) {
+      if (isEngineError(err, 'illegal_transition') || isEngineError(err, 'conflict')) {
+        return fail('conflict', err.message);
+      }
+      return storageRefusal(err);
+    }
+  }
+
+  /**
+   * Budgets of a new run: the run budgets the task was created with (tasks created before they were stored: the
+   * kind's), counted from what the task has used so far, the deadline from now.
+   */
+  private freshBudgets(task: Task): { maxSteps?: number; maxToolCalls?: number; deadlineAt?: number } {
+    let run: RunBudgets | undefined = storedRunBudgets(task);
+    if (run === undefined) {
+      const spec = this.config.taskKinds[task.kind];
+      run = {};
+      if (spec?.budgets.maxSteps !== undefined) run.maxSteps = spec.budgets.maxSteps;
+      if (spec?.budgets.maxToolCalls !== undefined) run.maxToolCalls = spec.budgets.maxToolCalls;
+      if (spec?.budgets.deadlineMs !== undefined) run.deadlineMs = spec.budgets.deadlineMs;
+    }
+    return budgetsFrom(run, task.counters, this.clock.now());
+  }
+
   /** Answer the task's open question (`questionId` optional: the open one). */
   async answer(taskId: string, questionId: string | undefined, text: string): Promise<ServiceResult<Task>> {
     const task = await this.engine.getTask(taskId);
@@ -221,4 +316,8 @@ function storageRefusal(err: unknown): { ok: false; error: ServiceError } {
   const failure = findStorageFailure(err);
   if (failure === undefined) throw err;
   return fail('unavailable', `not stored: ${failure.message}`);
+}
+
+function isEnded(task: Task): boolean {
+  return task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled';
 }

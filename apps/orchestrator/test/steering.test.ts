@@ -1,7 +1,8 @@
 /**
  * Steering a task, end to end: the built `cc-orchestrator serve` as a child process, a temp SQLite file, the fake
  * model server from @ccagent/testkit behind the real strategies and Ollama adapter, real HTTP and `ws` clients.
- * Per-task settings at creation (what reaches the model request, what the operator's maximums refuse).
+ * Per-task settings at creation (what reaches the model request, what the operator's maximums refuse); follow-up
+ * messages to a running and to a finished task; retry of a failed task.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -169,5 +170,141 @@ describe('per-task settings', () => {
     });
     const list = (await (await fetch(`${s.url}/api/tasks`)).json()) as { tasks: unknown[] };
     expect(list.tasks).toEqual([]);
+  });
+});
+
+/** The text of every message of a recorded chat request, in order. */
+const contents = (req: { body: unknown } | undefined): string[] =>
+  ((req?.body as { messages?: Array<{ content: string }> }).messages ?? []).map((m) => m.content);
+
+/** A computer offering fs_write and run_program whose calls the test answers by hand. */
+async function computer(s: Served, id = 'pc-1'): Promise<TestClient> {
+  const c = await TestClient.connect(s.url, id, {
+    commands: [
+      { name: 'fs_write', args_schema: { type: 'object', required: ['path', 'content'] } },
+      { name: 'run_program', args_schema: { type: 'object', required: ['path'] } },
+    ],
+  });
+  clients.push(c);
+  return c;
+}
+
+const ok = (c: TestClient, call: Rec, result: unknown = { ok: true }) =>
+  c.send({ type: 'command_result', task_id: call.task_id, call_id: call.call_id, ok: true, result });
+
+describe('follow-up messages', () => {
+  it('a message to a running task changes what its next step does (HTTP and WS) (guards: every prompt a new task)', async () => {
+    // The model writes oak.lua, unless the last thing it was told mentions birch.
+    fake.script('qwen3:8b', (req) => {
+      const all = contents(req).join('\n');
+      if (all.includes('Wrote birch.lua')) return 'Done: birch.lua written as you asked.';
+      if (all.includes('use birch')) {
+        return { toolCalls: [{ name: 'fs_write', arguments: { path: '/birch.lua', content: 'x' } }] };
+      }
+      return { toolCalls: [{ name: 'fs_write', arguments: { path: '/oak.lua', content: 'x' } }] };
+    });
+    const s = await start();
+    const c = await computer(s);
+    c.send({
+      type: 'create_task',
+      request_id: 'r1',
+      task_kind: 'general_agent',
+      client_id: 'pc-1',
+      prompt: 'Write the wood program.',
+      allowed_commands: [],
+    });
+    const id = String((await c.waitFor('task_created', { request_id: 'r1' })).task_id);
+    const first = await c.waitFor('command_call', { task_id: id });
+    expect(first.args).toMatchObject({ path: '/oak.lua' });
+    // While the call runs, the person says something (over WS; HTTP below for the finished task).
+    c.send({ type: 'task_message', task_id: id, text: 'Actually, use birch.', request_id: 'm1' });
+    expect(await c.waitFor('task_update', { task_id: id, status: 'waiting_for_command' })).toBeTruthy();
+    ok(c, first, { ok: true, note: 'Wrote oak.lua' });
+    const second = await c.waitFor('command_call', { call_id: `${id}:call:2` });
+    expect(second.args).toEqual({ path: '/birch.lua', content: 'x' });
+    ok(c, second, { ok: true, note: 'Wrote birch.lua' });
+    const done = await until(s, id, (d) => d.task.status === 'completed');
+    expect(done.task.result).toMatchObject({ message: 'Done: birch.lua written as you asked.' });
+    const req2 = contents(fake.chatRequests('qwen3:8b')[1]);
+    expect(req2.at(-1)).toBe('Actually, use birch.'); // right after the first call's result
+    expect(done.history.find((h) => h.type === 'message')).toMatchObject({
+      text: 'Actually, use birch.',
+      from: 'pc-1',
+    });
+  });
+
+  it('a message to a finished task continues it: same task and memory, fresh budgets, completes again (guards: a finished task being final)', async () => {
+    fake.script('qwen3:8b', ['The answer is 4.', 'Doubled, it is 8.']);
+    const s = await start();
+    const created = await post(s, '/api/tasks', {
+      task_kind: 'general_agent',
+      prompt: 'What is 2+2?',
+      settings: { budgets: { max_steps: 3 } },
+    });
+    const id = (created.body.task as Rec).id as string;
+    await until(s, id, (d) => d.task.status === 'completed');
+    const m = await post(s, `/api/tasks/${id}/messages`, { text: 'Now double it.' });
+    expect(m.status).toBe(200);
+    expect((m.body.task as Rec).status).toBe('queued');
+    expect((m.body.task as Rec).budgets).toMatchObject({ max_steps: 4 }); // 1 step used + 3 fresh
+    const again = await until(
+      s,
+      id,
+      (d) => d.task.status === 'completed' && d.task.result?.message !== 'The answer is 4.',
+    );
+    expect(again.task.id).toBe(id);
+    expect(again.task.result).toMatchObject({ message: 'Doubled, it is 8.' });
+    // The second request carries the first exchange (the task's memory) and then the message.
+    expect(contents(fake.chatRequests('qwen3:8b')[1]).slice(-3)).toEqual([
+      'The answer is 4.',
+      '[The task was completed; it continues with the message below and a fresh budget.]',
+      'Now double it.',
+    ]);
+    expect(again.history.map((h) => h.type)).toEqual(['complete', 'resume', 'message', 'complete']);
+    // an event cannot go to a finished task; a message to an unknown task is not_found
+    const ev = await post(s, `/api/tasks/${id}/events`, { name: 'redstone' });
+    expect(ev.status).toBe(409);
+    expect((await post(s, '/api/tasks/nope/messages', { text: 'hi' })).status).toBe(404);
+    expect((await post(s, `/api/tasks/${id}/messages`, { text: '' })).status).toBe(400);
+  });
+});
+
+describe('retry', () => {
+  it('a failed task retried over HTTP resumes from its memory with fresh budgets, linked in the step log (guards: a failure being final)', async () => {
+    // First run: one model call allowed; the final summary is empty, so it fails with max_iterations.
+    fake.script('qwen3:8b', [
+      { toolCalls: [{ name: 'run_program', arguments: { path: '/a.lua' } }] },
+      '',
+      'a.lua printed 42; done.',
+    ]);
+    const s = await start();
+    const c = await computer(s);
+    const created = await post(s, '/api/tasks', {
+      task_kind: 'general_agent',
+      prompt: 'Run a.lua.',
+      client_id: 'pc-1',
+      settings: { budgets: { max_model_calls: 1 } },
+    });
+    const id = (created.body.task as Rec).id as string;
+    const call = await c.waitFor('command_call', { task_id: id });
+    ok(c, call, { ok: true, output: '42' });
+    const failed = await until(s, id, (d) => d.task.status === 'failed');
+    expect(failed.task.error).toMatchObject({ code: 'max_iterations' });
+    expect((await post(s, `/api/tasks/nope/retry`, {})).status).toBe(404);
+    const r = await post(s, `/api/tasks/${id}/retry`, {});
+    expect(r.status).toBe(200);
+    expect((r.body.task as Rec).status).toBe('queued');
+    const done = await until(s, id, (d) => d.task.status === 'completed');
+    expect(done.task.result).toMatchObject({ message: 'a.lua printed 42; done.' });
+    // resumed with its memory: the retried request shows the earlier call and its result
+    const req = contents(fake.chatRequests('qwen3:8b')[2]);
+    expect(req).toContain(JSON.stringify({ ok: true, output: '42' }));
+    expect(req.at(-1)).toContain('retried with a fresh budget');
+    expect(done.steps.find((x) => x.kind === 'reopened')).toMatchObject({
+      directive: { reason: 'retry', from: 'failed', previousError: { code: 'max_iterations' } },
+    });
+    // a completed task cannot be retried
+    const again = await post(s, `/api/tasks/${id}/retry`, {});
+    expect(again.status).toBe(409);
   });
 });

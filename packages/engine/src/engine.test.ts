@@ -977,3 +977,96 @@ describe('recovery on start', () => {
     expect(await h.statusOf('s')).toBe('running');
   });
 });
+
+describe('steering: messages, events, reopen', () => {
+  it('a message to a waiting task is in the history its next step sees; an event wakes a sleeping task at once (guards: messages never reaching the strategy, a timer-only wake)', async () => {
+    const seen: string[][] = [];
+    let decides = 0;
+    const strategy: TaskStrategy = {
+      decide(_task, history) {
+        decides++;
+        seen.push(history.filter((e) => e.type === 'message' || e.type === 'event').map((e) => e.type));
+        if (decides === 1) return Promise.resolve(toolCall('scan'));
+        if (decides === 2) return Promise.resolve({ type: 'continue', wakeAfterMs: 3_600_000 });
+        return Promise.resolve(complete(decides));
+      },
+    };
+    const exec = new ManualExecutor();
+    const h = setup(strategy, { executor: exec });
+    await h.engine.start();
+    await h.engine.createTask({ id: 't1', kind: 'demo', prompt: 'p' });
+    await h.until('call', () => exec.calls.length === 1);
+    await h.engine.postToTask('t1', { type: 'message', text: 'use birch', from: 'http' });
+    exec.reply('t1:call:1', { ok: true, result: null });
+    await h.until('sleeping', () => decides === 2);
+    await h.settle();
+    expect(await h.statusOf('t1')).toBe('running'); // asleep for an hour
+    await h.engine.postToTask('t1', { type: 'event', name: 'redstone', data: { on: true } });
+    await h.until('completed', async () => (await h.statusOf('t1')) === 'completed');
+    expect(seen).toEqual([[], ['message'], ['message', 'event']]);
+    const history = await h.engine.getHistory('t1');
+    expect(history.find((e) => e.type === 'message')).toMatchObject({
+      text: 'use birch',
+      from: 'http',
+      step: 1,
+    });
+    // an ended task takes no message: it has to be reopened
+    await expect(h.engine.postToTask('t1', { type: 'message', text: 'x' })).rejects.toSatisfy((e: unknown) =>
+      isEngineError(e, 'illegal_transition'),
+    );
+    await h.engine.stop();
+  });
+
+  it('reopening an ended task keeps its memory and history, sets new budgets and logs why; a retry of a completed task is refused (guards: a continuation losing memory, a stale budget ending it at once)', async () => {
+    let runs = 0;
+    const strategy: TaskStrategy = {
+      decide(task) {
+        runs++;
+        return Promise.resolve(
+          runs === 1
+            ? { type: 'fail', error: { code: 'gave_up', message: 'no' }, memory: { notes: ['first run'] } }
+            : complete({ memory: task.memory as never }),
+        );
+      },
+    };
+    const h = setup(strategy);
+    await h.engine.start();
+    await h.engine.createTask({ id: 't1', kind: 'demo', prompt: 'p', budgets: { maxSteps: 1 } });
+    await h.until('failed', async () => (await h.statusOf('t1')) === 'failed');
+    const reopened = await h.engine.reopenTask('t1', { reason: 'retry', budgets: { maxSteps: 2 } });
+    expect(reopened).toMatchObject({ status: 'queued', budgets: { maxSteps: 2 } });
+    expect(reopened.error).toBeUndefined();
+    await h.until('completed', async () => (await h.statusOf('t1')) === 'completed');
+    const done = await h.store.getTask('t1');
+    expect(done?.result).toEqual({ memory: { notes: ['first run'] } });
+    const history = await h.engine.getHistory('t1');
+    expect(history.map((e) => e.type)).toEqual(['fail', 'resume', 'complete']);
+    expect(history[1]).toMatchObject({ reason: 'retry', from: 'failed' });
+    const steps = await h.engine.getSteps('t1');
+    expect(steps.find((s) => s.kind === 'reopened')?.directive).toMatchObject({
+      reason: 'retry',
+      from: 'failed',
+      previousError: { code: 'gave_up' },
+    });
+    await expect(h.engine.reopenTask('t1', { reason: 'retry', budgets: {} })).rejects.toSatisfy(
+      (e: unknown) => isEngineError(e, 'illegal_transition'),
+    );
+    // a message continues a completed task
+    const again = await h.engine.reopenTask('t1', {
+      reason: 'message',
+      budgets: { maxSteps: 3 },
+      entries: [{ type: 'message', text: 'once more' }],
+    });
+    expect(again.status).toBe('queued');
+    await h.until('completed again', async () => (await h.statusOf('t1')) === 'completed' && runs === 3);
+    expect((await h.engine.getHistory('t1')).map((e) => e.type)).toEqual([
+      'fail',
+      'resume',
+      'complete',
+      'resume',
+      'message',
+      'complete',
+    ]);
+    await h.engine.stop();
+  });
+});

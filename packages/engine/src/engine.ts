@@ -31,12 +31,14 @@ import type {
 import { Scheduler } from './scheduler.js';
 import { StepRunner } from './step-runner.js';
 import { TaskCache } from './task-cache.js';
-import { assertTransition } from './task-state-machine.js';
+import { assertTransition, isTerminalStatus } from './task-state-machine.js';
 import type {
   CommandCallRecord,
   CommandOutcome,
   HistoryEntry,
+  JsonValue,
   NewTaskInput,
+  TaskBudgets,
   QuestionRecord,
   StepQuery,
   StoredStep,
@@ -253,6 +255,104 @@ export class Engine {
         history: [{ type: 'answer', questionId, answer: text, step: current.counters.steps, at: now }],
       });
       this.k.events.emit('questionAnswered', { task: next, question });
+      this.k.events.emitStatus(next, current.status);
+      return next;
+    });
+    this.k.scheduler.schedule(taskId);
+    return task;
+  }
+
+  /**
+   * Add a person's follow-up message, or an outside event, to the history of a task that has not ended: its next step
+   * sees it, and a task sleeping after a `continue` with `wakeAfterMs` (waiting for an event or a timer) is woken now.
+   * Durable before the promise resolves. Rejects with `illegal_transition` for an ended task (see
+   * {@link reopenTask}). A step deciding while the entry is written decides without it; the step after sees it.
+   */
+  async postToTask(
+    taskId: string,
+    body:
+      { type: 'message'; text: string; from?: string } | { type: 'event'; name: string; data?: JsonValue },
+  ): Promise<Task> {
+    this.k.scheduler.assertNotStopped();
+    const task = await this.k.cache.withLock(taskId, async () => {
+      const current = await this.k.cache.requireTask(taskId);
+      if (isTerminalStatus(current.status)) {
+        throw new EngineError('illegal_transition', `task ${taskId} has ended (${current.status})`, {
+          details: { taskId, status: current.status },
+        });
+      }
+      const now = this.k.clock.now();
+      const next: Task = { ...current, updatedAt: now };
+      await this.k.cache.commitTask({
+        task: next,
+        expectedStatus: current.status,
+        history: [{ ...body, step: current.counters.steps, at: now }],
+      });
+      return next;
+    });
+    this.trigger(taskId);
+    return task;
+  }
+
+  /**
+   * Reopen an ended task — by a follow-up message (any end) or a retry (`failed` or `cancelled` only) — with new
+   * budgets: status `queued`, its memory and history kept, its result and error cleared. A `resume` history entry
+   * (then `entries`, e.g. the message) and a `reopened` step-log record say why, both in one commit with the status.
+   * Rejects with `illegal_transition` for a task that has not ended, or a retry of a completed task.
+   */
+  async reopenTask(
+    taskId: string,
+    opts: {
+      reason: 'message' | 'retry';
+      budgets: TaskBudgets;
+      entries?: Array<{ type: 'message'; text: string; from?: string }>;
+    },
+  ): Promise<Task> {
+    this.k.scheduler.assertNotStopped();
+    const task = await this.k.cache.withLock(taskId, async () => {
+      const current = await this.k.cache.requireTask(taskId);
+      if (!isTerminalStatus(current.status) || (opts.reason === 'retry' && current.status === 'completed')) {
+        throw new EngineError(
+          'illegal_transition',
+          opts.reason === 'retry'
+            ? `task ${taskId} is ${current.status}; only a failed or cancelled task can be retried`
+            : `task ${taskId} is ${current.status}; only an ended task is reopened`,
+          { details: { taskId, status: current.status } },
+        );
+      }
+      const now = this.k.clock.now();
+      const { result: _result, error: _error, wakeAt: _wakeAt, progress: _progress, ...rest } = current;
+      const next: Task = {
+        ...rest,
+        status: assertTransition(current.status, 'queued', taskId),
+        budgets: { ...opts.budgets },
+        progressMessage: opts.reason === 'retry' ? 'retrying' : 'continuing with a new message',
+        updatedAt: now,
+      };
+      const step = current.counters.steps;
+      await this.k.cache.commitTask({
+        task: next,
+        expectedStatus: current.status,
+        history: [
+          { type: 'resume', reason: opts.reason, from: current.status, step, at: now },
+          ...(opts.entries ?? []).map((e) => ({ ...e, step, at: now })),
+        ],
+        steps: [
+          {
+            kind: 'reopened',
+            directive: {
+              reason: opts.reason,
+              from: current.status,
+              budgets: { ...opts.budgets } as JsonValue,
+              ...(current.error !== undefined
+                ? { previousError: current.error as unknown as JsonValue }
+                : {}),
+            },
+            step,
+            at: now,
+          },
+        ],
+      });
       this.k.events.emitStatus(next, current.status);
       return next;
     });

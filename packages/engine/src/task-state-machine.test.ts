@@ -18,6 +18,9 @@ const LEGAL: Array<[TaskStatus, TaskStatus]> = [
   ['waiting_for_user', 'running'],
   ['waiting_for_user', 'failed'],
   ['waiting_for_user', 'cancelled'],
+  ['completed', 'queued'],
+  ['failed', 'queued'],
+  ['cancelled', 'queued'],
 ];
 
 describe('task state machine', () => {
@@ -47,10 +50,10 @@ describe('task state machine', () => {
     }
   }
 
-  it('terminal states are exactly completed/failed/cancelled and have no way out (guards against reviving a finished task)', () => {
+  it('terminal states are exactly completed/failed/cancelled and their only way out is a reopen to queued (guards against reviving a finished task into a running state)', () => {
     expect(TASK_STATUSES.filter(isTerminalStatus)).toEqual(['completed', 'failed', 'cancelled']);
     for (const s of ['completed', 'failed', 'cancelled'] as const) {
-      for (const to of TASK_STATUSES) expect(canTransition(s, to)).toBe(false);
+      for (const to of TASK_STATUSES) expect(canTransition(s, to)).toBe(to === 'queued');
     }
   });
 });

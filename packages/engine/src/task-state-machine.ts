@@ -3,21 +3,24 @@ import type { TaskStatus } from './types.js';
 
 /**
  * The legal transition table: queued → running ⇄ waiting_for_command / waiting_for_user → completed | failed |
- * cancelled. Any non-terminal state may be cancelled or failed (budget, deadline); only `running` completes.
+ * cancelled. Any non-terminal state may be cancelled or failed (budget, deadline); only `running` completes. An ended
+ * task leaves its end only by being reopened (`Engine.reopenTask`: a follow-up message or a retry), back to `queued`.
  */
 export const TASK_TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   queued: ['running', 'failed', 'cancelled'],
   running: ['waiting_for_command', 'waiting_for_user', 'completed', 'failed', 'cancelled'],
   waiting_for_command: ['running', 'failed', 'cancelled'],
   waiting_for_user: ['running', 'failed', 'cancelled'],
-  completed: [],
-  failed: [],
-  cancelled: [],
+  completed: ['queued'],
+  failed: ['queued'],
+  cancelled: ['queued'],
 };
 
-/** True for `completed`, `failed` and `cancelled`: no transition leaves them. */
+const TERMINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+/** True for `completed`, `failed` and `cancelled`: the task has ended (only a reopen leaves them). */
 export function isTerminalStatus(status: TaskStatus): boolean {
-  return TASK_TRANSITIONS[status].length === 0;
+  return TERMINAL.has(status);
 }
 
 /** True when `from → to` is in {@link TASK_TRANSITIONS}. A self-transition is never legal. */

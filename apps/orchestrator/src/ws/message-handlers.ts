@@ -52,9 +52,8 @@ export function messageHandlers({ handshake, requests, subscriptions }: HandlerP
       conn.send(msg.id !== undefined ? { type: 'pong', id: msg.id } : { type: 'pong' });
     },
     pong: () => undefined,
-    // Parsed but not acted on yet (the steering work gives them handlers): ignored, as before the table.
-    task_message: () => undefined,
-    task_event: () => undefined,
+    task_message: (conn, msg, sender) => requests.taskMessage(conn, sender, msg),
+    task_event: (conn, msg, sender) => requests.taskEvent(conn, sender, msg),
     // A client reporting a problem with something the server sent: counted (metrics), nothing to answer.
     error: () => undefined,
   };

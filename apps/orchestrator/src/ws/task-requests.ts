@@ -5,7 +5,12 @@
  * of model-written tools). Each refusal is an `error` with the request's ids; nothing is changed by a refused request.
  */
 import type { Clock, Engine, Logger } from '@ccagent/engine';
-import type { CommandResultMessage, CreateTaskMessage } from '@ccagent/protocol';
+import type {
+  CommandResultMessage,
+  CreateTaskMessage,
+  TaskEventMessage,
+  TaskMessageMessage,
+} from '@ccagent/protocol';
 import type { ClientPersistence } from '../client-persistence.js';
 import type { OrchestratorConfig } from '../config.js';
 import type { TaskService } from '../task-service.js';
@@ -103,6 +108,45 @@ export class TaskRequests {
     // The canceller always hears the outcome: a repeated cancel emits no event, and it may not be a recipient.
     if (task.status === 'cancelled' || !this.o.subscriptions.recipients(r.value).has(sender))
       conn.send(toTaskUpdate(r.value));
+  }
+
+  /**
+   * `task_message`: a follow-up from the person at the computer (see `TaskService.message`). The sender hears the
+   * task's state once: from the status event of a reopened task when it is a recipient, else from this reply.
+   */
+  async taskMessage(conn: Connection, sender: string, msg: TaskMessageMessage): Promise<void> {
+    const task = await authorizedTask(this.o, conn, sender, msg.task_id, msg.request_id);
+    if (!task) return;
+    const r = await this.o.tasks.message(msg.task_id, msg.text, sender);
+    this.answerSteering(conn, sender, msg.task_id, msg.request_id, task.status, r);
+  }
+
+  /** `task_event`: something happened on the computer that the task should know; a sleeping task wakes. */
+  async taskEvent(conn: Connection, sender: string, msg: TaskEventMessage): Promise<void> {
+    const task = await authorizedTask(this.o, conn, sender, msg.task_id, msg.request_id);
+    if (!task) return;
+    const r = await this.o.tasks.event(msg.task_id, msg.name, msg.data);
+    this.answerSteering(conn, sender, msg.task_id, msg.request_id, task.status, r);
+  }
+
+  private answerSteering(
+    conn: Connection,
+    sender: string,
+    taskId: string,
+    requestId: string | undefined,
+    before: string,
+    r: Awaited<ReturnType<TaskService['message']>>,
+  ): void {
+    if (!r.ok) {
+      this.o.replies.serviceError(conn, r.error, {
+        task_id: taskId,
+        ...(requestId !== undefined ? { request_id: requestId } : {}),
+      });
+      return;
+    }
+    if (r.value.status === before || !this.o.subscriptions.recipients(r.value).has(sender)) {
+      conn.send(toTaskUpdate(r.value));
+    }
   }
 
   async userAnswer(

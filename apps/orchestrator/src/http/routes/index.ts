@@ -6,6 +6,7 @@ import type { Route } from '../route.js';
 import { listClients, listTools } from './clients.js';
 import { health, metricsText } from './health.js';
 import { installer, luaFile, manifest } from './lua.js';
+import { postEvent, postMessage, retryTask } from './steering.js';
 import { answerTask, cancelTask, createTask, getSteps, getTask, listTasks } from './tasks.js';
 
 /** Every route of the HTTP API. */
@@ -17,6 +18,14 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', pattern: /^\/api\/tasks\/([^/]+)\/steps$/, name: 'tasks.steps', handler: getSteps },
   { method: 'POST', pattern: /^\/api\/tasks\/([^/]+)\/cancel$/, name: 'tasks.cancel', handler: cancelTask },
   { method: 'POST', pattern: /^\/api\/tasks\/([^/]+)\/answer$/, name: 'tasks.answer', handler: answerTask },
+  {
+    method: 'POST',
+    pattern: /^\/api\/tasks\/([^/]+)\/messages$/,
+    name: 'tasks.message',
+    handler: postMessage,
+  },
+  { method: 'POST', pattern: /^\/api\/tasks\/([^/]+)\/events$/, name: 'tasks.event', handler: postEvent },
+  { method: 'POST', pattern: /^\/api\/tasks\/([^/]+)\/retry$/, name: 'tasks.retry', handler: retryTask },
   { method: 'GET', pattern: /^\/api\/clients$/, name: 'clients', handler: listClients },
   { method: 'GET', pattern: /^\/api\/tools$/, name: 'tools', handler: listTools },
   { method: 'GET', pattern: /^\/metrics$/, name: 'metrics', handler: metricsText },
