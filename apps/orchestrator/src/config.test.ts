@@ -30,6 +30,20 @@ describe('loadConfig', () => {
     expect(r.value.models.planner).toMatchObject({ provider: 'ollama', name: 'qwen3:8b' });
   });
 
+  it('makes strict executor replies a per-kind setting, off unless a kind turns it on', () => {
+    const r = loadConfig({
+      file: file({ taskKinds: { careful: { strategy: 'planner_executor', strict: true } } }),
+    });
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.value.taskKinds.careful?.strict).toBe(true);
+    expect(r.value.taskKinds.code_job?.strict).toBe(false);
+    const bad = loadConfig({
+      file: file({ taskKinds: { careful: { strategy: 'planner_executor', strict: 'yes' } } }),
+    });
+    expect(bad.ok).toBe(false);
+  });
+
   it('merges a file over the defaults (objects merge, arrays replace) and adds kinds', () => {
     const r = loadConfig({
       file: file({

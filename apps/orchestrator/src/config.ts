@@ -98,6 +98,12 @@ const taskKindSchema = z.strictObject({
   systemPromptFile: z.string().optional(),
   /** Planner/executor only: lift the question limit (a person is expected to be watching). */
   interactive: z.boolean().default(false),
+  /**
+   * Planner/executor only: strict executor replies — any deviation from exactly one bare JSON object (a fence, a
+   * trailing comma, `args` as a string …) is repaired, then bounced, instead of tolerated and logged. Default false
+   * (docs/agent.md, "The executor", says why).
+   */
+  strict: z.boolean().default(false),
   /** Native only: model calls per task before it fails with `max_iterations`. */
   maxIterations: positiveInt.optional(),
   /** Native only: timeout of each tool call (ms); default the command's own or `server.commandTimeoutMs`. */

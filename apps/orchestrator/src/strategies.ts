@@ -148,6 +148,7 @@ export function setupModels(
       mode: settings?.executor_mode ?? spec.executorMode,
       policy,
       interactive: settings?.interactive ?? spec.interactive,
+      strict: spec.strict,
       ...(completion !== undefined ? { completion } : {}),
       ...(spec.systemPrompt !== undefined ? { systemPrompt: spec.systemPrompt } : {}),
     });
