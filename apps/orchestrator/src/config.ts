@@ -108,6 +108,11 @@ const taskKindSchema = z.strictObject({
   maxIterations: positiveInt.optional(),
   /** Native only: timeout of each tool call (ms); default the command's own or `server.commandTimeoutMs`. */
   toolTimeoutMs: positiveInt.optional(),
+  /**
+   * Native only: offer the `wait` tool, so the model can sleep until an event for the task or a time (a long-lived
+   * kind: "every 10 minutes check the farm"). Give such a kind budgets of hours or days and a large `maxIterations`.
+   */
+  waitTool: z.boolean().default(false),
 });
 
 const kindName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'task kind names are lower_snake_case');

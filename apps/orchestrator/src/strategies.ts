@@ -127,6 +127,7 @@ export function setupModels(
         ...(spec.maxIterations !== undefined ? { maxIterations: spec.maxIterations } : {}),
         ...(spec.systemPrompt !== undefined ? { systemPrompt: spec.systemPrompt } : {}),
         ...(spec.toolTimeoutMs !== undefined ? { toolTimeoutMs: spec.toolTimeoutMs } : {}),
+        waitTool: spec.waitTool,
         ...envNative,
         // a request's own budget wins over the kind's and the environment's
         ...(requested !== undefined ? { maxIterations: requested } : {}),

@@ -33,6 +33,15 @@ const CONFIG = {
     maxDeadlineMs: 86_400_000,
     maxNumCtx: 32_768,
   },
+  taskKinds: {
+    // A long-lived kind: the model may sleep until an event or a time; budgets of days.
+    watcher: {
+      strategy: 'native',
+      waitTool: true,
+      maxIterations: 10_000,
+      budgets: { maxSteps: 100_000, deadlineMs: 7 * 86_400_000 },
+    },
+  },
 };
 
 beforeEach(async () => {
@@ -306,5 +315,56 @@ describe('retry', () => {
     // a completed task cannot be retried
     const again = await post(s, `/api/tasks/${id}/retry`, {});
     expect(again.status).toBe(409);
+  });
+});
+
+describe('events and long-lived tasks', () => {
+  it('a task waiting for an event sleeps without a busy loop, survives kill -9 and a restart, and an event wakes it (guards: Engine.trigger/wakeAfterMs unused, a timer-only wake)', async () => {
+    fake.script('qwen3:8b', (req) => {
+      const all = contents(req).join('\n');
+      if (all.includes('[event "redstone"')) return 'The lever was pulled: the door is open.';
+      return { toolCalls: [{ name: 'wait', arguments: { seconds: 3600, reason: 'the lever' } }] };
+    });
+    let s = await start();
+    const port = new URL(s.url).port;
+    const created = await post(s, '/api/tasks', {
+      task_kind: 'watcher',
+      prompt: 'Open the door when the lever is pulled.',
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = (created.body.task as Rec).id as string;
+    const asleep = await until(s, id, (d) =>
+      d.steps.some((x) => x.kind === 'decision' && (x.directive as Rec).type === 'continue'),
+    );
+    expect(asleep.task.status).toBe('running');
+    expect(asleep.steps.find((x) => x.kind === 'decision')?.directive).toMatchObject({
+      wakeAfterMs: 3_600_000,
+    });
+    const tools = (fake.chatRequests('qwen3:8b')[0]?.body as { tools: Array<{ function: { name: string } }> })
+      .tools;
+    expect(tools.map((t) => t.function.name)).toContain('wait');
+    // asleep: no model call, no step while nothing happens
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(fake.chatRequests('qwen3:8b')).toHaveLength(1);
+    expect((await detail(s, id)).steps.length).toBe(asleep.steps.length);
+
+    await servers.splice(servers.indexOf(s), 1)[0]?.kill9();
+    s = await start(port);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(fake.chatRequests('qwen3:8b')).toHaveLength(1); // still asleep after the restart
+    const ev = await post(s, `/api/tasks/${id}/events`, {
+      name: 'redstone',
+      data: { side: 'left', on: true },
+    });
+    expect(ev.status).toBe(200);
+    const done = await until(s, id, (d) => d.task.status === 'completed');
+    expect(done.task.result).toMatchObject({ message: 'The lever was pulled: the door is open.' });
+    const reqs = fake.chatRequests('qwen3:8b');
+    expect(reqs).toHaveLength(2);
+    expect(contents(reqs[1]).slice(-2)).toEqual([
+      JSON.stringify({ waited_up_to_seconds: 3600, note: 'woke up: see what follows' }),
+      '[event "redstone": {"side":"left","on":true}]',
+    ]);
+    expect(done.history.filter((h) => h.type === 'event')).toHaveLength(1);
   });
 });

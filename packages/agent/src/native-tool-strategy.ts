@@ -30,6 +30,11 @@ export interface NativeToolOptions {
    * False: the model is offered no tools and answers directly, as a chat (env AGENT_ENABLED). Default true.
    */
   agentEnabled?: boolean;
+  /**
+   * Offer the `wait` tool: the model sleeps until an event arrives for the task or the given time passes (a
+   * long-lived task: "every 10 minutes check the farm"). The task sleeps without a busy loop and across restarts.
+   */
+  waitTool?: boolean;
   /** Model calls failing in a row before the task fails with `model_failed`. Default 3. */
   maxModelFailures?: number;
   /** Longest tool result given back to the model, in characters. Default 8000. */
@@ -123,6 +128,8 @@ const callSchema = z.object({
   arguments: z.record(z.string(), z.unknown()),
   /** Set when the call was not run (an unknown tool, or the engine refused it): the error the model is given. */
   rejected: z.string().optional(),
+  /** Set for a call the strategy handled itself (`wait`): the result the model is given. */
+  local: z.string().optional(),
 });
 
 const turnSchema = z.object({
@@ -309,6 +316,29 @@ function outsideMessage(e: OutsideEntry, maxChars: number): ChatMessage {
   }
 }
 
+/** The `wait` tool of long-lived tasks (see `NativeToolOptions.waitTool`). */
+const WAIT_TOOL: ToolDefinition = {
+  name: 'wait',
+  description:
+    'Sleep until an event arrives for this task (a message from the user, a signal from the computer) or the given ' +
+    'number of seconds passes, whichever comes first. Use it for periodic work ("every 10 minutes check …") and to ' +
+    'wait for something to happen. Costs nothing while asleep.',
+  parameters: {
+    type: 'object',
+    properties: {
+      seconds: { type: 'integer', minimum: 1, maximum: 604800, description: 'longest sleep, in seconds' },
+      reason: { type: 'string', description: 'what you are waiting for' },
+    },
+    required: ['seconds'],
+  },
+};
+
+/** The sleep a `wait` call asks for, in whole seconds within 1 s … 7 days (a bad value: 60 s). */
+function waitSeconds(args: Record<string, unknown>): number {
+  const s = Number(args.seconds);
+  return Number.isFinite(s) ? Math.min(604_800, Math.max(1, Math.round(s))) : 60;
+}
+
 /** How the conversation is bounded: the prompt budget in characters, and the window's step in turns. */
 interface WindowLimits {
   budgetChars: number;
@@ -396,6 +426,10 @@ function conversation(
     for (const c of turn.calls) {
       if (c.rejected !== undefined) {
         out.push({ role: 'tool', toolName: c.name, content: JSON.stringify({ error: c.rejected }) });
+        continue;
+      }
+      if (c.local !== undefined) {
+        out.push({ role: 'tool', toolName: c.name, content: c.local });
         continue;
       }
       const issued = next >= base ? recent[next - base] : undefined;
@@ -588,10 +622,31 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
     let dispatched: NativeCall | undefined;
     for (let i = 0; i < turn.calls.length && !dispatched; i++) {
       const c = turn.calls[i] as NativeCall;
-      if (c.rejected !== undefined) continue;
+      if (c.rejected !== undefined || c.local !== undefined) continue;
       if (handedOut > 0) {
         handedOut--;
         continue;
+      }
+      if (opts.waitTool && c.name === WAIT_TOOL.name && refused === undefined) {
+        // Handled here: the task sleeps (durably, `wakeAt`) until an event for it or the time; no command runs.
+        const seconds = waitSeconds(c.arguments);
+        calls ??= turn.calls.slice();
+        calls[i] = {
+          name: c.name,
+          arguments: c.arguments,
+          local: JSON.stringify({ waited_up_to_seconds: seconds, note: 'woke up: see what follows' }),
+        };
+        const turns = mem.turns.slice();
+        turns[last] = withCalls(anchor === undefined ? turn : { ...turn, callsBefore: anchor }, calls);
+        return {
+          mem: nextMemory({ ...mem, turns }),
+          decision: {
+            type: 'continue',
+            wakeAfterMs: seconds * 1000,
+            // no note: a note right before a step reads as the engine refusing the call handed out
+            message: `waiting up to ${seconds} s for an event`,
+          },
+        };
       }
       let reason: string | undefined;
       if (refused !== undefined) {
@@ -682,6 +737,7 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
       memory: mem as unknown as JsonValue,
     });
     const tools = agentEnabled ? toolDefinitions(commands) : [];
+    if (agentEnabled && opts.waitTool) tools.push(WAIT_TOOL);
     const { messages, firstShown } = conversation(
       task,
       history,
