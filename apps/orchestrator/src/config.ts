@@ -142,6 +142,33 @@ const serverSchema = z.strictObject({
   disconnectPolicy: z.enum(['fail', 'wait']).default('fail'),
   /** Let a client create, read, answer or cancel tasks bound to another client (off: each client sees its own). */
   crossClientAccess: z.boolean().default(false),
+  /** Who may reach the server and how computers prove who they are (docs/security.md). */
+  security: z
+    .strictObject({
+      /**
+       * Host names accepted in the `Host` header besides IP literals and `localhost` (against DNS rebinding): the
+       * names computers and browsers use to reach this server. `"*"` accepts any (only behind a checking proxy).
+       */
+      allowedHosts: z.array(z.string().min(1).toLowerCase()).default([]),
+      /** Browser origins (`https://dash.example:8443`) allowed to call the API and open WebSockets besides the server's own. */
+      allowedOrigins: z.array(z.string().regex(/^https?:\/\/[^/]+$/, 'scheme://host[:port]')).default([]),
+      /** Refuse computers without their own key (the shared token and an open server then only serve operators). */
+      requireClientKeys: z.boolean().default(false),
+      /** Life of an enrollment code (ms). */
+      enrollmentTtlMs: positiveInt.default(15 * 60_000),
+      /** How long a rotated key keeps working beside its successor (ms). */
+      rotationOverlapMs: positiveInt.default(24 * 3600_000),
+      /** Failed authentications allowed per source address and minute before guessable secrets are not checked. */
+      authFailuresPerMinute: positiveInt.default(10),
+    })
+    .default({
+      allowedHosts: [],
+      allowedOrigins: [],
+      requireClientKeys: false,
+      enrollmentTtlMs: 15 * 60_000,
+      rotationOverlapMs: 24 * 3600_000,
+      authFailuresPerMinute: 10,
+    }),
   /** Most simultaneous WebSocket connections; further upgrades get HTTP 503. */
   maxConnections: positiveInt.default(20_000),
   /** Concurrent chat calls per model name (the engine queues the rest fairly). */

@@ -4,6 +4,7 @@
  * write-ahead rule (the engine recovers before any client can connect).
  */
 import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +32,10 @@ import { Metrics } from './metrics.js';
 import { pullHint, type AvailabilityReport, type ModelAvailability } from './model-availability.js';
 import { OrchestratorError } from './orchestrator-error.js';
 import { setupModels } from './strategies.js';
+import { InMemoryCredentialStore, type CredentialStore } from './security/credential-store.js';
+import { HttpAccess } from './security/http-access.js';
+import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
+import { SecurityService } from './security/security-service.js';
 import { TaskService } from './task-service.js';
 import { AnsweredCalls } from './ws/answered-calls.js';
 import { ArgsValidator } from './ws/args-validator.js';
@@ -43,6 +48,7 @@ import { TaskRequests } from './ws/task-requests.js';
 import { maxRejectedFor, WsGateway } from './ws/ws-gateway.js';
 import { WsReplies } from './ws/ws-replies.js';
 import { RefusalLog } from './refusal-log.js';
+import { CLOSE_CODES } from './ws/close-codes.js';
 import { WsToolExecutor } from './ws/ws-tool-executor.js';
 
 /** Options of {@link startOrchestrator}. */
@@ -57,8 +63,10 @@ export interface OrchestratorOptions {
   durability?: 'full' | 'normal';
   /** Ollama base URL for models without their own `baseUrl`. */
   ollamaUrl: string;
-  /** Shared secret required from clients (WebSocket `hello`, HTTP bearer), if any. */
+  /** Shared secret: the operator credential (HTTP bearer) and the legacy key of computers not yet enrolled. */
   token?: string;
+  /** Serve `https://` and `wss://` with this certificate and private key (PEM). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
   logger: Logger & ModelLogger;
   /** Directory of the Lua client bundle (default: `lua/` beside the built files). */
   luaDir?: string;
@@ -111,6 +119,8 @@ export interface RunningOrchestrator {
   port: number;
   report: StartupReport;
   engine: Engine;
+  /** Keys, enrollment and the audit log of this server. */
+  security: SecurityService;
   close(): Promise<void>;
 }
 
@@ -150,6 +160,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const clients: ClientPersistence = sqlite
     ? new SqliteClientPersistence(sqlite)
     : new InMemoryClientPersistence();
+  const credentialStore: CredentialStore = sqlite ? sqlite.security : new InMemoryCredentialStore();
   const closeStore = async (): Promise<void> => {
     await store.close().catch((err: unknown) => logger.error({ err }, 'closing the store failed'));
   };
@@ -166,6 +177,27 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   }
 
   const s = config.server;
+  const sec = s.security;
+  const security = await SecurityService.open({
+    store: credentialStore,
+    token: o.token,
+    requireClientKeys: sec.requireClientKeys,
+    enrollmentTtlMs: sec.enrollmentTtlMs,
+    rotationOverlapMs: sec.rotationOverlapMs,
+    failures: { maxFailures: sec.authFailuresPerMinute, windowMs: 60_000 },
+    now: () => clock.now(),
+    logger,
+  }).catch(async (err: unknown) => {
+    await closeStore();
+    throw err;
+  });
+  const policy: GuardPolicy = {
+    allowedHosts: sec.allowedHosts,
+    allowedOrigins: sec.allowedOrigins,
+    scheme: o.tls ? 'https' : 'http',
+  };
+  /** client id → the credential its current connection authenticated with (to close it on revocation). */
+  const connectedWith = new Map<string, string>();
   const registry = new ClientRegistry(s.reconnectGraceMs, clock);
   // Task events a client missed are replayed when it is back: from its disconnect, or — for a client still
   // connected when the previous process died — from just before that process's last write (events committed in its
@@ -232,6 +264,11 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     replies,
     clock,
     logger,
+    authenticate: (clientId, token, source) => {
+      const r = security.authenticateHello(clientId, token, source);
+      if (r.ok) connectedWith.set(clientId, r.principal.actor);
+      return r;
+    },
   });
   const requests = new TaskRequests({
     config,
@@ -243,6 +280,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     replies,
     clock,
     logger,
+    audit: (who, action, target, detail) => void security.audit(who, action, target, 'ok', detail),
   });
   const gateway = new WsGateway({
     config,
@@ -260,7 +298,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const lua = new LuaAssets(o.luaDir ?? defaultLuaDir());
   const pages: TaskPageSource | undefined = sqlite;
   const http = new HttpApi({
-    token: o.token,
+    // Authentication and roles are checked in front of the API (HttpAccess).
+    token: undefined,
     engine,
     store,
     pages,
@@ -285,8 +324,48 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   });
   await engine.start();
 
-  const server: Server = createServer(http.handle);
-  server.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
+  const front = new HttpAccess({
+    policy,
+    security,
+    getTask: (id) => engine.getTask(id),
+    next: http.handle,
+    logger,
+  });
+  // A revoked key's connection is closed at once (its client id's live connection, when it used that key).
+  security.onRevoked((revoked) => {
+    for (const c of revoked) {
+      if (c.clientId === undefined) continue;
+      const conn = registry.connection(c.clientId);
+      if (conn && connectedWith.get(c.clientId) === c.id) {
+        logger.warn({ client_id: c.clientId, credential: c.id }, 'closing the connection of a revoked key');
+        conn.close(CLOSE_CODES.unauthorized, 'this key was revoked');
+      }
+    }
+  });
+  const server: Server = o.tls
+    ? createTlsServer({ cert: o.tls.cert, key: o.tls.key }, front.handle)
+    : createServer(front.handle);
+  server.on('upgrade', (req, socket, head) => {
+    const v = guardUpgrade(req.headers, policy);
+    if (!v.ok) {
+      logger.warn(
+        {
+          source: req.socket.remoteAddress,
+          origin: req.headers.origin,
+          host: req.headers.host,
+          code: v.code,
+        },
+        'websocket upgrade refused',
+      );
+      const text = JSON.stringify({ error: { code: v.code, message: v.message } });
+      socket.end(
+        `HTTP/1.1 ${v.status} ${v.status === 403 ? 'Forbidden' : 'Misdirected Request'}\r\nConnection: close\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+      );
+      return;
+    }
+    gateway.handleUpgrade(req, socket, head);
+  });
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
   });
@@ -314,7 +393,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   }
   const addr = server.address() as AddressInfo;
   const hostText = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const url = `http://${hostText}:${addr.port}`;
+  const url = `${o.tls ? 'https' : 'http'}://${hostText}:${addr.port}`;
 
   logger.info({ url, db: dbPath, resumed: unfinished.length }, 'orchestrator listening');
   const models = availability.check(true).then((report): ModelReport => {
@@ -354,6 +433,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     url,
     port: addr.port,
     engine,
+    security,
     report: {
       url,
       dbPath,

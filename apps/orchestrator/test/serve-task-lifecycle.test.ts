@@ -209,6 +209,7 @@ describe('cc-orchestrator serve: cancel and restart', () => {
     const call = await c.waitFor('command_call', { task_id: taskId });
     const res = await fetch(`${s.url}/api/tasks/${taskId}/cancel`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: '{"reason":"user changed mind"}',
     });
     expect(res.status).toBe(200);

@@ -60,3 +60,15 @@ export {
 export { MessageHashMemo, chunkHashes, packedHashes, type StepMessage } from './step-messages.js';
 /** The Drizzle table definitions (one shared schema), for read-only SQL by other tools. */
 export * as schema from './schema.js';
+export {
+  CREDENTIAL_ROLES,
+  SecurityTables,
+  type AuditInput,
+  type AuditQuery,
+  type AuditRecord,
+  type CredentialGrants,
+  type CredentialRecord,
+  type CredentialRole,
+  type EnrollmentRecord,
+  type RedeemResult,
+} from './security-tables.js';

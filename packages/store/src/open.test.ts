@@ -75,8 +75,11 @@ describe('openSqliteStore', () => {
     ).map((r) => r.name);
     expect(tables).toEqual([
       '__drizzle_migrations',
+      'audit_log',
       'clients',
       'command_calls',
+      'credentials',
+      'enrollment_codes',
       'history',
       'model_tools',
       'questions',

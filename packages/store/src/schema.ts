@@ -5,7 +5,7 @@
  * Conventions: times are epoch milliseconds (INTEGER); columns documented as "JSON" hold `JSON.stringify` text, where
  * SQL NULL means "absent" and the text `null` means the JSON value null.
  */
-import { index, integer, primaryKey, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /** One row per task: its current state (the history and step log live in their own tables). */
 export const tasks = sqliteTable(
@@ -217,4 +217,67 @@ export const modelTools = sqliteTable(
     recordedAt: integer('recorded_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.clientId, t.name] }), index('model_tools_status_idx').on(t.status)],
+);
+
+/**
+ * Credentials (schema version 6): who may connect or call the API, one row per key. Only a SHA-256 hash of each key
+ * is stored. `role` is `computer` (bound to `client_id`), `viewer` (read-only HTTP) or `operator`.
+ */
+export const credentials = sqliteTable(
+  'credentials',
+  {
+    id: text('id').primaryKey(),
+    role: text('role').notNull(),
+    clientId: text('client_id'),
+    name: text('name'),
+    /** base64url SHA-256 of the key. */
+    keyHash: text('key_hash').notNull(),
+    /** JSON: `{ kinds?: string[], observeOthers?: boolean }` (what a computer may do beyond its own tasks). */
+    grants: text('grants'),
+    createdAt: integer('created_at').notNull(),
+    /** Set on the old key by a rotation: it keeps working until then. */
+    expiresAt: integer('expires_at'),
+    revokedAt: integer('revoked_at'),
+  },
+  (t) => [
+    index('credentials_client_idx').on(t.clientId),
+    uniqueIndex('credentials_key_hash_idx').on(t.keyHash),
+  ],
+);
+
+/** Enrollment codes (schema version 6): short-lived, single-use, stored as hashes; redeemed for a computer key. */
+export const enrollmentCodes = sqliteTable('enrollment_codes', {
+  codeHash: text('code_hash').primaryKey(),
+  /** The client id the code is for, or NULL: the computer names itself. */
+  clientId: text('client_id'),
+  name: text('name'),
+  /** JSON grants handed to the credential. */
+  grants: text('grants'),
+  createdAt: integer('created_at').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+  usedAt: integer('used_at'),
+  /** Credential created with it. */
+  credentialId: text('credential_id'),
+});
+
+/** Audit log (schema version 6): who did what to which object, and when. */
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    id: integer('id').primaryKey(),
+    at: integer('at').notNull(),
+    /** Credential id, `token` (the shared operator token), `open` (no credential on an open loopback server). */
+    actor: text('actor').notNull(),
+    role: text('role').notNull(),
+    /** Remote address (and transport). */
+    source: text('source').notNull(),
+    /** e.g. task.create, task.cancel, task.answer, client.enroll, client.revoke, auth.fail */
+    action: text('action').notNull(),
+    target: text('target'),
+    /** ok | refused */
+    outcome: text('outcome').notNull(),
+    /** JSON */
+    detail: text('detail'),
+  },
+  (t) => [index('audit_at_idx').on(t.at)],
 );

@@ -30,6 +30,7 @@ import type {
   TaskStore,
 } from '@ccagent/engine';
 import Database from 'better-sqlite3';
+import { SecurityTables } from './security-tables.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { checkSchema, migrate, readSchemaInfo, SCHEMA_VERSION } from './migrate.js';
 import { SqliteClients } from './sqlite/clients.js';
@@ -160,6 +161,8 @@ export class SqliteStore implements TaskStore {
   private readonly tasks: SqliteTasks;
   private readonly steps: SqliteStepLog;
   private readonly clients: SqliteClients;
+  /** Credentials, enrollment codes and the audit log (schema version 6). */
+  readonly security: SecurityTables;
 
   /** @internal Use {@link openSqliteStore}. */
   constructor(
@@ -181,6 +184,12 @@ export class SqliteStore implements TaskStore {
     this.steps = new SqliteStepLog(this.c);
     this.tasks = new SqliteTasks(this.c, this.steps);
     this.clients = new SqliteClients(this.c);
+    const c = this.c;
+    this.security = new SecurityTables({
+      orm: c.orm,
+      write: (run) => c.writeStore(run),
+      read: (run) => c.read(run),
+    });
   }
 
   // The connection's state, as the store's own tests inspect it (they read these by name).

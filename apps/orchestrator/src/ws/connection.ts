@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Principal } from '../security/security-service.js';
 import { ChunkAssembler, encodeFrames, type ServerMessage } from '@ccagent/protocol';
 import WebSocket from 'ws';
 import type { RateLimitState } from './client-rate-limits.js';
@@ -29,6 +30,8 @@ export class Connection {
   readonly serial = nextSerial++;
   /** Set by a valid `hello`. */
   clientId: string | undefined;
+  /** Who the connection authenticated as in its `hello` (set with `state = 'ready'`). */
+  principal: Principal | undefined;
   state: ConnectionState = 'awaiting_hello';
   /** Last time any frame arrived (ms), for the heartbeat. */
   lastRxAt: number;

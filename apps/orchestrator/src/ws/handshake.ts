@@ -13,6 +13,7 @@ import type { OrchestratorConfig } from '../config.js';
 import { secretMatches } from '../ids.js';
 import { ORCHESTRATOR_VERSION } from '../version.js';
 import { commandSpecToDescriptor } from '../wire.js';
+import type { AuthResult, Principal } from '../security/security-service.js';
 import type { ArgsValidator } from './args-validator.js';
 import type { ClientRateLimits } from './client-rate-limits.js';
 import { CLOSE_CODES } from './close-codes.js';
@@ -33,6 +34,11 @@ export interface HandshakeOptions {
   replies: WsReplies;
   clock: Clock;
   logger: Logger;
+  /**
+   * Who a `hello` is (the per-computer key, the shared token, or an open server). Without it, only the shared token
+   * is checked (embedding and tests).
+   */
+  authenticate?: (clientId: string, token: string | undefined, source: string) => AuthResult;
 }
 
 /** See the module comment. */
@@ -76,14 +82,33 @@ export class Handshake {
       );
       return;
     }
-    if (this.o.token !== undefined && !secretMatches(msg.token, this.o.token)) {
-      refuse(
-        'unauthorized',
-        msg.token === undefined ? 'this server requires a token' : 'wrong token',
-        CLOSE_CODES.unauthorized,
-        '$.token',
-      );
-      return;
+    const source = `ws ${conn.remoteAddress}`;
+    let principal: Principal;
+    if (this.o.authenticate) {
+      // Before anything is recorded about the client: a refused hello writes nothing and replaces no one.
+      const auth = this.o.authenticate(msg.client_id, msg.token, source);
+      if (!auth.ok) {
+        refuse(
+          auth.code,
+          auth.message,
+          auth.code === 'rate_limited' ? CLOSE_CODES.rateLimited : CLOSE_CODES.unauthorized,
+          '$.token',
+        );
+        return;
+      }
+      principal = auth.principal;
+    } else {
+      if (this.o.token !== undefined && !secretMatches(msg.token, this.o.token)) {
+        refuse(
+          'unauthorized',
+          msg.token === undefined ? 'this server requires a token' : 'wrong token',
+          CLOSE_CODES.unauthorized,
+          '$.token',
+        );
+        return;
+      }
+      const actor = this.o.token === undefined ? 'open' : 'token';
+      principal = { role: 'computer', actor, clientId: msg.client_id, grants: {}, source };
     }
     if (first) {
       const wait = this.o.rateLimits.cutOffFor(msg.client_id, this.o.maxRejected, this.o.clock.now());
@@ -144,6 +169,7 @@ export class Handshake {
     if (conn.state === 'closing') return;
     conn.clientId = clientId;
     conn.state = 'ready';
+    conn.principal = principal;
     // From here on its frames count against the client's limit, which a reconnect does not reset.
     const at = this.o.clock.now();
     conn.useClientLimit(this.o.rateLimits.acquire(clientId, at), at);

@@ -53,7 +53,7 @@ export class TaskSubscriptions {
   }
 
   async subscribe(conn: Connection, sender: string, taskId: string, requestId?: string): Promise<void> {
-    const task = await authorizedTask(this.o, conn, sender, taskId, requestId);
+    const task = await authorizedTask(this.o, conn, sender, taskId, requestId, true);
     if (!task) return;
     this.o.registry.get(sender)?.subscriptions.add(taskId);
     this.index(taskId, sender);

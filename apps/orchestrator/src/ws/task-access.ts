@@ -21,6 +21,7 @@ export async function authorizedTask(
   sender: string,
   taskId: string,
   requestId?: string,
+  readOnly = false,
 ): Promise<Task | undefined> {
   const ids = { task_id: taskId, ...(requestId !== undefined ? { request_id: requestId } : {}) };
   const task = await d.engine.getTask(taskId);
@@ -28,7 +29,9 @@ export async function authorizedTask(
     d.replies.error(conn, 'not_found', `no task ${taskId}`, ids);
     return undefined;
   }
-  if (!d.tasks.canAccess(task, sender)) {
+  // A key granted observe_others may read and subscribe to any task, never act on it.
+  const observer = readOnly && conn.principal?.grants.observeOthers === true;
+  if (!observer && !d.tasks.canAccess(task, sender)) {
     // Same answer as for a missing task would leak less, but a clear reason helps the person at the computer.
     d.replies.error(conn, 'forbidden', `task ${taskId} belongs to another client`, ids);
     return undefined;

@@ -15,6 +15,7 @@ import type { ClientPersistence } from '../client-persistence.js';
 import type { OrchestratorConfig } from '../config.js';
 import type { TaskService } from '../task-service.js';
 import { CREATOR_KEY, toTaskUpdate } from '../wire.js';
+import type { Principal } from '../security/security-service.js';
 import type { CommandResults } from './command-results.js';
 import type { Connection } from './connection.js';
 import { duplicateName, toToolInfo } from './handshake.js';
@@ -33,6 +34,8 @@ export interface TaskRequestsOptions {
   replies: WsReplies;
   clock: Clock;
   logger: Logger;
+  /** Record a client's request in the audit log (created, cancelled, answered). */
+  audit?: (who: Principal, action: string, target: string, detail?: unknown) => void;
 }
 
 /** See the module comment. */
@@ -46,6 +49,19 @@ export class TaskRequests {
         ...ids,
         path: '$.client_id',
       });
+      return;
+    }
+    const kinds = conn.principal?.grants.kinds;
+    if (kinds !== undefined && !kinds.includes(msg.task_kind)) {
+      this.o.replies.error(
+        conn,
+        'forbidden',
+        `this computer may not create tasks of kind "${msg.task_kind}"`,
+        {
+          ...ids,
+          path: '$.task_kind',
+        },
+      );
       return;
     }
     const req = {
@@ -73,6 +89,7 @@ export class TaskRequests {
         return;
       }
       conn.send({ type: 'task_created', request_id: msg.request_id, task_id: task.id, status: task.status });
+      if (r.value.created) this.auditAs(conn, 'task.create', task.id, { via: 'ws', kind: task.kind });
     } finally {
       this.o.subscriptions.release(id);
     }
@@ -105,6 +122,7 @@ export class TaskRequests {
       });
       return;
     }
+    if (task.status !== 'cancelled') this.auditAs(conn, 'task.cancel', taskId, { via: 'ws' });
     // The canceller always hears the outcome: a repeated cancel emits no event, and it may not be a recipient.
     if (task.status === 'cancelled' || !this.o.subscriptions.recipients(r.value).has(sender))
       conn.send(toTaskUpdate(r.value));
@@ -160,6 +178,11 @@ export class TaskRequests {
     if (!task) return;
     const r = await this.o.tasks.answer(taskId, questionId, text);
     if (!r.ok) this.o.replies.serviceError(conn, r.error, { task_id: taskId });
+    else this.auditAs(conn, 'task.answer', taskId, { via: 'ws', question_id: questionId });
+  }
+
+  private auditAs(conn: Connection, action: string, target: string, detail?: unknown): void {
+    if (conn.principal) this.o.audit?.(conn.principal, action, target, detail);
   }
 
   async toolsUpdate(

@@ -1,0 +1,413 @@
+/**
+ * Who is calling: authenticates HTTP bearers and WebSocket `hello`s against the shared operator token and the
+ * per-computer keys, issues and redeems enrollment codes, revokes and rotates keys, throttles failed attempts per
+ * source, and writes the audit log. Keys are kept in memory by hash (loaded at start, changed only through this
+ * service), so a check costs one SHA-256 and a map lookup.
+ */
+import type { Logger } from '@ccagent/engine';
+import type { AuditInput, AuditQuery, AuditRecord, CredentialGrants, CredentialRecord } from '@ccagent/store';
+import { secretMatches } from '../ids.js';
+import type { CredentialStore } from './credential-store.js';
+import { FailureLimiter, type FailureLimits } from './failure-limiter.js';
+import { hashEnrollmentCode, hashSecret, newCredentialId, newEnrollmentCode, newKey } from './keys.js';
+
+/** Roles: `operator` may do everything; `computer` its own tasks and calls plus its grants; `viewer` reads. */
+export type Role = 'operator' | 'computer' | 'viewer';
+
+/** An authenticated caller. */
+export interface Principal {
+  role: Role;
+  /** Credential id; `token` for the shared operator token; `open` on a server with no token (loopback). */
+  actor: string;
+  /** The computer's client id (role `computer`). */
+  clientId?: string;
+  grants: CredentialGrants;
+  /** Where the request came from (`http 127.0.0.1`, `ws 10.0.0.5`). */
+  source: string;
+}
+
+/** Why authentication failed (a refusal changes nothing). */
+export interface AuthFailure {
+  ok: false;
+  code: 'unauthorized' | 'rate_limited';
+  message: string;
+  /** For `rate_limited`: when to try again. */
+  retryAfterMs?: number;
+}
+
+/** Outcome of an authentication. */
+export type AuthResult = { ok: true; principal: Principal } | AuthFailure;
+
+/** Options of {@link SecurityService}. */
+export interface SecurityOptions {
+  store: CredentialStore;
+  /** The shared `--token`: the operator credential (and, for computers not yet enrolled, a legacy key). */
+  token: string | undefined;
+  /** Refuse computers without their own key (no shared token, no open `hello`). */
+  requireClientKeys: boolean;
+  /** Life of an enrollment code (ms). */
+  enrollmentTtlMs: number;
+  /** How long a rotated key keeps working beside its successor (ms). */
+  rotationOverlapMs: number;
+  failures: FailureLimits;
+  now: () => number;
+  logger: Logger;
+}
+
+/** What `enroll` hands the operator. */
+export interface EnrollmentTicket {
+  code: string;
+  expiresAt: number;
+  clientId?: string;
+}
+
+/** A credential as shown to operators (no hash). */
+export type CredentialView = Omit<CredentialRecord, 'keyHash'>;
+
+/** Called when credentials stop being valid, so open connections using them are closed. */
+export type RevokedListener = (revoked: CredentialRecord[]) => void;
+
+/** The security service of one orchestrator. */
+export class SecurityService {
+  private readonly byHash = new Map<string, CredentialRecord>();
+  private readonly limiter: FailureLimiter;
+  private readonly revokedListeners: RevokedListener[] = [];
+
+  private constructor(
+    private readonly o: SecurityOptions,
+    creds: CredentialRecord[],
+  ) {
+    this.limiter = new FailureLimiter(o.failures);
+    for (const c of creds) if (c.revokedAt === undefined) this.byHash.set(c.keyHash, c);
+  }
+
+  /** Load the stored credentials and start. */
+  static async open(o: SecurityOptions): Promise<SecurityService> {
+    return new SecurityService(o, await o.store.listCredentials());
+  }
+
+  /** True when the server has no token: unauthenticated HTTP callers are operators (loopback only). */
+  get isOpen(): boolean {
+    return this.o.token === undefined;
+  }
+
+  /** Register a listener for revoked credentials. */
+  onRevoked(listener: RevokedListener): void {
+    this.revokedListeners.push(listener);
+  }
+
+  /** The live credential of a key, if any. */
+  private live(key: string): CredentialRecord | undefined {
+    const c = this.byHash.get(hashSecret(key));
+    if (!c || c.revokedAt !== undefined) return undefined;
+    if (c.expiresAt !== undefined && c.expiresAt <= this.o.now()) return undefined;
+    return c;
+  }
+
+  /** Does `clientId` have a live key (then nothing else may connect as it)? */
+  isEnrolled(clientId: string): boolean {
+    const now = this.o.now();
+    for (const c of this.byHash.values()) {
+      if (
+        c.clientId === clientId &&
+        c.revokedAt === undefined &&
+        (c.expiresAt === undefined || c.expiresAt > now)
+      )
+        return true;
+    }
+    return false;
+  }
+
+  /** Authenticate an HTTP `Authorization` header. No header on an open server: the operator. */
+  authenticateBearer(header: string | undefined, source: string): AuthResult {
+    if (header === undefined) {
+      if (this.isOpen)
+        return { ok: true, principal: { role: 'operator', actor: 'open', grants: {}, source } };
+      return {
+        ok: false,
+        code: 'unauthorized',
+        message: 'this server requires "Authorization: Bearer <key>"',
+      };
+    }
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!m) return this.failed(source, 'the Authorization header is not "Bearer <key>"');
+    const key = m[1] as string;
+    const cred = this.live(key);
+    if (cred) return { ok: true, principal: principalOf(cred, source) };
+    const throttled = this.throttled(source);
+    if (throttled) return throttled;
+    if (this.o.token !== undefined && secretMatches(key, this.o.token)) {
+      return { ok: true, principal: { role: 'operator', actor: 'token', grants: {}, source } };
+    }
+    return this.failed(source, 'wrong token or key (or the key expired or was revoked)');
+  }
+
+  /**
+   * Authenticate a WebSocket `hello` for `clientId`. A computer key must be that client's; the shared token and an
+   * open server only stand in for clients that were never enrolled (and not at all with `requireClientKeys`).
+   */
+  authenticateHello(clientId: string, token: string | undefined, source: string): AuthResult {
+    if (token !== undefined) {
+      const cred = this.live(token);
+      if (cred) {
+        if (cred.role === 'computer' && cred.clientId !== clientId) {
+          return this.failed(source, `this key belongs to another client, not "${clientId}"`, clientId);
+        }
+        if (cred.role === 'viewer')
+          return this.failed(source, 'a viewer key cannot connect a computer', clientId);
+        return { ok: true, principal: { ...principalOf(cred, source), role: 'computer', clientId } };
+      }
+      const throttled = this.throttled(source);
+      if (throttled) return throttled;
+      if (this.o.token === undefined || !secretMatches(token, this.o.token)) {
+        return this.failed(source, 'wrong token or key (or the key expired or was revoked)', clientId);
+      }
+    } else if (this.o.token !== undefined) {
+      return this.failed(source, 'this server requires a token or key', clientId);
+    }
+    if (this.isEnrolled(clientId)) {
+      return this.failed(source, `client "${clientId}" is enrolled: connect with its own key`, clientId);
+    }
+    if (this.o.requireClientKeys) {
+      return this.failed(
+        source,
+        'this server requires a per-computer key (ccagent clients enroll)',
+        clientId,
+      );
+    }
+    return {
+      ok: true,
+      principal: {
+        role: 'computer',
+        actor: token === undefined ? 'open' : 'token',
+        clientId,
+        grants: {},
+        source,
+      },
+    };
+  }
+
+  /** Issue an enrollment code (operator). A code naming a client replaces that client's keys when redeemed. */
+  async enroll(
+    input: { clientId?: string; name?: string; grants?: CredentialGrants; ttlMs?: number },
+    by: Principal,
+  ): Promise<EnrollmentTicket> {
+    const code = newEnrollmentCode();
+    const now = this.o.now();
+    const expiresAt = now + (input.ttlMs ?? this.o.enrollmentTtlMs);
+    await this.o.store.insertEnrollment({
+      codeHash: hashEnrollmentCode(code),
+      ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      grants: input.grants ?? {},
+      createdAt: now,
+      expiresAt,
+    });
+    await this.audit(by, 'client.enroll', input.clientId ?? input.name, 'ok', { expiresAt });
+    return { code, expiresAt, ...(input.clientId !== undefined ? { clientId: input.clientId } : {}) };
+  }
+
+  /** A computer redeems an enrollment code for its own key (returned once, never stored). */
+  async redeem(
+    code: string,
+    clientId: string,
+    source: string,
+  ): Promise<
+    | { ok: true; key: string; credential: CredentialView }
+    | {
+        ok: false;
+        code: 'rate_limited' | 'unknown_code' | 'code_used' | 'code_expired' | 'client_taken';
+        message: string;
+        retryAfterMs?: number;
+      }
+  > {
+    const throttled = this.throttled(source);
+    if (throttled)
+      return {
+        ok: false,
+        code: 'rate_limited',
+        message: throttled.message,
+        retryAfterMs: throttled.retryAfterMs ?? 0,
+      };
+    const key = newKey();
+    const now = this.o.now();
+    const r = await this.o.store.redeemEnrollment(
+      hashEnrollmentCode(code),
+      now,
+      clientId,
+      (id, grants, name) => ({
+        id: newCredentialId(),
+        role: 'computer',
+        clientId: id,
+        ...(name !== undefined ? { name } : {}),
+        keyHash: hashSecret(key),
+        grants,
+        createdAt: now,
+      }),
+    );
+    const anon: Principal = { role: 'computer', actor: 'enrollment', clientId, grants: {}, source };
+    if (!r.ok) {
+      this.failed(source, `enrollment refused: ${r.message}`, clientId);
+      await this.audit(anon, 'client.pair', clientId, 'refused', { reason: r.code });
+      return r;
+    }
+    this.byHash.set(r.credential.keyHash, r.credential);
+    this.dropRevoked(r.revoked);
+    await this.audit({ ...anon, actor: r.credential.id }, 'client.pair', r.credential.clientId, 'ok');
+    return { ok: true, key, credential: view(r.credential) };
+  }
+
+  /** Revoke a credential (by id) or every key of a client; their open connections are closed at once. */
+  async revoke(target: { id: string } | { clientId: string }, by: Principal): Promise<CredentialView[]> {
+    const revoked = await this.o.store.revokeCredentials(target, this.o.now());
+    this.dropRevoked(revoked);
+    await this.audit(by, 'client.revoke', 'id' in target ? target.id : target.clientId, 'ok', {
+      revoked: revoked.map((c) => c.id),
+    });
+    return revoked.map(view);
+  }
+
+  /** A new key for a computer; its old keys keep working for the rotation overlap, then expire. */
+  async rotate(
+    clientId: string,
+    by: Principal,
+  ): Promise<{ key: string; credential: CredentialView; oldValidUntil: number } | undefined> {
+    if (!this.isEnrolled(clientId)) return undefined;
+    const now = this.o.now();
+    const key = newKey();
+    const current = [...this.byHash.values()].find(
+      (c) => c.clientId === clientId && c.revokedAt === undefined,
+    );
+    const next: CredentialRecord = {
+      id: newCredentialId(),
+      role: 'computer',
+      clientId,
+      ...(current?.name !== undefined ? { name: current.name } : {}),
+      keyHash: hashSecret(key),
+      grants: current?.grants ?? {},
+      createdAt: now,
+    };
+    const oldValidUntil = now + this.o.rotationOverlapMs;
+    const old = await this.o.store.rotate(next, oldValidUntil);
+    for (const c of old) {
+      const cached = this.byHash.get(c.keyHash);
+      if (cached) cached.expiresAt = c.expiresAt;
+    }
+    this.byHash.set(next.keyHash, next);
+    await this.audit(by, 'client.rotate', clientId, 'ok', { credential: next.id, oldValidUntil });
+    return { key, credential: view(next), oldValidUntil };
+  }
+
+  /** A key for a person or tool that is not a computer: `viewer` (read-only) or `operator`. */
+  async createKey(
+    role: 'viewer' | 'operator',
+    name: string | undefined,
+    by: Principal,
+  ): Promise<{ key: string; credential: CredentialView }> {
+    const key = newKey();
+    const cred: CredentialRecord = {
+      id: newCredentialId(),
+      role,
+      ...(name !== undefined ? { name } : {}),
+      keyHash: hashSecret(key),
+      grants: {},
+      createdAt: this.o.now(),
+    };
+    await this.o.store.insertCredential(cred);
+    this.byHash.set(cred.keyHash, cred);
+    await this.audit(by, 'key.create', cred.id, 'ok', { role, ...(name !== undefined ? { name } : {}) });
+    return { key, credential: view(cred) };
+  }
+
+  /** Every credential (no hashes). */
+  async listCredentials(): Promise<CredentialView[]> {
+    return (await this.o.store.listCredentials()).map(view);
+  }
+
+  /** Append an audit row; a failure to write it is logged, never thrown at the caller (the action already happened). */
+  async audit(
+    by: Principal,
+    action: string,
+    target: string | undefined,
+    outcome: 'ok' | 'refused',
+    detail?: unknown,
+  ): Promise<void> {
+    const row: AuditInput = {
+      at: this.o.now(),
+      actor: by.actor,
+      role: by.role,
+      source: by.source,
+      action,
+      ...(target !== undefined ? { target } : {}),
+      outcome,
+      ...(detail !== undefined ? { detail } : {}),
+    };
+    try {
+      await this.o.store.appendAudit(row);
+    } catch (err) {
+      this.o.logger.error({ err, action, actor: by.actor }, 'could not write the audit log');
+    }
+  }
+
+  /** Audit rows, newest first. */
+  listAudit(q: AuditQuery): Promise<AuditRecord[]> {
+    return this.o.store.listAudit(q);
+  }
+
+  private dropRevoked(revoked: CredentialRecord[]): void {
+    if (revoked.length === 0) return;
+    for (const c of revoked) this.byHash.delete(c.keyHash);
+    for (const l of this.revokedListeners) {
+      try {
+        l(revoked);
+      } catch (err) {
+        this.o.logger.error({ err }, 'revocation listener failed');
+      }
+    }
+  }
+
+  private throttled(source: string): AuthFailure | undefined {
+    const wait = this.limiter.blockedFor(source, this.o.now());
+    if (wait === 0) return undefined;
+    return {
+      ok: false,
+      code: 'rate_limited',
+      message: `too many failed attempts from ${source}; try again in ${Math.ceil(wait / 1000)} s`,
+      retryAfterMs: wait,
+    };
+  }
+
+  private failed(source: string, message: string, clientId?: string): AuthFailure {
+    const crossed = this.limiter.fail(source, this.o.now());
+    this.o.logger.warn(
+      { source, ...(clientId !== undefined ? { client_id: clientId } : {}), reason: message },
+      'authentication failed',
+    );
+    if (crossed) {
+      this.o.logger.warn({ source }, 'authentication failures throttled for this source');
+      void this.audit(
+        { role: 'computer', actor: 'unknown', grants: {}, source },
+        'auth.throttled',
+        clientId,
+        'refused',
+        { reason: message },
+      );
+    }
+    return { ok: false, code: 'unauthorized', message };
+  }
+}
+
+function principalOf(c: CredentialRecord, source: string): Principal {
+  return {
+    role: c.role,
+    actor: c.id,
+    ...(c.clientId !== undefined ? { clientId: c.clientId } : {}),
+    grants: c.grants,
+    source,
+  };
+}
+
+function view(c: CredentialRecord): CredentialView {
+  const { keyHash: _hash, ...rest } = c;
+  return rest;
+}
