@@ -1,7 +1,10 @@
 -- ccagent installer. The orchestrator serves this file at /lua/install.lua with its own address filled in:
 --
---     wget run http://HOST:PORT/lua/install.lua [--token T | --no-token] [--id NAME] [--dir /ccagent]
---                                               [--no-startup] [--no-autostart]
+--     wget run http://HOST:PORT/lua/install.lua [--code CODE | --token T | --no-token] [--id NAME]
+--                                               [--dir /ccagent] [--no-startup] [--no-autostart]
+--
+-- `--code` is an enrollment code from the operator (`ccagent clients enroll`): the installer trades it for this
+-- computer's own key (POST /api/pair) and stores the key as the config's token.
 --
 -- It downloads every file listed in <server>/lua/manifest.json into a staging directory, checks each one's size
 -- (and SHA-256 where bit32 is available), swaps the staging directory into place, writes the configuration
@@ -24,7 +27,9 @@ end
 -- @treturn table options (`server`, `token`, `no_token`, `id`, `dir`, `startup`, `autostart`)
 function M.parse_args(argv)
     local o = { dir = "/ccagent", startup = true, autostart = true }
-    local values = { ["--token"] = "token", ["--id"] = "id", ["--dir"] = "dir", ["--server"] = "server" }
+    local values = {
+        ["--token"] = "token", ["--id"] = "id", ["--dir"] = "dir", ["--server"] = "server", ["--code"] = "code",
+    }
     local i = 1
     while i <= #argv do
         local a = argv[i]
@@ -43,8 +48,12 @@ function M.parse_args(argv)
             i = i + 1
         else
             fail("unknown argument " .. a ..
-                "\nusage: install [--token T | --no-token] [--id NAME] [--dir DIR] [--no-startup] [--no-autostart]")
+                "\nusage: install [--code CODE | --token T | --no-token] [--id NAME] [--dir DIR] [--no-startup]"
+                .. " [--no-autostart]")
         end
+    end
+    if o.code and (o.token or o.no_token) then
+        fail("--code gives this computer its own key: drop --token/--no-token")
     end
     o.dir = "/" .. fs.combine(o.dir, "")
     if o.dir == "/" or o.dir:find("^/rom") then fail("refusing to install into " .. o.dir) end
@@ -145,6 +154,49 @@ local function http_get(url, binary)
     return body
 end
 
+--- The client id the agent host will use: `--id`, the configured one, the label, else `computer-<id>`.
+-- @tparam table o parsed options
+-- @tparam table cfg the existing configuration
+-- @treturn string
+function M.client_id(o, cfg)
+    if o.id then return o.id end
+    if cfg.client_id then return cfg.client_id end
+    local label = os.getComputerLabel and os.getComputerLabel()
+    if label and label ~= "" then return label end
+    return "computer-" .. tostring(os.getComputerID and os.getComputerID() or 0)
+end
+
+--- Trade an enrollment code for this computer's key (`POST /api/pair`). Nothing is stored here: the caller writes
+-- the key into the configuration only once the installation succeeded.
+-- @tparam string server orchestrator base URL
+-- @tparam string code the enrollment code
+-- @tparam string client_id the id this computer asks for (a code naming an id wins)
+-- @treturn string key
+-- @treturn string client id the key is bound to
+function M.pair(server, code, client_id)
+    local body = textutils.serializeJSON({ code = code, client_id = client_id })
+    local res, err, failed = http.post(server .. "/api/pair", body, { ["Content-Type"] = "application/json" })
+    local text
+    if res then
+        text = res.readAll()
+        res.close()
+    elseif failed then
+        text = failed.readAll()
+        failed.close()
+    else
+        fail("pairing failed: " .. tostring(err))
+    end
+    local reply = textutils.unserializeJSON(text or "") or {}
+    if not res then
+        local e = reply.error or {}
+        fail(("pairing refused (%s): %s"):format(tostring(e.code or err), tostring(e.message or text)))
+    end
+    if type(reply.key) ~= "string" or type(reply.client_id) ~= "string" then
+        fail("pairing failed: unexpected answer " .. tostring(text))
+    end
+    return reply.key, reply.client_id
+end
+
 local function write_file(path, data)
     local h, err = fs.open(path, "wb")
     if not h then fail("cannot write " .. path .. ": " .. tostring(err)) end
@@ -232,17 +284,30 @@ function M.main(argv)
         fail("install failed, nothing changed: " .. tostring(err))
     end
     local count = err
+    local cfg = read_json(CONFIG_PATH) or {}
+    local key, paired_id
+    if o.code then
+        ok, err = pcall(function() key, paired_id = M.pair(server, o.code, M.client_id(o, cfg)) end)
+        if not ok then
+            fs.delete(staging)
+            fail("install failed, nothing changed: " .. tostring(err))
+        end
+    end
     local old = o.dir .. ".old"
     if fs.exists(old) then fs.delete(old) end
     if fs.exists(o.dir) then fs.move(o.dir, old) end
     fs.move(staging, o.dir)
     if fs.exists(old) then fs.delete(old) end
 
-    local cfg = read_json(CONFIG_PATH) or {}
     cfg.server_url = server
     cfg.ws_url = M.ws_url(server)
     if o.id then cfg.client_id = o.id end
-    if o.token then
+    if key then
+        -- The key is bound to this id: keep both, so a later label change does not break the pairing.
+        cfg.client_id = paired_id
+        cfg.token = key
+        print("ccagent: paired as " .. paired_id)
+    elseif o.token then
         cfg.token = o.token
     elseif o.no_token then
         cfg.token = nil

@@ -48,6 +48,16 @@ export class HttpTaskSource implements TaskSource, TaskActions {
     this.timeoutMs = opts.timeoutMs ?? 10_000;
   }
 
+  /** One request whose answer body must match `schema` (errors as for every other call). */
+  call<S extends z.ZodType>(
+    schema: S,
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+  ): Promise<z.output<S>> {
+    return this.request(schema, method, path, body);
+  }
+
   private async request<S extends z.ZodType>(
     schema: S,
     method: 'GET' | 'POST',

@@ -2,6 +2,7 @@ import { MODEL_REQUEST_KIND, TASK_STATUSES } from '@ccagent/engine';
 import { defaultDbPath } from '@ccagent/store';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { openDbSource } from './db-source.js';
+import { addSecurityCommands } from './security-commands.js';
 import { CliError } from './errors.js';
 import { HttpTaskSource, type HttpSourceOptions } from './http-source.js';
 import { stdoutOutput, type Output } from './output.js';
@@ -408,9 +409,8 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
       else print(`answered ${task.id} (${task.status})\n`);
     });
 
-  program
-    .command('clients')
-    .description('CC clients')
+  const clientsCmd = program.command('clients').description('CC clients and their keys');
+  clientsCmd
     .command('list')
     .description('clients seen, whether connected, and their commands')
     .action(async () => {
@@ -448,6 +448,20 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
         else print(renderTools(output(), tools));
       });
     });
+
+  addSecurityCommands(program, clientsCmd, {
+    admin: (what) => {
+      if (globals().db !== undefined) {
+        throw new CliError('usage', `${what} needs the running orchestrator (--url, default ${DEFAULT_URL})`);
+      }
+      return { url: globals().url || DEFAULT_URL, ...tokenOpt() };
+    },
+    // Like the other reads: --url when given, else the SQLite file.
+    dbPath: () => (urlGiven() === undefined ? (globals().db ?? defaultDbPath(env)) : undefined),
+    json: () => globals().json === true,
+    print,
+    printJson,
+  });
 
   return { program, exitCode: () => code };
 }

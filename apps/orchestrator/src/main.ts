@@ -2,6 +2,7 @@
  * `cc-orchestrator` command line: `serve` starts the server. Human-readable startup lines go to stdout (the first
  * one, `cc-orchestrator <version> listening on <url>`, is what scripts and tests wait for); JSON logs go to stderr.
  */
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { defaultDbPath } from '@ccagent/store';
 import { loadConfig } from './config.js';
@@ -53,6 +54,11 @@ program
       'full: acknowledged work survives power loss (fsync per commit); normal: survives a crash or kill -9, not a power loss, faster (env CCAGENT_DURABILITY; default full)',
     ).choices([...DURABILITY_LEVELS]),
   )
+  .option(
+    '--tls-cert <file>',
+    'PEM certificate: serve https:// and wss:// (env CCAGENT_TLS_CERT; with --tls-key)',
+  )
+  .option('--tls-key <file>', 'PEM private key of --tls-cert (env CCAGENT_TLS_KEY)')
   .option('--lua-dir <dir>', 'serve the Lua client from this directory instead of the bundled one')
   .action(async (flags: ServeFlags & { luaDir?: string; advertiseUrl?: string; leaseTtl?: string }) => {
     const opts = resolveServeOptions(flags, process.env);
@@ -64,6 +70,14 @@ program
     });
     if (!config.ok) fail(config.error);
     const logger = createLogger(o.logLevel);
+    let tls: { cert: Buffer; key: Buffer } | undefined;
+    if (o.tls) {
+      try {
+        tls = { cert: readFileSync(o.tls.certPath), key: readFileSync(o.tls.keyPath) };
+      } catch (err) {
+        fail(new OrchestratorError('config_invalid', `cannot read the TLS files: ${(err as Error).message}`));
+      }
+    }
     const dbPath = o.dbPath ?? defaultDbPath();
     const common = {
       config: config.value,
@@ -72,6 +86,7 @@ program
       ollamaUrl: o.ollamaUrl,
       durability: o.durability,
       ...(o.token !== undefined ? { token: o.token } : {}),
+      ...(tls !== undefined ? { tls } : {}),
       ...(flags.luaDir !== undefined ? { luaDir: flags.luaDir } : {}),
       logger,
     };

@@ -93,6 +93,8 @@ export type DurableStore = TaskStore &
     readonly path: string;
     lastTaskUpdateAt(): Promise<number | undefined>;
     probeHealth(): Promise<{ ok: true } | { ok: false; error: string; code?: string }>;
+    /** Credentials, enrollment codes and the audit log (the SQLite store has them; without, they live in memory). */
+    readonly security?: CredentialStore;
   };
 
 /** What startup found out, for the banner. */
@@ -160,7 +162,13 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const clients: ClientPersistence = sqlite
     ? new SqliteClientPersistence(sqlite)
     : new InMemoryClientPersistence();
-  const credentialStore: CredentialStore = sqlite ? sqlite.security : new InMemoryCredentialStore();
+  const credentialStore: CredentialStore = sqlite?.security ?? new InMemoryCredentialStore();
+  if (sqlite && !sqlite.security) {
+    logger.warn(
+      { db: sqlite.path },
+      'this store has no security tables: computer keys, enrollment codes and the audit log live in memory (lost at restart)',
+    );
+  }
   const closeStore = async (): Promise<void> => {
     await store.close().catch((err: unknown) => logger.error({ err }, 'closing the store failed'));
   };

@@ -26,6 +26,8 @@ export interface ServeFlags {
   token?: string;
   logLevel?: string;
   durability?: string;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 /** Resolved `serve` options. `dbPath` undefined means "the per-user default". */
@@ -43,6 +45,8 @@ export interface ServeOptions {
    * loses power (`synchronous = NORMAL` in WAL mode) — faster on slow disks.
    */
   durability: Durability;
+  /** PEM files of the certificate and private key: serve `https://` and `wss://` (both or neither). */
+  tls: { certPath: string; keyPath: string } | undefined;
 }
 
 /** Default orchestrator port. */
@@ -59,7 +63,7 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * Flags win over env (`CCAGENT_HOST`, `CCAGENT_PORT`, `CCAGENT_DB`, `CCAGENT_CONFIG`, `OLLAMA_HOST`, `CCAGENT_TOKEN`,
- * `CCAGENT_LOG_LEVEL`, `CCAGENT_DURABILITY`), env over defaults. Refuses (`unsafe_bind`) a non-loopback host without a token.
+ * `CCAGENT_LOG_LEVEL`, `CCAGENT_DURABILITY`, `CCAGENT_TLS_CERT`, `CCAGENT_TLS_KEY`), env over defaults. Refuses (`unsafe_bind`) a non-loopback host without a token.
  */
 export function resolveServeOptions(
   flags: ServeFlags,
@@ -86,6 +90,11 @@ export function resolveServeOptions(
   // Same forms the Ollama CLI accepts for OLLAMA_HOST (host, host:port, URL, bind-all → loopback).
   const ollamaUrl = parseOllamaHost(rawOllama);
   if (ollamaUrl === undefined) return bad(`--ollama-url: not a usable address: "${rawOllama}"`);
+  const certPath = flags.tlsCert ?? (env.CCAGENT_TLS_CERT || undefined);
+  const keyPath = flags.tlsKey ?? (env.CCAGENT_TLS_KEY || undefined);
+  if ((certPath === undefined) !== (keyPath === undefined)) {
+    return bad('--tls-cert and --tls-key go together: give both PEM files, or neither');
+  }
   const token = flags.token ?? (env.CCAGENT_TOKEN || undefined);
   if (token !== undefined && token.length < 8) return bad('--token: use at least 8 characters');
   if (!isLoopbackHost(host) && token === undefined) {
@@ -110,6 +119,7 @@ export function resolveServeOptions(
       token,
       logLevel: logLevel as LogLevel,
       durability: durability as Durability,
+      tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : undefined,
     },
   };
 }

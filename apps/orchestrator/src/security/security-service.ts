@@ -261,9 +261,13 @@ export class SecurityService {
   async revoke(target: { id: string } | { clientId: string }, by: Principal): Promise<CredentialView[]> {
     const revoked = await this.o.store.revokeCredentials(target, this.o.now());
     this.dropRevoked(revoked);
-    await this.audit(by, 'client.revoke', 'id' in target ? target.id : target.clientId, 'ok', {
-      revoked: revoked.map((c) => c.id),
-    });
+    await this.audit(
+      by,
+      'client.revoke',
+      'id' in target ? target.id : target.clientId,
+      revoked.length > 0 ? 'ok' : 'refused',
+      revoked.length > 0 ? { revoked: revoked.map((c) => c.id) } : { reason: 'no live key matches' },
+    );
     return revoked.map(view);
   }
 

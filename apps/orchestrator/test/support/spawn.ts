@@ -69,7 +69,7 @@ export function serve(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 2
     }, timeoutMs);
     proc.stdout?.on('data', (b: Buffer) => {
       out += b.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (https?:\/\/\S+)/.exec(out);
       if (m?.[1]) {
         clearTimeout(timer);
         resolve({

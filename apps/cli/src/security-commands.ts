@@ -1,0 +1,215 @@
+/**
+ * `ccagent clients enroll | revoke | rotate | keys` and `ccagent audit`: the operator's side of per-computer keys.
+ * They go through the running orchestrator (it holds the keys in memory and closes a revoked computer's socket);
+ * `audit --db` reads the log from the SQLite file instead.
+ */
+import { openSqliteStore } from '@ccagent/store';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { z } from 'zod';
+import { CliError } from './errors.js';
+import { HttpTaskSource } from './http-source.js';
+
+/** What the commands need from the program. */
+export interface SecurityCommandDeps {
+  /** The orchestrator base URL and token (`--url`, `--token`); throws a usage error with `--db`. */
+  admin(what: string): { url: string; token?: string };
+  /** The SQLite file when `--db` was given. */
+  dbPath(): string | undefined;
+  json(): boolean;
+  print(text: string): void;
+  printJson(value: unknown): void;
+}
+
+const credential = z.looseObject({
+  id: z.string(),
+  role: z.string(),
+  client_id: z.string().optional(),
+  name: z.string().optional(),
+  grants: z.looseObject({ kinds: z.array(z.string()).optional(), observe_others: z.boolean().optional() }),
+  created_at: z.number(),
+  expires_at: z.number().optional(),
+  revoked_at: z.number().optional(),
+});
+const enrolled = z.looseObject({
+  code: z.string(),
+  expires_at: z.number(),
+  client_id: z.string().optional(),
+});
+const revoked = z.looseObject({ revoked: z.array(credential) });
+const rotated = z.looseObject({ key: z.string(), credential, old_valid_until: z.number() });
+const created = z.looseObject({ key: z.string(), credential });
+const credentials = z.looseObject({ credentials: z.array(credential) });
+const auditEntry = z.looseObject({
+  id: z.number(),
+  at: z.number(),
+  actor: z.string(),
+  role: z.string(),
+  source: z.string(),
+  action: z.string(),
+  target: z.string().optional(),
+  outcome: z.string(),
+  detail: z.unknown().optional(),
+});
+const audit = z.looseObject({ entries: z.array(auditEntry) });
+
+const positive = (value: string): number => {
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new InvalidArgumentError('expected a whole number ≥ 1');
+  return Number(value);
+};
+const list = (value: string): string[] =>
+  value
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+
+const time = (ms: number): string =>
+  new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
+
+/** Add the security subcommands to `clients` and the `audit` command to `program`. */
+export function addSecurityCommands(program: Command, clients: Command, d: SecurityCommandDeps): void {
+  const client = (what: string): HttpTaskSource => new HttpTaskSource(d.admin(what));
+
+  clients
+    .command('enroll')
+    .description(
+      'issue a short-lived, single-use enrollment code for a computer (it trades it for its own key)',
+    )
+    .option('--name <id>', 'the client id the computer will have (default: it names itself)')
+    .option('--kinds <kinds>', 'task kinds it may create (comma-separated; default: any)', list)
+    .option('--observe-others', 'it may read and follow tasks of other computers')
+    .option('--ttl <seconds>', 'how long the code is valid (default: the server setting, 15 min)', positive)
+    .action(async (o: { name?: string; kinds?: string[]; observeOthers?: boolean; ttl?: number }) => {
+      const c = client('clients enroll');
+      const r = await c.call(enrolled, 'POST', '/api/credentials/enroll', {
+        ...(o.name !== undefined ? { client_id: o.name } : {}),
+        ...(o.kinds !== undefined ? { kinds: o.kinds } : {}),
+        ...(o.observeOthers ? { observe_others: true } : {}),
+        ...(o.ttl !== undefined ? { ttl_s: o.ttl } : {}),
+      });
+      if (d.json()) return d.printJson(r);
+      const base = c.label;
+      d.print(
+        [
+          `enrollment code ${r.code} (single use, valid until ${time(r.expires_at)})`,
+          `on the computer: wget run ${base}/lua/install.lua --code ${r.code}${o.name !== undefined ? ` --id ${o.name}` : ''}`,
+          '',
+        ].join('\n'),
+      );
+    });
+
+  clients
+    .command('revoke')
+    .description(
+      "revoke a computer's keys (client id) or one key (credential id cred_…); its socket closes at once",
+    )
+    .argument('<id>', 'client id or credential id')
+    .action(async (id: string) => {
+      const r = await client('clients revoke').call(
+        revoked,
+        'POST',
+        '/api/credentials/revoke',
+        id.startsWith('cred_') ? { id } : { client_id: id },
+      );
+      if (d.json()) return d.printJson(r);
+      for (const c of r.revoked)
+        d.print(`revoked ${c.id}${c.client_id !== undefined ? ` (${c.client_id})` : ''}\n`);
+    });
+
+  clients
+    .command('rotate')
+    .description(
+      'give a computer a new key; the old one keeps working for the overlap (server setting, 24 h)',
+    )
+    .argument('<client>', 'client id')
+    .action(async (id: string) => {
+      const r = await client('clients rotate').call(rotated, 'POST', '/api/credentials/rotate', {
+        client_id: id,
+      });
+      if (d.json()) return d.printJson(r);
+      d.print(
+        [
+          `new key for ${id}: ${r.key}`,
+          `(shown once; the old key works until ${time(r.old_valid_until)})`,
+          `on the computer: ccagent-host --token ${r.key}   (or set "token" in /.ccagent/config.json)`,
+          '',
+        ].join('\n'),
+      );
+    });
+
+  clients
+    .command('keys')
+    .description('every key: role, client, state (hashes only are stored; keys are shown once when made)')
+    .option('--create <role>', 'make a key for a person or tool instead: viewer (read-only) or operator')
+    .option('--name <name>', 'with --create: what the key is for')
+    .action(async (o: { create?: string; name?: string }) => {
+      const c = client('clients keys');
+      if (o.create !== undefined) {
+        if (o.create !== 'viewer' && o.create !== 'operator')
+          throw new CliError('usage', '--create: viewer or operator');
+        const r = await c.call(created, 'POST', '/api/credentials/keys', {
+          role: o.create,
+          ...(o.name !== undefined ? { name: o.name } : {}),
+        });
+        if (d.json()) return d.printJson(r);
+        d.print(`${o.create} key ${r.credential.id}: ${r.key}\n(shown once)\n`);
+        return;
+      }
+      const r = await c.call(credentials, 'GET', '/api/credentials');
+      if (d.json()) return d.printJson(r);
+      for (const k of r.credentials) {
+        const state =
+          k.revoked_at !== undefined
+            ? `revoked ${time(k.revoked_at)}`
+            : k.expires_at !== undefined
+              ? `expires ${time(k.expires_at)}`
+              : 'live';
+        d.print(
+          `${k.id}  ${k.role.padEnd(8)} ${(k.client_id ?? k.name ?? '-').padEnd(20)} ${state}  created ${time(k.created_at)}\n`,
+        );
+      }
+      if (r.credentials.length === 0) d.print('no keys\n');
+    });
+
+  program
+    .command('audit')
+    .description('who created, cancelled, answered, enrolled or revoked what, and when (newest first)')
+    .option('--limit <n>', 'at most n entries (default 50)', positive)
+    .option('--actor <id>', 'only this credential id (or token / open)')
+    .option('--action <action>', 'only this action (task.create, task.cancel, client.revoke …)')
+    .action(async (o: { limit?: number; actor?: string; action?: string }) => {
+      const limit = o.limit ?? 50;
+      let entries: z.infer<typeof auditEntry>[];
+      const db = d.dbPath();
+      if (db !== undefined) {
+        const store = openSqliteStore({ path: db, readonly: true });
+        try {
+          entries = (
+            await store.security.listAudit({
+              limit,
+              ...(o.actor !== undefined ? { actor: o.actor } : {}),
+              ...(o.action !== undefined ? { action: o.action } : {}),
+            })
+          ).map((e) => ({ ...e }));
+        } finally {
+          await store.close();
+        }
+      } else {
+        const q = new URLSearchParams({ limit: String(limit) });
+        if (o.actor !== undefined) q.set('actor', o.actor);
+        if (o.action !== undefined) q.set('action', o.action);
+        entries = (await client('audit').call(audit, 'GET', `/api/audit?${q.toString()}`)).entries;
+      }
+      if (d.json()) return d.printJson({ entries });
+      for (const e of entries) {
+        d.print(
+          `${time(e.at)}  ${e.action.padEnd(14)} ${(e.target ?? '-').padEnd(38)} ${e.outcome.padEnd(7)} by ${e.actor} (${e.role}, ${e.source})\n`,
+        );
+      }
+      if (entries.length === 0) d.print('no audit entries\n');
+    });
+}
