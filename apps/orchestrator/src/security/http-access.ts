@@ -95,6 +95,8 @@ export class HttpAccess {
     // Host and Origin first (a browser's request goes no further), then who it is, then the body's type.
     this.refuseUnless(req, checkHost(req.headers, this.o.policy));
     if (!SAFE_METHODS.has(method)) this.refuseUnless(req, checkOrigin(req.headers, this.o.policy));
+    // The installer embeds the URL it was fetched with: say https when this server terminates TLS itself.
+    if ((req.socket as { encrypted?: boolean }).encrypted) req.headers['x-forwarded-proto'] = 'https';
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
     if (isPublic(method, path)) return this.o.next(req, res);

@@ -57,6 +57,19 @@ describe('request guard', () => {
     // Same host under TLS: the scheme must match the server's.
     expect(checkOrigin({ host: 'h:1', origin: 'https://h:1' }, { ...policy, scheme: 'https' }).ok).toBe(true);
     expect(checkOrigin({ host: 'h:1', 'sec-fetch-site': 'cross-site' }, policy).ok).toBe(false);
+    // Behind a TLS proxy: the browser's https origin is this server's own.
+    expect(
+      checkOrigin(
+        { host: 'cc.example.net', origin: 'https://cc.example.net', 'x-forwarded-proto': 'https' },
+        policy,
+      ).ok,
+    ).toBe(true);
+    expect(
+      checkOrigin(
+        { host: 'cc.example.net', origin: 'https://evil.example', 'x-forwarded-proto': 'https' },
+        policy,
+      ).ok,
+    ).toBe(false);
   });
 
   it('requires application/json on state-changing methods only (forms and text/plain are simple cross-site requests)', () => {

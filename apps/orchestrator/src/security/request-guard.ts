@@ -107,6 +107,14 @@ export function checkOrigin(headers: IncomingHttpHeaders, policy: GuardPolicy): 
   const o = normalizeOrigin(origin);
   if (o !== undefined) {
     if (o === ownOrigin(headers, policy)) return OK;
+    // Behind a TLS-terminating proxy the browser's origin is https:// while this server speaks http://. A page
+    // cannot add X-Forwarded-Proto to a cross-site request without a preflight, so trusting it here is safe.
+    const forwarded = headers['x-forwarded-proto'];
+    if (
+      (forwarded === 'https' || forwarded === 'http') &&
+      o === ownOrigin(headers, { ...policy, scheme: forwarded })
+    )
+      return OK;
     if (policy.allowedOrigins.some((a) => normalizeOrigin(a) === o)) return OK;
   }
   return refusedOrigin(origin);

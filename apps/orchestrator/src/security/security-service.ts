@@ -126,7 +126,7 @@ export class SecurityService {
       return {
         ok: false,
         code: 'unauthorized',
-        message: 'this server requires "Authorization: Bearer <key>"',
+        message: 'this server requires "Authorization: Bearer <token>"',
       };
     }
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -139,7 +139,7 @@ export class SecurityService {
     if (this.o.token !== undefined && secretMatches(key, this.o.token)) {
       return { ok: true, principal: { role: 'operator', actor: 'token', grants: {}, source } };
     }
-    return this.failed(source, 'wrong token or key (or the key expired or was revoked)');
+    return this.failed(source, 'wrong token');
   }
 
   /**
