@@ -99,6 +99,9 @@ describe('SecurityService', () => {
       principal: { role: 'viewer' },
     });
     expect(s.authenticateHello('pc', v.key, 'h').ok).toBe(false);
+    // An operator key connects a computer only as an id that was never enrolled, like the shared token.
+    const op = await s.createKey('operator', 'ops', operator);
+    expect(s.authenticateHello('fresh-pc', op.key, 'h').ok).toBe(true);
     const t = await s.enroll({ grants: { kinds: ['code_job'], observeOthers: true } }, operator);
     const r = await s.redeem(t.code, 'pc', 'h');
     if (!r.ok) throw new Error('redeem failed');
@@ -107,6 +110,7 @@ describe('SecurityService', () => {
       principal: { role: 'computer', clientId: 'pc', grants: { kinds: ['code_job'], observeOthers: true } },
     });
     expect(s.authenticateBearer(undefined, 'h')).toMatchObject({ ok: false, code: 'unauthorized' });
+    expect(s.authenticateHello('pc', op.key, 'h')).toMatchObject({ ok: false, code: 'unauthorized' });
   });
 
   it('writes the audit log for enrollment, pairing and revocation', async () => {

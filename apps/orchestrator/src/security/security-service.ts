@@ -155,7 +155,9 @@ export class SecurityService {
         }
         if (cred.role === 'viewer')
           return this.failed(source, 'a viewer key cannot connect a computer', clientId);
-        return { ok: true, principal: { ...principalOf(cred, source), role: 'computer', clientId } };
+        if (cred.role === 'computer') return { ok: true, principal: principalOf(cred, source) };
+        // An operator key stands in for computers like the shared token: never for an enrolled id.
+        return this.standIn(clientId, cred.id, source);
       }
       const throttled = this.throttled(source);
       if (throttled) return throttled;
@@ -165,6 +167,11 @@ export class SecurityService {
     } else if (this.o.token !== undefined) {
       return this.failed(source, 'this server requires a token or key', clientId);
     }
+    return this.standIn(clientId, token === undefined ? 'open' : 'token', source);
+  }
+
+  /** The shared token, an operator key or an open server connecting a computer: only ids never enrolled. */
+  private standIn(clientId: string, actor: string, source: string): AuthResult {
     if (this.isEnrolled(clientId)) {
       return this.failed(source, `client "${clientId}" is enrolled: connect with its own key`, clientId);
     }
@@ -175,16 +182,7 @@ export class SecurityService {
         clientId,
       );
     }
-    return {
-      ok: true,
-      principal: {
-        role: 'computer',
-        actor: token === undefined ? 'open' : 'token',
-        clientId,
-        grants: {},
-        source,
-      },
-    };
+    return { ok: true, principal: { role: 'computer', actor, clientId, grants: {}, source } };
   }
 
   /** Issue an enrollment code (operator). A code naming a client replaces that client's keys when redeemed. */

@@ -1,0 +1,290 @@
+/**
+ * An adversary against the built orchestrator while enrolled computers run real tasks: impersonation of every
+ * enrolled id (no key, random keys, other computers' keys, the shared token, operator and viewer keys), revoked and
+ * expired (rotated) keys, replayed enrollment codes, role violations by an enrolled computer of its own (reading,
+ * subscribing to, cancelling, answering another computer's tasks and calls, creating tasks for it) and by a viewer,
+ * browser-shaped requests, and brute force of the shared token over HTTP and in `hello`. Every attempt is counted as
+ * accepted or refused; the legitimate computers must keep their connections and finish every task with every call
+ * executed once. Guards against: any forged identity, key or code being accepted; a role doing what it must not;
+ * an attack disturbing a legitimate computer (including through the per-address throttle, which all of them share
+ * here with the attacker on 127.0.0.1).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { jobPrompt, jobScript, MODEL } from './support/model.js';
+import { LONG, orchestratorBuilt, startServer, type Server } from './support/server.js';
+import { SimClient, type Msg } from './support/sim-client.js';
+
+const TOKEN = 'adversary-operator-token';
+const COMPUTERS = 3;
+const TASKS_EACH = LONG ? 6 : 2;
+const STEPS = LONG ? 8 : 4;
+const ROUNDS = LONG ? 20 : 4;
+const GUESSES = LONG ? 2000 : 300;
+
+let fake: FakeOllama;
+let dir: string;
+
+beforeAll(async () => {
+  fake = await startFakeOllama({ installed: [MODEL] });
+  fake.script(MODEL, jobScript());
+  dir = mkdtempSync(path.join(tmpdir(), 'resilience-adversary-'));
+});
+afterAll(async () => {
+  await fake?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Tally of one attack category. */
+interface Tally {
+  attempts: number;
+  accepted: number;
+}
+
+/** A `hello` on a fresh socket: true when the server welcomed it. */
+function helloAccepted(s: Server, clientId: string, token: string | undefined): Promise<boolean> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${s.url.replace(/^http/, 'ws')}/ws`);
+    const done = (v: boolean): void => {
+      resolve(v);
+      ws.terminate();
+    };
+    ws.on('open', () =>
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          client_id: clientId,
+          protocol_version: 1,
+          commands: [{ name: 'fs_write' }],
+          ...(token !== undefined ? { token } : {}),
+        }),
+      ),
+    );
+    ws.on('message', (d: Buffer) => done((JSON.parse(d.toString('utf8')) as Msg).type === 'welcome'));
+    ws.on('close', () => resolve(false));
+    ws.on('error', () => resolve(false));
+  });
+}
+
+function post(s: Server, p: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${s.url}${p}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
+
+describe.skipIf(!orchestratorBuilt)(
+  'adversary: forged identities, keys, codes, roles and brute force',
+  () => {
+    it(`accepts none of the attacks and disturbs no legitimate computer (${COMPUTERS} computers × ${TASKS_EACH} tasks × ${STEPS} calls)`, async () => {
+      const s = await startServer({
+        db: path.join(dir, 'ccagent.db'),
+        ollamaUrl: fake.url,
+        token: TOKEN,
+        config: { server: { security: { rotationOverlapMs: 300 } } },
+      });
+      try {
+        // ---- set-up with the operator token: codes, pairing, an operator key and a viewer key.
+        const enroll = async (clientId: string): Promise<{ code: string; key: string }> => {
+          const issued = await post(s, '/api/credentials/enroll', { client_id: clientId }, bearer(TOKEN));
+          const { code } = (await issued.json()) as { code: string };
+          const paired = await post(s, '/api/pair', { code, client_id: clientId });
+          expect(paired.status).toBe(200);
+          return { code, key: ((await paired.json()) as { key: string }).key };
+        };
+        const makeKey = async (role: string): Promise<string> =>
+          (
+            (await (await post(s, '/api/credentials/keys', { role }, bearer(TOKEN))).json()) as {
+              key: string;
+            }
+          ).key;
+        const opKey = await makeKey('operator');
+        const viewerKey = await makeKey('viewer');
+        const ids = Array.from({ length: COMPUTERS }, (_, i) => `legit-${i}`);
+        const creds = new Map<string, { code: string; key: string }>();
+        for (const id of ids) creds.set(id, await enroll(id));
+        const mallory = await enroll('mallory');
+        const former = await enroll('former');
+        await post(s, '/api/credentials/revoke', { client_id: 'former' }, bearer(opKey));
+        const rotated = await enroll('rotated');
+        await post(s, '/api/credentials/rotate', { client_id: 'rotated' }, bearer(opKey));
+        await new Promise((r) => setTimeout(r, 400)); // past the rotation overlap: the old key has expired
+
+        // ---- the legitimate computers start their work.
+        const legit = ids.map((id) => new SimClient(id, { token: creds.get(id)!.key }));
+        for (const c of legit) await c.connect(s.url);
+        for (const c of legit)
+          for (let t = 0; t < TASKS_EACH; t++)
+            c.createTask(`${c.clientId}-t${t}`, jobPrompt(`${c.clientId}-${t}`, STEPS));
+        const evil = new SimClient('mallory', { token: mallory.key, autoAnswer: false });
+        await evil.connect(s.url);
+
+        const tallies: Record<string, Tally> = {};
+        const count = (category: string, accepted: boolean): void => {
+          const t = (tallies[category] ??= { attempts: 0, accepted: 0 });
+          t.attempts++;
+          if (accepted) t.accepted++;
+        };
+        const randomKey = (): string => `cck_${randomBytes(32).toString('base64url')}`;
+
+        for (let round = 0; round < ROUNDS; round++) {
+          // Impersonation of every enrolled id.
+          for (const id of ids) {
+            const others = ids.filter((x) => x !== id).map((x) => creds.get(x)!.key);
+            for (const token of [undefined, randomKey(), ...others, mallory.key, TOKEN, opKey, viewerKey]) {
+              count('impersonation', await helloAccepted(s, id, token));
+            }
+          }
+          // Wrong, expired and revoked keys.
+          count('revoked key', await helloAccepted(s, 'former', former.key));
+          count('expired key (rotated)', await helloAccepted(s, 'rotated', rotated.key));
+          count('random key', await helloAccepted(s, `stranger-${round}`, randomKey()));
+          count('revoked key', (await fetch(`${s.url}/api/tasks`, { headers: bearer(former.key) })).ok);
+          // Replayed enrollment codes.
+          for (const id of [...ids, 'mallory']) {
+            const code = id === 'mallory' ? mallory.code : creds.get(id)!.code;
+            count('replayed code', (await post(s, '/api/pair', { code, client_id: id })).ok);
+            count('replayed code', (await post(s, '/api/pair', { code, client_id: `new-${round}` })).ok);
+          }
+          // Role violations by mallory (an enrolled computer) on the legitimate computers' tasks and calls.
+          const tasks = legit.flatMap((c) => [...c.created.values()]);
+          const openCalls = legit.flatMap((c) =>
+            c.messages
+              .filter((m) => m.type === 'command_call')
+              .map((m) => ({ task: String(m.task_id), call: String(m.call_id) })),
+          );
+          for (const [i, taskId] of tasks.entries()) {
+            const rid = `r${round}-${i}`;
+            const from = evil.messages.length;
+            evil.send({ type: 'subscribe', task_id: taskId, request_id: `${rid}-s` });
+            evil.send({ type: 'cancel_task', task_id: taskId, request_id: `${rid}-c` });
+            const replies = await Promise.all([
+              evil.next((m) => m.request_id === `${rid}-s`, 10_000, from),
+              evil.next((m) => m.request_id === `${rid}-c`, 10_000, from),
+            ]);
+            for (const r of replies)
+              count('role: computer on another computer\u2019s task (ws)', r.type !== 'error');
+            count(
+              'role: computer on another computer\u2019s task (http)',
+              (await fetch(`${s.url}/api/tasks/${taskId}`, { headers: bearer(mallory.key) })).ok,
+            );
+            count(
+              'role: computer on another computer\u2019s task (http)',
+              (await post(s, `/api/tasks/${taskId}/cancel`, {}, bearer(mallory.key))).ok,
+            );
+            count(
+              'role: viewer changing state',
+              (await post(s, `/api/tasks/${taskId}/cancel`, {}, bearer(viewerKey))).ok,
+            );
+          }
+          for (const [i, c] of openCalls.slice(-COMPUTERS).entries()) {
+            const from = evil.messages.length;
+            evil.send({
+              type: 'command_result',
+              task_id: c.task,
+              call_id: c.call,
+              ok: true,
+              result: { forged: round },
+            });
+            const r = await evil.next(
+              (m) => m.call_id === c.call && (m.type === 'error' || m.type === 'command_ack'),
+              10_000,
+              from,
+            );
+            count('role: answering another computer\u2019s call', r.type !== 'error');
+            const rid = `x${round}-${i}`;
+            evil.send({
+              type: 'create_task',
+              request_id: rid,
+              task_kind: 'general_agent',
+              client_id: ids[i % COMPUTERS],
+              prompt: 'p',
+              allowed_commands: [],
+            });
+            const cr = await evil.next((m) => m.request_id === rid, 10_000, from);
+            count('role: creating tasks for another computer', cr.type !== 'error');
+          }
+          // Browser-shaped requests.
+          count(
+            'browser: cross-site POST',
+            (
+              await fetch(`${s.url}/api/tasks`, {
+                method: 'POST',
+                headers: { 'content-type': 'text/plain', origin: 'http://evil.example', ...bearer(opKey) },
+                body: '{"task_kind":"general_agent","prompt":"x"}',
+              })
+            ).ok,
+          );
+        }
+
+        // Brute force of the shared token: HTTP bearer guesses and hello guesses for an id never enrolled.
+        let throttled = 0;
+        for (let i = 0; i < GUESSES; i++) {
+          const res = await fetch(`${s.url}/api/tasks`, {
+            headers: bearer(`guess-${i}-${randomBytes(4).toString('hex')}`),
+          });
+          if (res.status === 429) throttled++;
+          count('brute force (http token)', res.ok);
+        }
+        for (let i = 0; i < GUESSES / 10; i++)
+          count('brute force (hello token)', await helloAccepted(s, 'unenrolled', `guess-${i}`));
+
+        // ---- the legitimate work finished undisturbed.
+        for (const c of legit) {
+          for (let t = 0; t < TASKS_EACH; t++) {
+            await c.waitFor(
+              'task_completed',
+              { task_id: await waitCreated(c, `${c.clientId}-t${t}`) },
+              60_000,
+            );
+          }
+        }
+        let disturbed = 0;
+        for (const c of legit) {
+          if (!c.isOpen || c.closed !== undefined) disturbed++;
+          const perTask = new Map<string, number>();
+          for (const e of c.executions) perTask.set(e.taskId, (perTask.get(e.taskId) ?? 0) + 1);
+          for (const n of perTask.values()) expect(n).toBe(STEPS);
+          expect(new Set(c.executions.map((e) => e.callId)).size).toBe(c.executions.length);
+        }
+        // Computers with keys are never throttled by the attacker's failures on the same address.
+        const after = await fetch(`${s.url}/api/tasks`, { headers: bearer(opKey) });
+        expect(after.status).toBe(200);
+
+        const rows = Object.entries(tallies).map(([k, v]) => `| ${k} | ${v.attempts} | ${v.accepted} |`);
+        const total = Object.values(tallies).reduce(
+          (a, t) => ({ attempts: a.attempts + t.attempts, accepted: a.accepted + t.accepted }),
+          { attempts: 0, accepted: 0 },
+        );
+        console.log(
+          [
+            `[adversary] ${COMPUTERS} legitimate computers, ${COMPUTERS * TASKS_EACH} tasks × ${STEPS} calls; disturbed sessions: ${disturbed}`,
+            '| attack | attempts | accepted |',
+            ...rows,
+            `| total | ${total.attempts} | ${total.accepted} |`,
+            `[adversary] brute force: ${throttled} of ${GUESSES} HTTP guesses answered 429 (throttled)`,
+          ].join('\n'),
+        );
+        for (const [k, v] of Object.entries(tallies)) expect(v.accepted, k).toBe(0);
+        expect(disturbed).toBe(0);
+        expect(throttled).toBeGreaterThan(GUESSES - 20);
+        evil.close();
+        for (const c of legit) c.close();
+      } finally {
+        await s.kill9();
+      }
+    });
+  },
+);
+
+async function waitCreated(c: SimClient, requestId: string): Promise<string> {
+  return String((await c.waitFor('task_created', { request_id: requestId }, 30_000)).task_id);
+}
