@@ -1,0 +1,129 @@
+/**
+ * A hostile web page in a real browser (Debian Chromium driven by playwright-core): served from a second local
+ * origin (another port), it tries what any site the player visits could do to the orchestrator on 127.0.0.1 — a
+ * `no-cors` text/plain `fetch` POST, a form POST (the text/plain JSON trick), `navigator.sendBeacon`, a CORS JSON
+ * POST, and a WebSocket `hello` — and a page under a rebinding host name reaches the server's port. Every attempt
+ * must be refused: no task and no client appear. A page of the server's own origin still creates a task.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { useHarness } from './support/session.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const t = useHarness();
+
+/** The attacks, run in the hostile page; each resolves with what the page could observe. */
+function hostilePage(target: string): string {
+  const ws = target.replace(/^http/, 'ws') + '/ws';
+  const body = JSON.stringify({ task_kind: 'general_agent', prompt: 'delete every file' });
+  return `<!doctype html><html><body>
+<iframe name="sink" style="display:none"></iframe>
+<form id="f" method="POST" action="${target}/api/tasks" enctype="text/plain" target="sink">
+  <input name='{"task_kind":"general_agent","prompt":"form post","pad":"' value='"}'>
+</form>
+<script>
+window.results = {};
+window.done = (async () => {
+  const body = ${JSON.stringify(body)};
+  try {
+    await fetch(${JSON.stringify(target)} + '/api/tasks', { method: 'POST', mode: 'no-cors', headers: { 'Content-Type': 'text/plain' }, body });
+    results.fetchNoCors = 'sent';
+  } catch (e) { results.fetchNoCors = 'error ' + e; }
+  try {
+    const r = await fetch(${JSON.stringify(target)} + '/api/tasks', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    results.fetchCors = 'status ' + r.status;
+  } catch (e) { results.fetchCors = 'blocked'; }
+  results.beaconText = String(navigator.sendBeacon(${JSON.stringify(target)} + '/api/tasks', new Blob([body], { type: 'text/plain' })));
+  try {
+    results.beaconJson = String(navigator.sendBeacon(${JSON.stringify(target)} + '/api/tasks', new Blob([body], { type: 'application/json' })));
+  } catch (e) { results.beaconJson = 'refused by the browser'; }
+  document.getElementById('f').submit();
+  results.form = 'submitted';
+  results.ws = await new Promise((resolve) => {
+    let s;
+    try { s = new WebSocket(${JSON.stringify(ws)}); } catch (e) { return resolve('error ' + e); }
+    s.onopen = () => s.send(JSON.stringify({ type: 'hello', client_id: 'hijacker', protocol_version: 1, commands: [{ name: 'fs_write' }] }));
+    s.onmessage = (m) => resolve('message ' + m.data);
+    s.onerror = () => resolve('error');
+    s.onclose = (c) => resolve('closed ' + c.code);
+    setTimeout(() => resolve('timeout'), 5000);
+  });
+  await new Promise((r) => setTimeout(r, 1500)); // let the form post and beacons land
+  return results;
+})();
+</script></body></html>`;
+}
+
+describe.skipIf(!existsSync(CHROMIUM))('a hostile web page in Chromium', () => {
+  let hostile: Server;
+  let context: BrowserContext;
+  let profile: string;
+
+  beforeEach(async () => {
+    profile = mkdtempSync(path.join(tmpdir(), 'cco-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-background-networking',
+        '--disable-component-update',
+        // A name that resolves to 127.0.0.1, as a DNS-rebinding domain does after its first answer.
+        '--host-resolver-rules=MAP rebind.test 127.0.0.1',
+      ],
+    });
+  });
+  afterEach(async () => {
+    await context?.close();
+    await new Promise<void>((r) => (hostile ? hostile.close(() => r()) : r()));
+    rmSync(profile, { recursive: true, force: true });
+  });
+
+  it('refuses a cross-site fetch, form post, beacon and WebSocket hello: no task and no client appear', async () => {
+    const h = await t.start();
+    hostile = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(hostilePage(h.url));
+    });
+    await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', () => r()));
+    const page = await context.newPage();
+    await page.goto(`http://127.0.0.1:${(hostile.address() as AddressInfo).port}/`);
+    const results = (await page.evaluate('window.done')) as Record<string, string>;
+    // What the page could see: the CORS post was blocked, the WebSocket refused before any hello was read.
+    expect(results.fetchCors).toBe('blocked');
+    expect(results.ws).toMatch(/^(error|closed)/);
+    const tasks = (await (await h.http('/api/tasks')).json()) as { total: number };
+    const clients = (await (await h.http('/api/clients')).json()) as { clients: unknown[] };
+    expect({ tasks: tasks.total, clients: clients.clients.length, results }).toMatchObject({
+      tasks: 0,
+      clients: 0,
+    });
+  });
+
+  it('gives a page under a rebinding host name nothing, while a page of the server’s own origin creates a task', async () => {
+    const h = await t.start();
+    const port = new URL(h.url).port;
+    const page = await context.newPage();
+    const rebound = await page.goto(`http://rebind.test:${port}/health`);
+    expect(rebound?.status()).toBe(421);
+    expect(await page.content()).not.toContain('"version"');
+
+    await page.goto(`${h.url}/health`);
+    const status = await page.evaluate(async () => {
+      const r = await fetch('/api/tasks', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ task_kind: 'general_agent', prompt: 'from the own origin' }),
+      });
+      return r.status;
+    });
+    expect(status).toBe(201);
+    const tasks = (await (await h.http('/api/tasks')).json()) as { total: number };
+    expect(tasks.total).toBe(1);
+  });
+});
