@@ -224,7 +224,9 @@ describe('authentication and authorization', () => {
     s = await startServer({
       db: tempDb(),
       token: TOKEN,
-      config: faultConfig({ heartbeatMs: 5000 }),
+      // Every refusal here must be the exact one (401, 4001): the per-address throttle, which answers 429 / 4008
+      // after a few failures from 127.0.0.1, is the adversary suite's subject, not this one's.
+      config: faultConfig({ heartbeatMs: 5000, security: { authFailuresPerMinute: 1_000_000 } }),
       ollamaUrl: fake.url,
     });
     victim = await victimWithTasks(s, TOKEN);
