@@ -263,4 +263,47 @@ describe.skipIf(!orchestratorBuilt)('against a running orchestrator (--url)', ()
     );
     expect(out).toMatch(/status waiting_for_user → cancelled\n$/);
   });
+  it('create with per-task settings (shown by tasks show), cancel, retry and message a task (guards: settings, retry and follow-ups unreachable from the CLI)', async () => {
+    const created = await url(
+      '--json',
+      'tasks',
+      'create',
+      '--kind',
+      'code_job',
+      '--prompt',
+      'Paint the fence.',
+      '--temperature',
+      '0.3',
+      '--max-steps',
+      '5',
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const { task } = JSON.parse(created.stdout) as { task: { id: string; settings?: unknown } };
+    expect(task.settings).toEqual({ temperature: 0.3, budgets: { max_steps: 5 } });
+    const shown = await url('tasks', 'show', task.id);
+    expect(shown.stdout).toMatch(/settings\s+temperature=0\.3 · budgets\.max_steps=5/);
+    const tooMany = await url(
+      'tasks',
+      'create',
+      '--kind',
+      'code_job',
+      '--prompt',
+      'x',
+      '--max-steps',
+      '1000000',
+    );
+    expect(tooMany.code).toBe(1);
+    expect(tooMany.stderr).toContain('maxSteps');
+    await waitFor(task.id, (d) => d.task.status === 'waiting_for_user');
+    expect((await url('tasks', 'cancel', task.id)).code).toBe(0);
+    const retried = await url('tasks', 'retry', task.id);
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(retried.stdout).toBe(`retrying ${task.id} (queued)\n`);
+    await waitFor(task.id, (d) => d.task.status === 'waiting_for_user');
+    const sent = await url('tasks', 'message', task.id, 'Paint it green instead.');
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(sent.stdout).toBe(`sent to ${task.id} (waiting_for_user)\n`);
+    expect((await url('tasks', 'retry', task.id)).code).toBe(1); // not failed or cancelled: a conflict
+    expect((await url('tasks', 'cancel', task.id)).code).toBe(0);
+  });
 });
