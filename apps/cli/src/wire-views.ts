@@ -1,12 +1,28 @@
 /**
- * The orchestrator's HTTP bodies (snake_case, see docs/http-api.md) → the CLI's views. zod checks every body at this
- * edge, so a server that answers something unexpected is one clear error instead of `undefined` in a table.
+ * The orchestrator's HTTP bodies (snake_case, see docs/http-api.md) → the CLI's views. Every body is parsed with its
+ * schema from @ccagent/protocol (the same the server types its answers with), so a server that answers something
+ * unexpected is one clear error instead of `undefined` in a table; the transforms here only map to the views.
  */
+import {
+  ClientsResponseSchema,
+  CreateTaskResponseSchema,
+  HttpClientSchema,
+  HttpCommandCallSchema,
+  HttpErrorBodySchema,
+  HttpQuestionSchema,
+  HttpStepSchema,
+  HttpTaskSchema,
+  HttpToolSchema,
+  TaskDetailResponseSchema,
+  TaskListResponseSchema,
+  TaskResponseSchema,
+  TaskStepsResponseSchema,
+  ToolsResponseSchema,
+} from '@ccagent/protocol';
 import { z } from 'zod';
 import { routingOf, withSentTo, type CallRouting } from './sent-to.js';
 import type {
   ClientView,
-  ErrorView,
   QuestionView,
   StepView,
   TaskDetail,
@@ -16,233 +32,139 @@ import type {
   ToolView,
 } from './source.js';
 
-const time = z.number();
-const errorInfo = z
-  .object({ code: z.string(), message: z.string(), details: z.unknown().optional() })
-  .transform((e): ErrorView => {
-    const out: ErrorView = { code: e.code, message: e.message };
-    if (e.details !== undefined) out.details = e.details;
-    return out;
-  });
-
 /** `taskToWire` of the orchestrator. */
-const wireTask = z
-  .object({
-    id: z.string(),
-    kind: z.string(),
-    status: z.string(),
-    client_id: z.string().nullable(),
-    prompt: z.string(),
-    allowed_commands: z.array(z.string()).default([]),
-    counters: z.object({ steps: z.number(), tool_calls: z.number(), questions: z.number() }),
-    budgets: z
-      .object({
-        max_steps: z.number().optional(),
-        max_tool_calls: z.number().optional(),
-        deadline_at: z.number().optional(),
-      })
-      .default({}),
-    result: z.unknown().optional(),
-    error: errorInfo.optional(),
-    progress: z.number().optional(),
-    progress_message: z.string().optional(),
-    settings: z.record(z.string(), z.unknown()).optional(),
-    created_at: time,
-    updated_at: time,
-  })
-  .transform((t): TaskView => {
-    const budgets: TaskView['budgets'] = {};
-    if (t.budgets.max_steps !== undefined) budgets.maxSteps = t.budgets.max_steps;
-    if (t.budgets.max_tool_calls !== undefined) budgets.maxToolCalls = t.budgets.max_tool_calls;
-    if (t.budgets.deadline_at !== undefined) budgets.deadlineAt = t.budgets.deadline_at;
-    const out: TaskView = {
-      id: t.id,
-      kind: t.kind,
-      status: t.status,
-      clientId: t.client_id,
-      prompt: t.prompt,
-      allowedCommands: t.allowed_commands,
-      counters: {
-        steps: t.counters.steps,
-        toolCalls: t.counters.tool_calls,
-        questions: t.counters.questions,
-      },
-      budgets,
-      createdAt: t.created_at,
-      updatedAt: t.updated_at,
-    };
-    if (t.result !== undefined) out.result = t.result;
-    if (t.error !== undefined) out.error = t.error;
-    if (t.progress !== undefined) out.progress = t.progress;
-    if (t.progress_message !== undefined) out.progressMessage = t.progress_message;
-    if (t.settings !== undefined) out.settings = t.settings;
-    return out;
-  });
+const wireTask = HttpTaskSchema.transform((t): TaskView => {
+  const budgets: TaskView['budgets'] = {};
+  if (t.budgets.max_steps !== undefined) budgets.maxSteps = t.budgets.max_steps;
+  if (t.budgets.max_tool_calls !== undefined) budgets.maxToolCalls = t.budgets.max_tool_calls;
+  if (t.budgets.deadline_at !== undefined) budgets.deadlineAt = t.budgets.deadline_at;
+  const out: TaskView = {
+    id: t.id,
+    kind: t.kind,
+    status: t.status,
+    clientId: t.client_id,
+    prompt: t.prompt,
+    allowedCommands: t.allowed_commands,
+    counters: {
+      steps: t.counters.steps,
+      toolCalls: t.counters.tool_calls,
+      questions: t.counters.questions,
+    },
+    budgets,
+    createdAt: t.created_at,
+    updatedAt: t.updated_at,
+  };
+  if (t.result !== undefined) out.result = t.result;
+  if (t.error !== undefined) out.error = t.error;
+  if (t.progress !== undefined) out.progress = t.progress;
+  if (t.progress_message !== undefined) out.progressMessage = t.progress_message;
+  if (t.settings !== undefined) out.settings = t.settings;
+  return out;
+});
 
 /** `stepToWire` of the orchestrator. */
-const wireStep = z
-  .object({
-    seq: z.number(),
-    step: z.number(),
-    kind: z.string(),
-    at: time,
-    model: z.string().optional(),
-    input: z.unknown().optional(),
-    output: z.unknown().optional(),
-    directive: z.unknown().optional(),
-    validation_errors: z.array(z.string()).optional(),
-    tool_call: z.unknown().optional(),
-    tool_result: z.unknown().optional(),
-    error: errorInfo.optional(),
-    started_at: time.optional(),
-    duration_ms: z.number().optional(),
-    usage: z
-      .object({
-        prompt_tokens: z.number().optional(),
-        completion_tokens: z.number().optional(),
-        total_duration_ms: z.number().optional(),
-      })
-      .optional(),
-  })
-  .transform((s): StepView => {
-    const out: StepView = { seq: s.seq, step: s.step, kind: s.kind, at: s.at };
-    if (s.model !== undefined) out.model = s.model;
-    if (s.input !== undefined) out.input = s.input;
-    if (s.output !== undefined) out.output = s.output;
-    if (s.directive !== undefined) out.directive = s.directive;
-    if (s.validation_errors !== undefined) out.validationErrors = s.validation_errors;
-    if (s.tool_call !== undefined) out.toolCall = s.tool_call;
-    if (s.tool_result !== undefined) out.toolResult = s.tool_result;
-    if (s.error !== undefined) out.error = s.error;
-    if (s.started_at !== undefined) out.startedAt = s.started_at;
-    if (s.duration_ms !== undefined) out.durationMs = s.duration_ms;
-    if (s.usage !== undefined) {
-      const u: NonNullable<StepView['usage']> = {};
-      if (s.usage.prompt_tokens !== undefined) u.promptTokens = s.usage.prompt_tokens;
-      if (s.usage.completion_tokens !== undefined) u.completionTokens = s.usage.completion_tokens;
-      if (s.usage.total_duration_ms !== undefined) u.totalDurationMs = s.usage.total_duration_ms;
-      out.usage = u;
-    }
-    return out;
-  });
+const wireStep = HttpStepSchema.transform((s): StepView => {
+  const out: StepView = { seq: s.seq, step: s.step, kind: s.kind, at: s.at };
+  if (s.model !== undefined) out.model = s.model;
+  if (s.input !== undefined) out.input = s.input;
+  if (s.output !== undefined) out.output = s.output;
+  if (s.directive !== undefined) out.directive = s.directive;
+  if (s.validation_errors !== undefined) out.validationErrors = s.validation_errors;
+  if (s.tool_call !== undefined) out.toolCall = s.tool_call;
+  if (s.tool_result !== undefined) out.toolResult = s.tool_result;
+  if (s.error !== undefined) out.error = s.error;
+  if (s.started_at !== undefined) out.startedAt = s.started_at;
+  if (s.duration_ms !== undefined) out.durationMs = s.duration_ms;
+  if (s.usage !== undefined) {
+    const u: NonNullable<StepView['usage']> = {};
+    if (s.usage.prompt_tokens !== undefined) u.promptTokens = s.usage.prompt_tokens;
+    if (s.usage.completion_tokens !== undefined) u.completionTokens = s.usage.completion_tokens;
+    if (s.usage.total_duration_ms !== undefined) u.totalDurationMs = s.usage.total_duration_ms;
+    out.usage = u;
+  }
+  return out;
+});
 
-const wireQuestion = z
-  .object({
-    question_id: z.string(),
-    question: z.string(),
-    why: z.string().optional(),
-    answer: z.string().optional(),
-    asked_at: time,
-    answered_at: time.optional(),
-  })
-  .transform((q): QuestionView => {
-    const out: QuestionView = { questionId: q.question_id, question: q.question, askedAt: q.asked_at };
-    if (q.why !== undefined) out.why = q.why;
-    if (q.answer !== undefined) out.answer = q.answer;
-    if (q.answered_at !== undefined) out.answeredAt = q.answered_at;
-    return out;
-  });
+const wireQuestion = HttpQuestionSchema.transform((q): QuestionView => {
+  const out: QuestionView = { questionId: q.question_id, question: q.question, askedAt: q.asked_at };
+  if (q.why !== undefined) out.why = q.why;
+  if (q.answer !== undefined) out.answer = q.answer;
+  if (q.answered_at !== undefined) out.answeredAt = q.answered_at;
+  return out;
+});
 
-const wireClient = z
-  .object({
-    client_id: z.string(),
-    connected: z.boolean(),
-    client_version: z.string().optional(),
-    first_seen_at: time.optional(),
-    last_seen_at: time.optional(),
-    commands: z.array(z.object({ name: z.string() })).default([]),
-  })
-  .transform((c): ClientView => {
-    const out: ClientView = {
-      clientId: c.client_id,
-      connected: c.connected,
-      commands: c.commands.map((d) => d.name),
-    };
-    if (c.client_version !== undefined) out.clientVersion = c.client_version;
-    if (c.first_seen_at !== undefined) out.firstSeenAt = c.first_seen_at;
-    if (c.last_seen_at !== undefined) out.lastSeenAt = c.last_seen_at;
-    return out;
-  });
+const wireClient = HttpClientSchema.transform((c): ClientView => {
+  const out: ClientView = {
+    clientId: c.client_id,
+    connected: c.connected,
+    commands: c.commands.map((d) => d.name),
+  };
+  if (c.client_version !== undefined) out.clientVersion = c.client_version;
+  if (c.first_seen_at !== undefined) out.firstSeenAt = c.first_seen_at;
+  if (c.last_seen_at !== undefined) out.lastSeenAt = c.last_seen_at;
+  return out;
+});
 
-const wireTool = z
-  .object({
-    client_id: z.string(),
-    name: z.string(),
-    status: z.string(),
-    version: z.number(),
-    description: z.string().optional(),
-    file: z.string().optional(),
-    updated_at: time.optional(),
-    recorded_at: time.optional(),
-  })
-  .transform((t): ToolView => {
-    const out: ToolView = { clientId: t.client_id, name: t.name, status: t.status, version: t.version };
-    if (t.description !== undefined) out.description = t.description;
-    if (t.file !== undefined) out.file = t.file;
-    if (t.updated_at !== undefined) out.updatedAt = t.updated_at;
-    if (t.recorded_at !== undefined) out.recordedAt = t.recorded_at;
-    return out;
-  });
+const wireTool = HttpToolSchema.transform((t): ToolView => {
+  const out: ToolView = { clientId: t.client_id, name: t.name, status: t.status, version: t.version };
+  if (t.description !== undefined) out.description = t.description;
+  if (t.file !== undefined) out.file = t.file;
+  if (t.updated_at !== undefined) out.updatedAt = t.updated_at;
+  if (t.recorded_at !== undefined) out.recordedAt = t.recorded_at;
+  return out;
+});
 
 /** What the CLI reads of `callToWire`: the call, its state, and the client it was sent to (unbound tasks only). */
-const wireCallRouting = z
-  .object({ call_id: z.string(), command: z.string(), status: z.string(), sent_to: z.string().optional() })
-  .transform((c): CallRouting => {
-    const out: CallRouting = { callId: c.call_id, command: c.command, status: c.status };
-    if (c.sent_to !== undefined) out.sentTo = c.sent_to;
-    return out;
-  });
+const wireCallRouting = HttpCommandCallSchema.transform((c): CallRouting => {
+  const out: CallRouting = { callId: c.call_id, command: c.command, status: c.status };
+  if (c.sent_to !== undefined) out.sentTo = c.sent_to;
+  return out;
+});
 
 /** Body schemas of the routes the CLI calls, each already mapped to views. */
 export const wireBodies = {
   /** `GET /api/tasks` */
-  taskPage: z
-    .object({ tasks: z.array(wireTask), total: z.number() })
-    .transform((b): TaskPageView => ({ tasks: b.tasks, total: b.total })),
+  taskPage: TaskListResponseSchema.extend({ tasks: z.array(wireTask) }).transform((b): TaskPageView => ({
+    tasks: b.tasks,
+    total: b.total,
+  })),
   /** `GET /api/tasks/:id` (its `command_calls` give the client each call of an unbound task was sent to) */
-  taskDetail: z
-    .object({
-      task: wireTask,
-      steps: z.array(wireStep),
-      questions: z.array(wireQuestion).default([]),
-      command_calls: z.array(wireCallRouting).default([]),
-    })
-    .transform((b): TaskDetail => {
-      // A bound task's calls go to its client: only an unbound task's calls say where they went.
-      const { sentTo, openCall } = routingOf(b.task.clientId === null ? b.command_calls : []);
-      const detail: TaskDetail = {
-        task: b.task,
-        steps: withSentTo(b.steps, sentTo),
-        questions: b.questions,
-      };
-      if (openCall) detail.openCall = openCall;
-      return detail;
-    }),
-  /** `GET /api/tasks/:id/steps` (with the calls of the page's tool records) */
-  taskSteps: z
-    .object({
-      task: wireTask,
-      steps: z.array(wireStep),
-      questions: z.array(wireQuestion).default([]),
-      command_calls: z.array(wireCallRouting).default([]),
-      has_more: z.boolean(),
-    })
-    .transform((b): TaskUpdates => ({
+  taskDetail: TaskDetailResponseSchema.extend({
+    task: wireTask,
+    steps: z.array(wireStep),
+    questions: z.array(wireQuestion),
+    command_calls: z.array(wireCallRouting),
+  }).transform((b): TaskDetail => {
+    // A bound task's calls go to its client: only an unbound task's calls say where they went.
+    const { sentTo, openCall } = routingOf(b.task.clientId === null ? b.command_calls : []);
+    const detail: TaskDetail = {
       task: b.task,
-      steps: withSentTo(b.steps, routingOf(b.command_calls).sentTo),
+      steps: withSentTo(b.steps, sentTo),
       questions: b.questions,
-      hasMore: b.has_more,
-    })),
-  /** `POST /api/tasks` */
-  created: z.object({ task: wireTask, created: z.boolean().default(true) }),
-  /** `POST /api/tasks/:id/cancel`, `POST /api/tasks/:id/answer` */
-  task: z.object({ task: wireTask }).transform((b) => b.task),
-  /** `GET /api/clients` */
-  clients: z.object({ clients: z.array(wireClient) }).transform((b) => b.clients),
-  /** `GET /api/tools` */
-  tools: z.object({ tools: z.array(wireTool) }).transform((b) => b.tools),
-  /** Error body of every route: `{"error": {"code", "message", "path"?}}`. */
-  error: z.object({
-    error: z.object({ code: z.string(), message: z.string(), path: z.string().optional() }),
+    };
+    if (openCall) detail.openCall = openCall;
+    return detail;
   }),
+  /** `GET /api/tasks/:id/steps` (with the calls of the page's tool records) */
+  taskSteps: TaskStepsResponseSchema.extend({
+    task: wireTask,
+    steps: z.array(wireStep),
+    questions: z.array(wireQuestion),
+    command_calls: z.array(wireCallRouting),
+  }).transform((b): TaskUpdates => ({
+    task: b.task,
+    steps: withSentTo(b.steps, routingOf(b.command_calls).sentTo),
+    questions: b.questions,
+    hasMore: b.has_more,
+  })),
+  /** `POST /api/tasks` */
+  created: CreateTaskResponseSchema.extend({ task: wireTask }),
+  /** `POST /api/tasks/:id/cancel`, `POST /api/tasks/:id/answer` */
+  task: TaskResponseSchema.extend({ task: wireTask }).transform((b) => b.task),
+  /** `GET /api/clients` */
+  clients: ClientsResponseSchema.extend({ clients: z.array(wireClient) }).transform((b) => b.clients),
+  /** `GET /api/tools` */
+  tools: ToolsResponseSchema.extend({ tools: z.array(wireTool) }).transform((b) => b.tools),
+  /** Error body of every route: `{"error": {"code", "message", "path"?}}`. */
+  error: HttpErrorBodySchema,
 };

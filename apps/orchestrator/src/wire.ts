@@ -13,6 +13,12 @@ import type {
   Task,
 } from '@ccagent/engine';
 import type {
+  HttpCommand,
+  HttpCommandCall,
+  HttpHistoryEntry,
+  HttpQuestion,
+  HttpStep,
+  HttpTask,
   AskUserMessage,
   CommandCallMessage,
   CommandResultMessage,
@@ -29,9 +35,6 @@ export const CREATOR_KEY = 'creator_client_id';
 /** Metadata key holding the `request_id` a task was created with (idempotency of `create_task`). */
 export const REQUEST_ID_KEY = 'request_id';
 
-/** A wire JSON object. */
-export type WireObject = Record<string, unknown>;
-
 /** `hello.commands[]` → the engine's command descriptor. */
 export function commandSpecToDescriptor(spec: CommandSpec): CommandDescriptor {
   const d: CommandDescriptor = { name: spec.name };
@@ -42,8 +45,8 @@ export function commandSpecToDescriptor(spec: CommandSpec): CommandDescriptor {
 }
 
 /** Command descriptor → the snake_case shape shown by `GET /api/clients`. */
-export function descriptorToWire(d: CommandDescriptor): WireObject {
-  const out: WireObject = { name: d.name };
+export function descriptorToWire(d: CommandDescriptor): HttpCommand {
+  const out: HttpCommand = { name: d.name };
   if (d.description !== undefined) out.description = d.description;
   if (d.argsSchema !== undefined) out.args_schema = d.argsSchema;
   if (d.timeoutMs !== undefined) out.timeout_ms = d.timeoutMs;
@@ -120,9 +123,9 @@ export function toAskUser(q: QuestionRecord): AskUserMessage {
   return msg;
 }
 
-/** Task → HTTP JSON. */
-export function taskToWire(t: Task): WireObject {
-  const out: WireObject = {
+/** Task → HTTP JSON (`HttpTask` of @ccagent/protocol). */
+export function taskToWire(t: Task): HttpTask {
+  const out: HttpTask = {
     id: t.id,
     kind: t.kind,
     status: t.status,
@@ -146,13 +149,13 @@ export function taskToWire(t: Task): WireObject {
   if (t.progressMessage !== undefined) out.progress_message = t.progressMessage;
   // The per-task settings the request chose (as given; omitted fields come from the task kind).
   const settings = t.metadata[SETTINGS_KEY];
-  if (settings !== undefined) out.settings = settings;
+  if (settings !== undefined) out.settings = settings as Record<string, unknown>;
   return out;
 }
 
 /** Step-log record → HTTP JSON (everything the model saw and said, unabridged). */
-export function stepToWire(s: StoredStep): WireObject {
-  const out: WireObject = { seq: s.seq, step: s.step, kind: s.kind, at: s.at };
+export function stepToWire(s: StoredStep): HttpStep {
+  const out: HttpStep = { seq: s.seq, step: s.step, kind: s.kind, at: s.at };
   if (s.model !== undefined) out.model = s.model;
   if (s.input !== undefined) out.input = s.input;
   if (s.output !== undefined) out.output = s.output;
@@ -182,7 +185,7 @@ export function stepCallId(s: StoredStep): string | undefined {
 }
 
 /** History entry → HTTP JSON. */
-export function historyToWire(h: HistoryEntry): WireObject {
+export function historyToWire(h: HistoryEntry): HttpHistoryEntry {
   const {
     taskId: _taskId,
     callId,
@@ -192,7 +195,7 @@ export function historyToWire(h: HistoryEntry): WireObject {
     callId?: string;
     questionId?: string;
   };
-  const out: WireObject = { ...rest };
+  const out: HttpHistoryEntry = { ...rest };
   if (callId !== undefined) out.call_id = callId;
   if (questionId !== undefined) out.question_id = questionId;
   if ('timedOut' in out) {
@@ -206,8 +209,8 @@ export function historyToWire(h: HistoryEntry): WireObject {
  * Command call row → HTTP JSON. `sent_to` (the client a call of a task bound to no client was sent to, recorded before
  * it was first sent) appears only when recorded: calls of bound tasks and calls never sent have none.
  */
-export function callToWire(c: CommandCallRecord): WireObject {
-  const out: WireObject = {
+export function callToWire(c: CommandCallRecord): HttpCommandCall {
+  const out: HttpCommandCall = {
     call_id: c.callId,
     command: c.command,
     args: c.args,
@@ -223,8 +226,8 @@ export function callToWire(c: CommandCallRecord): WireObject {
 }
 
 /** Question row → HTTP JSON. */
-export function questionToWire(q: QuestionRecord): WireObject {
-  const out: WireObject = { question_id: q.questionId, question: q.question, asked_at: q.askedAt };
+export function questionToWire(q: QuestionRecord): HttpQuestion {
+  const out: HttpQuestion = { question_id: q.questionId, question: q.question, asked_at: q.askedAt };
   if (q.why !== undefined) out.why = q.why;
   if (q.answer !== undefined) out.answer = q.answer;
   if (q.answeredAt !== undefined) out.answered_at = q.answeredAt;

@@ -1,24 +1,16 @@
 /**
  * Domain types of the task engine (camelCase; the wire's snake_case mapping lives in the orchestrator only).
  */
+import type { TaskStatus } from '@ccagent/protocol';
 
 /** Any JSON-serialisable value; everything the engine persists is one of these. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** Lifecycle state of a task. `completed`, `failed` and `cancelled` are terminal. */
-export type TaskStatus =
-  'queued' | 'running' | 'waiting_for_command' | 'waiting_for_user' | 'completed' | 'failed' | 'cancelled';
-
-/** Every status, in lifecycle order. */
-export const TASK_STATUSES: readonly TaskStatus[] = [
-  'queued',
-  'running',
-  'waiting_for_command',
-  'waiting_for_user',
-  'completed',
-  'failed',
-  'cancelled',
-];
+/**
+ * Lifecycle state of a task (`completed`, `failed` and `cancelled` are terminal), and every status in lifecycle
+ * order: defined once, in @ccagent/protocol, where the wire (WebSocket and HTTP) carries them.
+ */
+export { TASK_STATUSES, type TaskStatus } from '@ccagent/protocol';
 
 /** Limits the engine enforces before each step; all optional. `deadlineAt` is epoch milliseconds. */
 export interface TaskBudgets {

@@ -73,7 +73,42 @@ describe('@ccagent/protocol', () => {
       'toErrorMessage',
       'utf8ByteLength',
     ];
-    expect(Object.keys(api).sort()).toEqual([...schemas, ...rest].sort());
+    const http = [
+      'AnswerBodySchema',
+      'CancelBodySchema',
+      'ClientsResponseSchema',
+      'CreateTaskBodySchema',
+      'CreateTaskResponseSchema',
+      'HTTP_DOC_BEGIN',
+      'HTTP_DOC_END',
+      'HTTP_RECORDS',
+      'HTTP_ROUTES',
+      'HealthResponseSchema',
+      'HttpClientSchema',
+      'HttpCommandCallSchema',
+      'HttpCommandSchema',
+      'HttpErrorBodySchema',
+      'HttpErrorInfoSchema',
+      'HttpHistoryEntrySchema',
+      'HttpQuestionSchema',
+      'HttpStepSchema',
+      'HttpTaskSchema',
+      'HttpToolSchema',
+      'LuaManifestResponseSchema',
+      'STEP_PAGE_DEFAULT',
+      'STEP_PAGE_MAX',
+      'StepsQuerySchema',
+      'TaskDetailResponseSchema',
+      'TaskListQuerySchema',
+      'TaskListResponseSchema',
+      'TaskResponseSchema',
+      'TaskStepsResponseSchema',
+      'ToolsQuerySchema',
+      'ToolsResponseSchema',
+      'renderHttpApiReference',
+      'withHttpApiReference',
+    ];
+    expect(Object.keys(api).sort()).toEqual([...schemas, ...rest, ...http].sort());
   });
 
   it('counts UTF-8 bytes like Buffer.byteLength, lone surrogates as 3 (what TextEncoder sends)', () => {

@@ -1,7 +1,7 @@
 /**
- * `@ccagent/protocol`: the WebSocket wire contract between the ccagent orchestrator and its CC:Tweaked clients —
- * zod schemas of every message, parsing with structured errors, chunking of large messages, JSON Schemas and the
- * generated protocol reference. Pure: no I/O.
+ * `@ccagent/protocol`: the wire contracts of the ccagent orchestrator — the WebSocket protocol with its CC:Tweaked
+ * clients and the HTTP API's bodies: zod schemas of every message and body, parsing with structured errors, chunking
+ * of large messages, JSON Schemas and the generated references. Pure: no I/O.
  */
 
 /** Version of this package, kept equal to package.json's by a test. */
@@ -43,3 +43,5 @@ export { messageJsonSchema, protocolJsonSchema, type JsonSchema } from './json-s
 export { renderProtocolDoc } from './protocol-doc.js';
 export { ProtocolError } from './protocol-error.js';
 export { utf8ByteLength } from './utf8.js';
+/** HTTP API: request and response schemas (snake_case, like the messages), the route list, the generated reference. */
+export * from './http/index.js';

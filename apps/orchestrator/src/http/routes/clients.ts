@@ -1,18 +1,18 @@
 /** Client routes: the known clients (live state from the registry, facts from the store) and their tools. */
-import { z } from 'zod';
-import { descriptorToWire, type WireObject } from '../../wire.js';
+import {
+  ToolsQuerySchema,
+  type ClientsResponse,
+  type HttpClient,
+  type ToolsResponse,
+} from '@ccagent/protocol';
+import { descriptorToWire } from '../../wire.js';
 import { parseWith, sendJson } from '../http-kit.js';
 import type { HttpApiOptions, RouteRequest } from '../route.js';
-
-const toolsQuery = z.strictObject({
-  client: z.string().min(1).optional(),
-  status: z.enum(['draft', 'test', 'active', 'retired']).optional(),
-});
 
 /** `GET /api/clients`. */
 export async function listClients(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
   const known = await d.clients.listClients();
-  const out: WireObject[] = known.map((c) => {
+  const out: HttpClient[] = known.map((c) => {
     const live = d.registry.get(c.clientId);
     const commands = live && live.commands.size > 0 ? [...live.commands.values()] : c.commands;
     return {
@@ -25,17 +25,18 @@ export async function listClients(d: HttpApiOptions, { res }: RouteRequest): Pro
       commands: commands.map(descriptorToWire),
     };
   });
-  sendJson(res, 200, { clients: out });
+  const body: ClientsResponse = { clients: out };
+  sendJson(res, 200, body);
 }
 
 /** `GET /api/tools`: model-written tools, by client and status. */
 export async function listTools(d: HttpApiOptions, { res, url }: RouteRequest): Promise<void> {
-  const q = parseWith(toolsQuery, Object.fromEntries(url.searchParams), 'query');
+  const q = parseWith(ToolsQuerySchema, Object.fromEntries(url.searchParams), 'query');
   const tools = await d.clients.listTools({
     ...(q.client ? { clientId: q.client } : {}),
     ...(q.status ? { status: q.status } : {}),
   });
-  sendJson(res, 200, {
+  const body: ToolsResponse = {
     tools: tools.map((t) => ({
       client_id: t.clientId,
       name: t.name,
@@ -46,5 +47,6 @@ export async function listTools(d: HttpApiOptions, { res, url }: RouteRequest): 
       ...(t.updatedAt !== undefined ? { updated_at: t.updatedAt } : {}),
       ...(t.recordedAt !== undefined ? { recorded_at: t.recordedAt } : {}),
     })),
-  });
+  };
+  sendJson(res, 200, body);
 }

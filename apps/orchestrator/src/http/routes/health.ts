@@ -1,4 +1,5 @@
 /** Operations routes: `/health` (database, model servers, connected clients) and `/metrics` (Prometheus text). */
+import type { HealthResponse } from '@ccagent/protocol';
 import { ORCHESTRATOR_VERSION } from '../../version.js';
 import { sendJson } from '../http-kit.js';
 import type { HttpApiOptions, RouteRequest } from '../route.js';
@@ -7,7 +8,7 @@ import type { HttpApiOptions, RouteRequest } from '../route.js';
 export async function health(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
   const [db, models] = await Promise.all([d.checkDb(), d.models.check()]);
   const reachable = models.servers.every((s) => s.reachable);
-  const body = {
+  const body: HealthResponse = {
     ok: db.ok,
     degraded: !reachable || models.missing.length > 0,
     version: ORCHESTRATOR_VERSION,

@@ -3,6 +3,7 @@
  * each file. Open even when a token is set: CC's `wget run` cannot send an Authorization header, and the bundle
  * holds no secret.
  */
+import type { LuaManifestResponse } from '@ccagent/protocol';
 import { ORCHESTRATOR_VERSION } from '../../version.js';
 import { HttpError, sendJson } from '../http-kit.js';
 import { baseUrlFromHost } from '../lua-assets.js';
@@ -27,7 +28,8 @@ export function installer(d: HttpApiOptions, { req, res }: RouteRequest): Promis
 
 /** `GET /lua/manifest.json`. */
 export function manifest(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
-  sendJson(res, 200, { version: ORCHESTRATOR_VERSION, files: d.lua.manifest() });
+  const body: LuaManifestResponse = { version: ORCHESTRATOR_VERSION, files: d.lua.manifest() };
+  sendJson(res, 200, body);
   return Promise.resolve();
 }
 

@@ -1,0 +1,168 @@
+/**
+ * The HTTP routes and the schemas of what each takes and answers, for the generated reference in docs/http-api.md.
+ * The orchestrator's route table (apps/orchestrator/src/http/routes/index.ts) must list the same routes (a test in
+ * the orchestrator checks it).
+ */
+import type { z } from 'zod';
+import {
+  AnswerBodySchema,
+  CancelBodySchema,
+  ClientsResponseSchema,
+  CreateTaskBodySchema,
+  CreateTaskResponseSchema,
+  HealthResponseSchema,
+  HttpClientSchema,
+  HttpCommandCallSchema,
+  HttpCommandSchema,
+  HttpErrorBodySchema,
+  HttpErrorInfoSchema,
+  HttpHistoryEntrySchema,
+  HttpQuestionSchema,
+  HttpStepSchema,
+  HttpTaskSchema,
+  HttpToolSchema,
+  LuaManifestResponseSchema,
+  StepsQuerySchema,
+  TaskDetailResponseSchema,
+  TaskListQuerySchema,
+  TaskListResponseSchema,
+  TaskResponseSchema,
+  TaskStepsResponseSchema,
+  ToolsQuerySchema,
+  ToolsResponseSchema,
+} from './http-schemas.js';
+
+/** One route of the HTTP API. */
+export interface HttpRouteSpec {
+  method: 'GET' | 'POST';
+  /** Path with `:param` placeholders (`/lua/files/<path>` takes the rest of the path). */
+  path: string;
+  summary: string;
+  /** Open even when the server has a token. */
+  open?: boolean;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  /** Success status → body schema (undefined: not JSON). */
+  responses: Array<{ status: number; schema?: z.ZodType; contentType?: string }>;
+}
+
+/** The records responses are made of, by the name the reference gives them. */
+export const HTTP_RECORDS: ReadonlyArray<{ name: string; schema: z.ZodType; description: string }> = [
+  { name: 'Task', schema: HttpTaskSchema, description: 'A task.' },
+  { name: 'Step', schema: HttpStepSchema, description: 'One record of the step log.' },
+  {
+    name: 'HistoryEntry',
+    schema: HttpHistoryEntrySchema,
+    description: 'One entry of the history; more fields by `type`.',
+  },
+  { name: 'CommandCall', schema: HttpCommandCallSchema, description: 'A command call of a task.' },
+  { name: 'Question', schema: HttpQuestionSchema, description: 'A question the task asked.' },
+  { name: 'Client', schema: HttpClientSchema, description: 'A client ever seen, with its live state.' },
+  { name: 'Command', schema: HttpCommandSchema, description: 'A command a client registered.' },
+  {
+    name: 'Tool',
+    schema: HttpToolSchema,
+    description: 'A model-written tool as its client last reported it.',
+  },
+  { name: 'ErrorInfo', schema: HttpErrorInfoSchema, description: 'A failure (of a task, of a step).' },
+  { name: 'Error', schema: HttpErrorBodySchema, description: 'The body of every refusal.' },
+];
+
+/** Every route, in the order of the server's table. */
+export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
+  {
+    method: 'GET',
+    path: '/health',
+    summary: 'Database, model servers and connected clients; 503 when the database does not work.',
+    open: true,
+    responses: [
+      { status: 200, schema: HealthResponseSchema },
+      { status: 503, schema: HealthResponseSchema },
+    ],
+  },
+  {
+    method: 'GET',
+    path: '/api/tasks',
+    summary: 'A page of tasks, newest first by default.',
+    query: TaskListQuerySchema,
+    responses: [{ status: 200, schema: TaskListResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/tasks',
+    summary: 'Create a task (201), or find the one a repeated `request_id` created (200).',
+    body: CreateTaskBodySchema,
+    responses: [
+      { status: 201, schema: CreateTaskResponseSchema },
+      { status: 200, schema: CreateTaskResponseSchema },
+    ],
+  },
+  {
+    method: 'GET',
+    path: '/api/tasks/:id',
+    summary: 'The task with its whole step log, history, calls and questions.',
+    responses: [{ status: 200, schema: TaskDetailResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/tasks/:id/steps',
+    summary:
+      'One page of the step log (`seq > after_seq`), with the task, its questions and the page’s calls.',
+    query: StepsQuerySchema,
+    responses: [{ status: 200, schema: TaskStepsResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/tasks/:id/cancel',
+    summary: 'Cancel the task (a cancelled one is returned unchanged).',
+    body: CancelBodySchema,
+    responses: [{ status: 200, schema: TaskResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/tasks/:id/answer',
+    summary: 'Answer the task’s open question.',
+    body: AnswerBodySchema,
+    responses: [{ status: 200, schema: TaskResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/clients',
+    summary: 'Every client ever seen, with its live state.',
+    responses: [{ status: 200, schema: ClientsResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/tools',
+    summary: 'Model-written tools as each client last reported them.',
+    query: ToolsQuerySchema,
+    responses: [{ status: 200, schema: ToolsResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/metrics',
+    summary: 'Prometheus text format.',
+    responses: [{ status: 200, contentType: 'text/plain; version=0.0.4' }],
+  },
+  {
+    method: 'GET',
+    path: '/lua/install.lua',
+    summary: 'The installer, with this server’s URL filled in.',
+    open: true,
+    responses: [{ status: 200, contentType: 'text/x-lua' }],
+  },
+  {
+    method: 'GET',
+    path: '/lua/manifest.json',
+    summary: 'The files of the Lua client bundle.',
+    open: true,
+    responses: [{ status: 200, schema: LuaManifestResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/lua/files/<path>',
+    summary: 'One file of the manifest.',
+    open: true,
+    responses: [{ status: 200, contentType: 'text/x-lua' }],
+  },
+];

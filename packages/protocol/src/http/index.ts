@@ -1,0 +1,4 @@
+/** The HTTP API's schemas, its route list and the generated reference (re-exported by the package index). */
+export * from './http-schemas.js';
+export { HTTP_RECORDS, HTTP_ROUTES, type HttpRouteSpec } from './http-routes.js';
+export { HTTP_DOC_BEGIN, HTTP_DOC_END, renderHttpApiReference, withHttpApiReference } from './http-doc.js';
