@@ -1,3 +1,8 @@
+/**
+ * Tests of the Engine through its public surface (lifecycle, scheduling, budgets, calls, recovery) with the
+ * in-memory store. Size (over 500 lines): one behaviour per test, sharing one harness; the hot path has its own
+ * file (engine-hot-path.test.ts).
+ */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from './clock.js';

@@ -2,6 +2,9 @@
  * `OpenAICompatibleChatModel`: the `ChatModel` port on `POST /v1/chat/completions`, as served by LM Studio,
  * llama.cpp's server, vLLM and Ollama's own `/v1`. Plain `fetch`; SSE parsed with `eventsource-parser`. Same
  * `ModelError` taxonomy, retries, deadline and abort as the Ollama adapter.
+ *
+ * Size (over 500 lines): the request mapping, the SSE stream reader and the error mapping of one wire
+ * dialect; split, each part would only be read together with the others.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import {

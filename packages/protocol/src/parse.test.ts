@@ -1,3 +1,7 @@
+/**
+ * Tests of the protocol edge: every message type, every error code and path, limits. Size (over 500 lines):
+ * one table-driven suite per parser, kept together so a new message is added in one place.
+ */
 import { describe, expect, it } from 'vitest';
 import {
   CommandResultSchema,

@@ -1,3 +1,8 @@
+/**
+ * The WAL checkpointer (see the comment below the imports). Size (over 500 lines): the worker's source is inline
+ * (the reason is below) and lives beside the host side that drives it, so both halves of one protocol stay in one
+ * file.
+ */
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';

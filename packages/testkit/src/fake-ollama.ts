@@ -2,6 +2,9 @@
  * A scripted, wire-faithful fake of an Ollama server (and of its OpenAI-compatible `/v1/chat/completions`):
  * a real `node:http` server on 127.0.0.1 that answers with the exact payload shapes of the real APIs, replays
  * scripted replies per model, records every request and injects faults. It is a test double, not a model.
+ *
+ * Size (over 500 lines): one fake server answering both wire dialects (Ollama and OpenAI-compatible)
+ * with shared scripting, recording and fault injection; the model of the server itself is model-server.ts.
  */
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

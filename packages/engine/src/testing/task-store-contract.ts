@@ -2,6 +2,9 @@
  * The shared contract suite of the `TaskStore` port. Every implementation (in-memory here, SQLite in
  * `@ccagent/store`) runs exactly this suite. Published as `@ccagent/engine/testing`, never from `src/index.ts`: it
  * imports vitest, which must not end up in the runtime bundle.
+ *
+ * Size (over 500 lines): one suite of the whole port, kept in one file so that every store runs exactly the
+ * same tests in the same order.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isEngineError } from '../engine-error.js';
