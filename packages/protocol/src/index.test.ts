@@ -105,6 +105,9 @@ describe('@ccagent/protocol', () => {
       'TaskStepsResponseSchema',
       'ToolsQuerySchema',
       'ToolsResponseSchema',
+      'RetryBodySchema',
+      'TaskEventBodySchema',
+      'TaskMessageBodySchema',
       'renderHttpApiReference',
       'withHttpApiReference',
     ];

@@ -30,6 +30,9 @@ import {
   TaskStepsResponseSchema,
   ToolsQuerySchema,
   ToolsResponseSchema,
+  RetryBodySchema,
+  TaskEventBodySchema,
+  TaskMessageBodySchema,
 } from './http-schemas.js';
 
 /** One route of the HTTP API. */
@@ -123,6 +126,27 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     path: '/api/tasks/:id/answer',
     summary: 'Answer the task’s open question.',
     body: AnswerBodySchema,
+    responses: [{ status: 200, schema: TaskResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/tasks/:id/messages',
+    summary: 'A follow-up message: a running task sees it next step; an ended one continues with it.',
+    body: TaskMessageBodySchema,
+    responses: [{ status: 200, schema: TaskResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/tasks/:id/events',
+    summary: 'An outside event into the history of a task that has not ended; a sleeping task wakes.',
+    body: TaskEventBodySchema,
+    responses: [{ status: 200, schema: TaskResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/tasks/:id/retry',
+    summary: 'A failed or cancelled task resumes from its memory with fresh budgets.',
+    body: RetryBodySchema,
     responses: [{ status: 200, schema: TaskResponseSchema }],
   },
   {

@@ -192,6 +192,21 @@ export const AnswerBodySchema = z.strictObject({
   question_id: z.string().min(1).optional(),
 });
 
+/** Body of `POST /api/tasks/:id/messages`. `from`: who writes (shown to the model as the source); default `http`. */
+export const TaskMessageBodySchema = z.strictObject({
+  text: z.string().min(1).max(20_000),
+  from: z.string().min(1).max(100).optional(),
+});
+
+/** Body of `POST /api/tasks/:id/events`. */
+export const TaskEventBodySchema = z.strictObject({
+  name: z.string().min(1).max(100),
+  data: z.unknown().optional(),
+});
+
+/** Body of `POST /api/tasks/:id/retry` (empty, or `{}`). */
+export const RetryBodySchema = z.strictObject({});
+
 /** Query of `GET /api/tools`. */
 export const ToolsQuerySchema = z.strictObject({
   client: z.string().min(1).optional(),
