@@ -26,6 +26,8 @@ import {
 } from './client-persistence.js';
 import type { OrchestratorConfig } from './config.js';
 import { ClientRegistry } from './clients/client-registry.js';
+import { DashboardAssets, defaultDashboardDir } from './http/dashboard-assets.js';
+import { EventHub } from './http/event-hub.js';
 import { HttpApi, type TaskPageSource } from './http/http-api.js';
 import { LuaAssets } from './http/lua-assets.js';
 import { Metrics } from './metrics.js';
@@ -70,6 +72,8 @@ export interface OrchestratorOptions {
   logger: Logger & ModelLogger;
   /** Directory of the Lua client bundle (default: `lua/` beside the built files). */
   luaDir?: string;
+  /** Directory of the web dashboard (default: `dashboard/` beside the built files). */
+  dashboardDir?: string;
   /** Environment for model overrides (default `process.env`). */
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
@@ -159,9 +163,11 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     store = sqlite;
   }
   const dbPath = sqlite?.path ?? o.dbPath;
-  const clients: ClientPersistence = sqlite
-    ? new SqliteClientPersistence(sqlite)
-    : new InMemoryClientPersistence();
+  // Live events for the dashboard: every acknowledged client change is also published.
+  const events = new EventHub(startedAt);
+  const clients: ClientPersistence = events.observeClients(
+    sqlite ? new SqliteClientPersistence(sqlite) : new InMemoryClientPersistence(),
+  );
   const credentialStore: CredentialStore = sqlite?.security ?? new InMemoryCredentialStore();
   if (sqlite && !sqlite.security) {
     logger.warn(
@@ -246,6 +252,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     modelConcurrency: s.modelConcurrency,
     defaultCallTimeoutMs: s.commandTimeoutMs,
   });
+  events.attach(engine);
   await metrics.track(engine);
   const results = new CommandResults({
     engine,
@@ -318,6 +325,9 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     metrics,
     models: availability,
     lua,
+    dashboard: new DashboardAssets(o.dashboardDir ?? defaultDashboardDir()),
+    events,
+    taskKinds: [...Object.keys(config.taskKinds), ...Object.keys(config.kindAliases)],
     dbPath,
     checkDb: () =>
       sqlite ? sqlite.probeHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),
@@ -386,6 +396,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       });
     });
   } catch (cause) {
+    events.close();
     await engine.stop();
     executor.dispose();
     registry.dispose();
@@ -424,6 +435,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     closing ??= (async () => {
       logger.info({}, 'shutting down');
       gateway.stopAccepting();
+      // Event streams never end by themselves: end them, or server.close() would wait for them.
+      events.close();
       server.close();
       // Engine first: no new command_calls or events; in-flight steps abort and stay durable for the next start.
       await engine.stop();

@@ -9,6 +9,7 @@ import type {
   HistoryEntry,
   JsonValue,
   QuestionRecord,
+  StepUsage,
   StoredStep,
   Task,
 } from '@ccagent/engine';
@@ -166,14 +167,16 @@ export function stepToWire(s: StoredStep): HttpStep {
   if (s.error !== undefined) out.error = s.error;
   if (s.startedAt !== undefined) out.started_at = s.startedAt;
   if (s.durationMs !== undefined) out.duration_ms = s.durationMs;
-  if (s.usage !== undefined) {
-    out.usage = {
-      ...(s.usage.promptTokens !== undefined ? { prompt_tokens: s.usage.promptTokens } : {}),
-      ...(s.usage.completionTokens !== undefined ? { completion_tokens: s.usage.completionTokens } : {}),
-      ...(s.usage.totalDurationMs !== undefined ? { total_duration_ms: s.usage.totalDurationMs } : {}),
-    };
-  }
+  if (s.usage !== undefined) out.usage = usageToWire(s.usage);
   return out;
+}
+
+function usageToWire(u: StepUsage): WireObject {
+  return {
+    ...(u.promptTokens !== undefined ? { prompt_tokens: u.promptTokens } : {}),
+    ...(u.completionTokens !== undefined ? { completion_tokens: u.completionTokens } : {}),
+    ...(u.totalDurationMs !== undefined ? { total_duration_ms: u.totalDurationMs } : {}),
+  };
 }
 
 /** The call id of a step-log record's tool call (`tool_call.callId`), if it has one. */
@@ -231,5 +234,70 @@ export function questionToWire(q: QuestionRecord): HttpQuestion {
   if (q.why !== undefined) out.why = q.why;
   if (q.answer !== undefined) out.answer = q.answer;
   if (q.answeredAt !== undefined) out.answered_at = q.answeredAt;
+  return out;
+}
+
+/** Longest text a step summary carries in `preview` and per validation error. */
+export const STEP_PREVIEW_CHARS = 200;
+
+function clipText(s: string): string {
+  return s.length > STEP_PREVIEW_CHARS ? `${s.slice(0, STEP_PREVIEW_CHARS)}…` : s;
+}
+
+function jsonChars(v: JsonValue | undefined): number | undefined {
+  return v === undefined ? undefined : JSON.stringify(v).length;
+}
+
+/**
+ * Step-log record → the short form of `GET /api/tasks/:id/steps?summary=1` (a timeline row): everything small kept,
+ * the model input and output replaced by their sizes and a `preview` of the text out, tool results cut to `ok` and a
+ * preview, so a 5,000-step timeline is a few hundred KiB instead of every prompt the model ever saw.
+ */
+export function stepSummaryToWire(s: StoredStep): WireObject {
+  const out: WireObject = { seq: s.seq, step: s.step, kind: s.kind, at: s.at };
+  if (s.model !== undefined) out.model = s.model;
+  const inChars = jsonChars(s.input);
+  const outChars = jsonChars(s.output);
+  if (inChars !== undefined) out.input_chars = inChars;
+  if (outChars !== undefined) out.output_chars = outChars;
+  const o = s.output;
+  if (o !== undefined) {
+    const content =
+      typeof o === 'object' && o !== null && !Array.isArray(o) && typeof o.content === 'string'
+        ? o.content
+        : JSON.stringify(o);
+    out.preview = clipText(content.trim() === '' && typeof o === 'object' ? JSON.stringify(o) : content);
+  }
+  if (s.directive !== undefined) {
+    const d = s.directive;
+    out.directive =
+      typeof d === 'object' && d !== null && !Array.isArray(d)
+        ? {
+            ...(typeof d.type === 'string' ? { type: d.type } : {}),
+            ...(typeof d.command === 'string' ? { command: d.command } : {}),
+          }
+        : {};
+  }
+  if (s.validationErrors !== undefined) out.validation_errors = s.validationErrors.slice(0, 3).map(clipText);
+  const tc = s.toolCall;
+  if (tc !== undefined && typeof tc === 'object' && tc !== null && !Array.isArray(tc)) {
+    out.tool_call = {
+      ...(typeof tc.command === 'string' ? { command: tc.command } : {}),
+      ...(typeof tc.callId === 'string' ? { callId: tc.callId } : {}),
+    };
+  }
+  const tr = s.toolResult;
+  if (tr !== undefined) {
+    const ok =
+      typeof tr === 'object' && tr !== null && !Array.isArray(tr) && typeof tr.ok === 'boolean'
+        ? tr.ok
+        : undefined;
+    out.tool_result = ok === undefined ? {} : { ok };
+    if (out.preview === undefined) out.preview = clipText(JSON.stringify(tr));
+  }
+  if (s.error !== undefined) out.error = { code: s.error.code, message: clipText(s.error.message) };
+  if (s.startedAt !== undefined) out.started_at = s.startedAt;
+  if (s.durationMs !== undefined) out.duration_ms = s.durationMs;
+  if (s.usage !== undefined) out.usage = usageToWire(s.usage);
   return out;
 }

@@ -56,6 +56,20 @@ describe('listTasksPage', () => {
     expect(await store.listTasksPage({ kind: 'zzz' })).toEqual({ tasks: [], total: 0 });
   });
 
+  it('searches by id prefix or prompt words, with the other filters (guards against a dashboard search that only sees the loaded page)', async () => {
+    await store.commit({
+      task: newTask('zz-fix', { createdAt: 80, prompt: 'Fix the broken TODO.lua, then RUN it', kind: 'b' }),
+      create: true,
+    });
+    expect((await store.listTasksPage({ search: 'todo.lua' })).tasks.map((t) => t.id)).toEqual(['zz-fix']);
+    expect((await store.listTasksPage({ search: 'zz-' })).total).toBe(1);
+    expect((await store.listTasksPage({ search: 'prompt t' })).total).toBe(7);
+    expect((await store.listTasksPage({ search: 'prompt t', kind: 'a' })).total).toBe(3);
+    expect((await store.listTasksPage({ search: 'fix', kind: 'a' })).total).toBe(0);
+    // LIKE wildcards in the text are plain characters.
+    expect((await store.listTasksPage({ search: '%' })).total).toBe(0);
+  });
+
   it('rejects a bad limit/offset/order with invalid_input (guards against unbounded or nonsense queries from HTTP)', async () => {
     for (const q of [
       { limit: 0 },

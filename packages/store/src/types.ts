@@ -6,6 +6,8 @@ export interface TaskPageQuery {
   status?: TaskStatus | TaskStatus[];
   kind?: string;
   clientId?: string;
+  /** Tasks whose id starts with this text, or whose prompt contains it (case-insensitive for ASCII letters). */
+  search?: string;
   /** Page size, 1..1000 (default 50). */
   limit?: number;
   /** Rows to skip (default 0). */

@@ -9,6 +9,8 @@ import type { ClientPersistence } from '../client-persistence.js';
 import type { Metrics } from '../metrics.js';
 import type { ModelAvailability } from '../model-availability.js';
 import type { TaskService } from '../task-service.js';
+import type { DashboardAssets } from './dashboard-assets.js';
+import type { EventHub } from './event-hub.js';
 import type { LuaAssets } from './lua-assets.js';
 
 /** A page of tasks (what `@ccagent/store`'s `listTasksPage` returns). */
@@ -17,6 +19,7 @@ export interface TaskPageSource {
     status?: TaskStatus | TaskStatus[];
     kind?: string;
     clientId?: string;
+    search?: string;
     limit?: number;
     offset?: number;
     order?: 'newest' | 'oldest';
@@ -35,6 +38,12 @@ export interface HttpApiOptions {
   metrics: Metrics;
   models: ModelAvailability;
   lua: LuaAssets;
+  /** The web dashboard's files, served at `/`. */
+  dashboard: DashboardAssets;
+  /** Live events (`GET /api/events`). */
+  events: EventHub;
+  /** Task kinds and aliases a create request may name (the dashboard's kind list). */
+  taskKinds: readonly string[];
   dbPath: string;
   /** DB health: answers a query, and writes are not failing (locked, disk full, I/O error). */
   checkDb: () => Promise<{ ok: true } | { ok: false; error: string; code?: string }>;

@@ -41,6 +41,8 @@ export interface HarnessOptions {
   token?: string;
   strategies?: StrategyResolver;
   luaDir?: string;
+  /** Serve the dashboard from this directory (default: beside the sources, i.e. none). */
+  dashboardDir?: string;
   /** Reuse a database directory (restart scenarios). */
   dir?: string;
   /** A store opened by the test (e.g. an SQLite store with a short lock timeout); the server closes it. */
@@ -64,6 +66,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...(opts.token !== undefined ? { token: opts.token } : {}),
     ...(opts.strategies !== undefined ? { strategies: opts.strategies } : {}),
     ...(opts.luaDir !== undefined ? { luaDir: opts.luaDir } : {}),
+    ...(opts.dashboardDir !== undefined ? { dashboardDir: opts.dashboardDir } : {}),
     ...(opts.store !== undefined ? { store: opts.store } : {}),
     logger: pino({ level: process.env.CCO_TEST_LOG ?? 'silent' }),
     env: {},

@@ -183,8 +183,15 @@ export function taskWhere(f: {
   kind?: string;
   clientId?: string;
   updatedSince?: number;
+  search?: string;
 }): SQL | undefined {
   const conds: SQL[] = [];
+  if (f.search !== undefined && f.search !== '') {
+    // A scan of the prompts (no index can help a substring): fine for the tens of thousands of tasks one file holds.
+    conds.push(
+      sql`(substr(${schema.tasks.id}, 1, ${f.search.length}) = ${f.search} OR instr(lower(${schema.tasks.prompt}), ${f.search.toLowerCase()}) > 0)`,
+    );
+  }
   if (f.status !== undefined) conds.push(inArray(schema.tasks.status, [f.status].flat()));
   if (f.kind !== undefined) conds.push(eq(schema.tasks.kind, f.kind));
   if (f.clientId !== undefined) conds.push(eq(schema.tasks.clientId, f.clientId));

@@ -4,6 +4,7 @@
  */
 import type { Route } from '../route.js';
 import { listClients, listTools } from './clients.js';
+import { dashboardFeatures, dashboardFile, eventStream } from './dashboard.js';
 import { health, metricsText } from './health.js';
 import { installer, luaFile, manifest } from './lua.js';
 import { postEvent, postMessage, retryTask } from './steering.js';
@@ -26,6 +27,16 @@ export const ROUTES: readonly Route[] = [
   },
   { method: 'POST', pattern: /^\/api\/tasks\/([^/]+)\/events$/, name: 'tasks.event', handler: postEvent },
   { method: 'POST', pattern: /^\/api\/tasks\/([^/]+)\/retry$/, name: 'tasks.retry', handler: retryTask },
+  { method: 'GET', pattern: /^\/api\/events$/, name: 'events', handler: eventStream },
+  { method: 'GET', pattern: /^\/api\/dashboard$/, name: 'dashboard.features', handler: dashboardFeatures },
+  // The page and its hashed assets hold no secret; the API requests it makes carry the token.
+  {
+    method: 'GET',
+    pattern: /^\/(?:index\.html|assets\/[^/]+)?$/,
+    name: 'dashboard',
+    open: true,
+    handler: dashboardFile,
+  },
   { method: 'GET', pattern: /^\/api\/clients$/, name: 'clients', handler: listClients },
   { method: 'GET', pattern: /^\/api\/tools$/, name: 'tools', handler: listTools },
   { method: 'GET', pattern: /^\/metrics$/, name: 'metrics', handler: metricsText },

@@ -16,13 +16,32 @@ import {
   type TaskResponse,
   type TaskStepsResponse,
 } from '@ccagent/protocol';
-import { callToWire, historyToWire, questionToWire, stepCallId, stepToWire, taskToWire } from '../../wire.js';
+import { z } from 'zod';
+import {
+  callToWire,
+  historyToWire,
+  questionToWire,
+  stepCallId,
+  stepSummaryToWire,
+  stepToWire,
+  taskToWire,
+} from '../../wire.js';
 import { HttpError, parseWith, readJson, sendJson, serviceError } from '../http-kit.js';
 import type { HttpApiOptions, RouteRequest } from '../route.js';
 
+const flag = z.enum(['0', '1']).transform((v) => v === '1');
+/** The list query with `q` (search: id prefix or prompt words). */
+const listQuery = TaskListQuerySchema.extend({ q: z.string().max(200).optional() });
+/** The steps query with `summary=1` (timeline rows: no model input/output; see `stepSummaryToWire`). */
+const stepsQuery = StepsQuerySchema.extend({ summary: flag.optional() });
+/** `steps=0`: the task, its questions and calls without its step log and history (the dashboard pages those). */
+const taskQuery = z.strictObject({ steps: flag.optional() });
+/** Whether `POST /api/tasks` takes per-task `settings` (the dashboard enables its settings fields then). */
+export const CREATE_TAKES_SETTINGS = 'settings' in CreateTaskBodySchema.shape;
+
 /** `GET /api/tasks`: a page of tasks, newest first by default. */
 export async function listTasks(d: HttpApiOptions, { res, url }: RouteRequest): Promise<void> {
-  const q = parseWith(TaskListQuerySchema, Object.fromEntries(url.searchParams), 'query');
+  const q = parseWith(listQuery, Object.fromEntries(url.searchParams), 'query');
   const status = q.status && q.status.length > 0 ? q.status : undefined;
   let tasks;
   let total: number;
@@ -31,6 +50,7 @@ export async function listTasks(d: HttpApiOptions, { res, url }: RouteRequest): 
       ...(status ? { status } : {}),
       ...(q.kind ? { kind: q.kind } : {}),
       ...(q.client ? { clientId: q.client } : {}),
+      ...(q.q ? { search: q.q } : {}),
       limit: q.limit,
       offset: q.offset,
       order: q.order,
@@ -52,9 +72,22 @@ export async function listTasks(d: HttpApiOptions, { res, url }: RouteRequest): 
 }
 
 /** `GET /api/tasks/:id`: the task with its steps, history, calls and questions. */
-export async function getTask(d: HttpApiOptions, { res, params: [id] }: RouteRequest): Promise<void> {
+export async function getTask(d: HttpApiOptions, { res, params: [id], url }: RouteRequest): Promise<void> {
+  const tq = parseWith(taskQuery, Object.fromEntries(url.searchParams), 'query');
   const task = await d.engine.getTask(id as string);
   if (!task) throw new HttpError(404, 'not_found', `no task ${id}`);
+  if (tq.steps === false) {
+    const [calls, questions] = await Promise.all([
+      d.store.listCommandCalls({ taskId: task.id }),
+      d.store.listQuestions(task.id),
+    ]);
+    sendJson(res, 200, {
+      task: taskToWire(task),
+      command_calls: calls.map(callToWire),
+      questions: questions.map(questionToWire),
+    });
+    return;
+  }
   const [steps, history, calls, questions] = await Promise.all([
     d.store.getSteps(task.id),
     d.store.getHistory(task.id),
@@ -77,7 +110,7 @@ export async function getTask(d: HttpApiOptions, { res, params: [id] }: RouteReq
  * when it is seen finished, the steps read after it hold every record it wrote.
  */
 export async function getSteps(d: HttpApiOptions, { res, params: [id], url }: RouteRequest): Promise<void> {
-  const q = parseWith(StepsQuerySchema, Object.fromEntries(url.searchParams), 'query');
+  const q = parseWith(stepsQuery, Object.fromEntries(url.searchParams), 'query');
   const afterSeq = q.after_seq ?? 0;
   const limit = q.limit ?? STEP_PAGE_DEFAULT;
   const task = await d.engine.getTask(id as string);
@@ -92,7 +125,7 @@ export async function getSteps(d: HttpApiOptions, { res, params: [id], url }: Ro
   const calls = await Promise.all(callIds.map((c) => d.store.getCommandCall(c)));
   const body: TaskStepsResponse = {
     task: taskToWire(task),
-    steps: page.map(stepToWire),
+    steps: page.map(q.summary === true ? stepSummaryToWire : stepToWire),
     questions: questions.map(questionToWire),
     command_calls: calls.filter((c): c is CommandCallRecord => c !== undefined).map(callToWire),
     after_seq: afterSeq,

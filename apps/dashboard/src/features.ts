@@ -1,0 +1,37 @@
+/**
+ * What this server offers beyond the basic task routes (`GET /api/dashboard`): routes added by later versions (a
+ * follow-up message, retry, per-task settings) are enabled only when the server says it has them, and shown
+ * disabled with the reason otherwise.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { api } from './api.js';
+
+/** The server's answer (empty lists until it arrives or when the server is older than the route). */
+export interface Features {
+  features: string[];
+  taskKinds: string[];
+  loaded: boolean;
+}
+
+let cached: Promise<Features> | undefined;
+
+/** Ask once per page load. */
+export function loadFeatures(): Promise<Features> {
+  cached ??= api
+    .features()
+    .then((f) => ({ features: f.features, taskKinds: f.task_kinds, loaded: true }))
+    .catch(() => {
+      cached = undefined;
+      return { features: [], taskKinds: [], loaded: false };
+    });
+  return cached;
+}
+
+/** The features, re-rendering when they arrive. */
+export function useFeatures(): Features {
+  const [f, setF] = useState<Features>({ features: [], taskKinds: [], loaded: false });
+  useEffect(() => {
+    void loadFeatures().then(setF);
+  }, []);
+  return f;
+}

@@ -1,0 +1,124 @@
+/**
+ * Showing untrusted text: everything a model, a prompt or a CC computer wrote is rendered as text nodes (never as
+ * HTML), control characters (ANSI escapes included) are drawn as their visible symbols, and long content is cut to a
+ * preview with "show all" and "copy".
+ */
+import { useState } from 'preact/hooks';
+
+/** Characters shown before "show all". */
+export const PREVIEW_CHARS = 1500;
+/** Lines shown before "show all". */
+export const PREVIEW_LINES = 24;
+
+/**
+ * `text` with C0/C1 control characters (except newline and tab) replaced by visible symbols: ESC becomes ␛, so an
+ * ANSI colour sequence reads `␛[31m` instead of silently vanishing or being interpreted.
+ */
+export function visible(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => {
+    const code = c.charCodeAt(0);
+    if (code < 0x20) return String.fromCharCode(0x2400 + code);
+    if (code === 0x7f) return '\u2421';
+    return `\\x${code.toString(16)}`;
+  });
+}
+
+/** A value as display text: strings as they are, anything else as indented JSON. */
+export function asText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return '';
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function previewOf(text: string): string | undefined {
+  let cut = text.length > PREVIEW_CHARS ? PREVIEW_CHARS : -1;
+  let lines = 0;
+  for (let i = 0; i < Math.min(text.length, PREVIEW_CHARS); i++) {
+    if (text.charCodeAt(i) === 10 && ++lines >= PREVIEW_LINES) {
+      cut = i;
+      break;
+    }
+  }
+  return cut < 0 ? undefined : text.slice(0, cut);
+}
+
+/** Copy `text` to the clipboard; resolves false when the browser refuses. */
+export async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const area = document.createElement('textarea');
+    area.value = text;
+    area.setAttribute('readonly', '');
+    area.style.position = 'fixed';
+    area.style.opacity = '0';
+    document.body.appendChild(area);
+    area.select();
+    let ok = false;
+    try {
+      ok = document.execCommand('copy');
+    } catch {
+      ok = false;
+    }
+    area.remove();
+    return ok;
+  }
+}
+
+/** A copy button with feedback. */
+export function CopyButton({ text, label }: { text: string; label?: string }) {
+  const [done, setDone] = useState<'' | 'copied' | 'failed'>('');
+  return (
+    <button
+      type="button"
+      class="small"
+      aria-label={`Copy ${label ?? 'text'}`}
+      onClick={() => {
+        void copyText(text).then((ok) => {
+          setDone(ok ? 'copied' : 'failed');
+          setTimeout(() => setDone(''), 1500);
+        });
+      }}
+    >
+      {done === 'copied' ? 'Copied' : done === 'failed' ? 'Copy failed' : 'Copy'}
+    </button>
+  );
+}
+
+/** Long text, collapsed to a preview with "show all" and "copy". */
+export function Clip({ value, label }: { value: unknown; label: string }) {
+  const text = asText(value);
+  const preview = previewOf(text);
+  const [open, setOpen] = useState(false);
+  const shown = open || preview === undefined ? text : preview;
+  return (
+    <div class="clip">
+      <div class="clip-bar">
+        <span class="clip-label">{label}</span>
+        <span class="muted">{text.length.toLocaleString('en-US')} chars</span>
+        {preview !== undefined && (
+          <button type="button" class="small" aria-expanded={open} onClick={() => setOpen(!open)}>
+            {open ? 'Collapse' : 'Show all'}
+          </button>
+        )}
+        <CopyButton text={text} label={label} />
+      </div>
+      <pre class="clip-text">
+        {visible(shown)}
+        {!open && preview !== undefined ? '\n…' : ''}
+      </pre>
+    </div>
+  );
+}
+
+/** One line of untrusted text (control characters visible, cut at `max`). */
+export function Line({ text, max = 160 }: { text: string; max?: number }) {
+  const one = text.length > max ? `${text.slice(0, max)}…` : text;
+  return <>{visible(one.replace(/\s+/g, ' '))}</>;
+}

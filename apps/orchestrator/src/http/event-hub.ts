@@ -1,0 +1,299 @@
+/**
+ * The push side of the HTTP API: `GET /api/events` (Server-Sent Events). The hub turns engine and client events into
+ * small SSE records (`task`, `step`, `question`, `call`, `client`, `tool`), numbers them, keeps the most recent ones
+ * for resuming with `Last-Event-ID`, and writes them to every subscriber whose filter matches.
+ *
+ * A subscriber never slows the engine: publishing only appends to a bounded per-subscriber queue (engine listeners
+ * stay synchronous and O(subscribers)); a subscriber whose socket does not keep up past {@link SUBSCRIBER_QUEUE_MAX}
+ * records or {@link SUBSCRIBER_QUEUE_BYTES} has its queue dropped and gets one `resync` record once it drains: it
+ * refetches what it shows over the REST routes. A resume from an id the hub no longer holds (too old, or from an
+ * earlier server process) also gets `resync`.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Engine, StoredStep, Task } from '@ccagent/engine';
+import type { ClientPersistence, KnownClient, KnownTool, ToolInfo } from '../client-persistence.js';
+import type { WireObject } from '../wire.js';
+
+/** Names of the records `GET /api/events` sends. */
+export const EVENT_TYPES = ['task', 'step', 'question', 'call', 'client', 'tool', 'resync', 'hello'] as const;
+/** One of {@link EVENT_TYPES}. */
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Records kept for resuming (`Last-Event-ID`). */
+export const REPLAY_BUFFER_SIZE = 4096;
+/** Records queued for one subscriber whose socket is full, before it is told to resync instead. */
+export const SUBSCRIBER_QUEUE_MAX = 1024;
+/** Bytes queued for one subscriber whose socket is full, before it is told to resync instead. */
+export const SUBSCRIBER_QUEUE_BYTES = 1024 * 1024;
+/** Longest prompt text carried by a `task` record (the full task is one `GET /api/tasks/:id` away). */
+export const PROMPT_PREVIEW_CHARS = 200;
+/** Interval of the `: ping` comment that keeps idle connections (and proxies) open (ms). */
+export const HEARTBEAT_MS = 15_000;
+
+/** A published record. `id` is `<epoch>-<n>`: the epoch changes with every server process. */
+interface HubRecord {
+  id: string;
+  n: number;
+  type: EventType;
+  taskId: string | undefined;
+  text: string;
+}
+
+/** What one subscriber asked for. */
+export interface SubscribeOptions {
+  /** Only records of these tasks (client and tool records are not sent then). Empty or absent: everything. */
+  taskIds?: readonly string[];
+  /** Resume after this id (the `Last-Event-ID` header or `last_event_id` query parameter). */
+  lastEventId?: string;
+}
+
+interface Subscriber {
+  res: ServerResponse;
+  taskIds: ReadonlySet<string> | undefined;
+  queue: string[];
+  queuedBytes: number;
+  blocked: boolean;
+  /** Its queue overflowed: send `resync` once the socket drains, and nothing else before. */
+  overflowed: boolean;
+}
+
+/** A task as the `task` record carries it: the list's columns, the prompt cut to {@link PROMPT_PREVIEW_CHARS}. */
+export function taskSummary(t: Task): WireObject {
+  const prompt = t.prompt.length > PROMPT_PREVIEW_CHARS ? t.prompt.slice(0, PROMPT_PREVIEW_CHARS) : t.prompt;
+  const out: WireObject = {
+    id: t.id,
+    kind: t.kind,
+    status: t.status,
+    client_id: t.clientId,
+    prompt,
+    prompt_truncated: prompt.length < t.prompt.length,
+    counters: { steps: t.counters.steps, tool_calls: t.counters.toolCalls, questions: t.counters.questions },
+    created_at: t.createdAt,
+    updated_at: t.updatedAt,
+  };
+  if (t.progress !== undefined) out.progress = t.progress;
+  if (t.progressMessage !== undefined) out.progress_message = t.progressMessage;
+  if (t.error !== undefined) out.error = { code: t.error.code, message: t.error.message };
+  return out;
+}
+
+function stepSummary(taskId: string, s: StoredStep): WireObject {
+  return { task_id: taskId, seq: s.seq, step: s.step, kind: s.kind, at: s.at };
+}
+
+/** See the module comment. One hub per orchestrator; `close()` ends every stream. */
+export class EventHub {
+  private readonly epoch: string;
+  private n = 0;
+  private readonly buffer: HubRecord[] = [];
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private readonly heartbeat: NodeJS.Timeout;
+
+  /** `startedAt` (ms) names this process's epoch, so ids from an earlier process are never mistaken for ours. */
+  constructor(startedAt: number, heartbeatMs = HEARTBEAT_MS) {
+    this.epoch = Math.floor(startedAt).toString(36);
+    this.heartbeat = setInterval(() => this.ping(), heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  /** Bytes waiting in the fullest subscriber queue (bounded by {@link SUBSCRIBER_QUEUE_BYTES}). */
+  get maxQueuedBytes(): number {
+    let max = 0;
+    for (const s of this.subscribers) max = Math.max(max, s.queuedBytes);
+    return max;
+  }
+
+  /** Subscribers connected now. */
+  get subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
+  /** Publish the engine's committed changes (each listener only enqueues; nothing here waits). */
+  attach(engine: Engine): void {
+    const task = ({ task: t }: { task: Task }): void => this.publish('task', taskSummary(t), t.id);
+    this.unsubscribe.push(
+      engine.on('taskCreated', task),
+      engine.on('taskUpdated', task),
+      engine.on('taskCompleted', task),
+      engine.on('taskFailed', task),
+      engine.on('taskCancelled', task),
+      engine.on('stepLogged', ({ taskId, step }) => this.publish('step', stepSummary(taskId, step), taskId)),
+      engine.on('questionAsked', ({ task: t, question: q }) =>
+        this.publish(
+          'question',
+          { task_id: t.id, question_id: q.questionId, question: q.question, answered: false },
+          t.id,
+        ),
+      ),
+      engine.on('questionAnswered', ({ task: t, question: q }) =>
+        this.publish('question', { task_id: t.id, question_id: q.questionId, answered: true }, t.id),
+      ),
+      engine.on('commandDispatched', ({ task: t, call }) =>
+        this.publish(
+          'call',
+          { task_id: t.id, call_id: call.callId, command: call.command, status: call.status },
+          t.id,
+        ),
+      ),
+      engine.on('commandResolved', ({ task: t, call, outcome }) =>
+        this.publish(
+          'call',
+          { task_id: t.id, call_id: call.callId, command: call.command, status: call.status, ok: outcome.ok },
+          t.id,
+        ),
+      ),
+    );
+  }
+
+  /** Wrap a client store so that every acknowledged change is also published (`client` and `tool` records). */
+  observeClients(inner: ClientPersistence): ClientPersistence {
+    return {
+      clientSeen: async (input) => {
+        await inner.clientSeen(input);
+        this.publish('client', {
+          client_id: input.clientId,
+          connected: true,
+          commands: input.commands.map((c) => c.name),
+          at: input.at,
+        });
+      },
+      clientDisconnected: async (clientId, at) => {
+        await inner.clientDisconnected(clientId, at);
+        this.publish('client', { client_id: clientId, connected: false, at });
+      },
+      replaceTools: async (clientId: string, tools: ToolInfo[], at: number) => {
+        await inner.replaceTools(clientId, tools, at);
+        this.publish('tool', {
+          client_id: clientId,
+          tools: tools.map((t) => ({ name: t.name, status: t.status, version: t.version })),
+          at,
+        });
+      },
+      listClients: (): Promise<KnownClient[]> => inner.listClients(),
+      listTools: (filter): Promise<KnownTool[]> => inner.listTools(filter),
+    };
+  }
+
+  /** Number, buffer and fan out one record. `taskId` makes it visible to per-task subscribers. */
+  publish(type: EventType, data: WireObject, taskId?: string): void {
+    this.n += 1;
+    const id = `${this.epoch}-${this.n}`;
+    const rec: HubRecord = { id, n: this.n, type, taskId, text: frame(id, type, data) };
+    this.buffer.push(rec);
+    if (this.buffer.length > REPLAY_BUFFER_SIZE)
+      this.buffer.splice(0, this.buffer.length - REPLAY_BUFFER_SIZE);
+    for (const s of this.subscribers) if (matches(s, rec)) this.send(s, rec.text);
+  }
+
+  /**
+   * Turn `res` into an event stream: headers, a `hello` record (`{id}` of the newest record, so a client can tell
+   * what it has), then either the records after `lastEventId` or, when those are no longer held, `resync`.
+   */
+  subscribe(res: ServerResponse, o: SubscribeOptions = {}): void {
+    const taskIds = o.taskIds && o.taskIds.length > 0 ? new Set(o.taskIds) : undefined;
+    const s: Subscriber = {
+      res,
+      taskIds,
+      queue: [],
+      queuedBytes: 0,
+      blocked: false,
+      overflowed: false,
+    };
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.socket?.setNoDelay(true);
+    this.subscribers.add(s);
+    const drop = (): void => {
+      this.subscribers.delete(s);
+    };
+    res.on('close', drop);
+    res.on('drain', () => this.flush(s));
+    // Reconnecting browsers wait this long (ms) before the next try.
+    this.send(s, `retry: 1000\n\n`);
+    if (o.lastEventId !== undefined && o.lastEventId !== '') {
+      const replay = this.after(o.lastEventId);
+      if (replay === undefined) this.send(s, frame(this.lastId(), 'resync', { reason: 'unknown_event_id' }));
+      else for (const rec of replay) if (matches(s, rec)) this.send(s, rec.text);
+    } else {
+      this.send(s, frame(this.lastId(), 'hello', { epoch: this.epoch }));
+    }
+  }
+
+  /** End every stream and stop listening to the engine. */
+  close(): void {
+    clearInterval(this.heartbeat);
+    for (const u of this.unsubscribe.splice(0)) u();
+    for (const s of this.subscribers) s.res.end();
+    this.subscribers.clear();
+  }
+
+  private lastId(): string {
+    return `${this.epoch}-${this.n}`;
+  }
+
+  /** Records after `id`, or undefined when the hub cannot tell (another epoch, or fallen out of the buffer). */
+  private after(id: string): HubRecord[] | undefined {
+    const m = /^([0-9a-z]+)-(\d+)$/.exec(id);
+    if (!m || m[1] !== this.epoch) return undefined;
+    const n = Number(m[2]);
+    if (n > this.n) return undefined;
+    const oldest = this.buffer[0]?.n ?? this.n + 1;
+    // Everything after n is still held only when n + 1 is (or nothing was published after n).
+    if (n + 1 < oldest) return undefined;
+    return this.buffer.filter((r) => r.n > n);
+  }
+
+  private send(s: Subscriber, text: string): void {
+    if (s.overflowed) return;
+    if (s.blocked) {
+      s.queue.push(text);
+      s.queuedBytes += text.length;
+      if (s.queue.length > SUBSCRIBER_QUEUE_MAX || s.queuedBytes > SUBSCRIBER_QUEUE_BYTES) {
+        s.queue = [];
+        s.queuedBytes = 0;
+        s.overflowed = true;
+      }
+      return;
+    }
+    if (!s.res.write(text)) s.blocked = true;
+  }
+
+  private flush(s: Subscriber): void {
+    s.blocked = false;
+    if (s.overflowed) {
+      s.overflowed = false;
+      if (!s.res.write(frame(this.lastId(), 'resync', { reason: 'slow_consumer' }))) {
+        s.blocked = true;
+        return;
+      }
+    }
+    while (s.queue.length > 0) {
+      const text = s.queue.shift() as string;
+      s.queuedBytes -= text.length;
+      if (!s.res.write(text)) {
+        s.blocked = true;
+        return;
+      }
+    }
+  }
+
+  private ping(): void {
+    for (const s of this.subscribers) if (!s.blocked && !s.overflowed) s.res.write(': ping\n\n');
+  }
+}
+
+function matches(s: Subscriber, rec: HubRecord): boolean {
+  if (rec.type === 'resync' || rec.type === 'hello') return true;
+  if (s.taskIds === undefined) return true;
+  return rec.taskId !== undefined && s.taskIds.has(rec.taskId);
+}
+
+/** One SSE record. JSON never contains a raw newline, so `data:` is one line. */
+function frame(id: string, type: EventType, data: WireObject): string {
+  return `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+}

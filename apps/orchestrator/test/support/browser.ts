@@ -1,0 +1,70 @@
+/**
+ * A real browser for the dashboard tests: Debian's Chromium driven by playwright-core (no browser download), headless,
+ * with a fresh profile directory per launch and the flags that keep it off the network.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+/** Where Debian installs Chromium (`apt-get install chromium`; `.ci/run` does it when missing). */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Whether the browser is there (the tests fail with this path in the message when it is not). */
+export const haveChromium = existsSync(CHROMIUM);
+
+/** A launched browser with its own profile directory. */
+export interface Browser {
+  context: BrowserContext;
+  page(width?: number, height?: number): Promise<Page>;
+  close(): Promise<void>;
+}
+
+/** Launch Chromium headless with a new `--user-data-dir`. */
+export async function launchBrowser(): Promise<Browser> {
+  if (!haveChromium) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install chromium`);
+  const profile = mkdtempSync(path.join(tmpdir(), 'ccagent-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-gpu',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+    viewport: { width: 1280, height: 800 },
+  });
+  return {
+    context,
+    async page(width = 1280, height = 800) {
+      const p = await context.newPage();
+      await p.setViewportSize({ width, height });
+      return p;
+    },
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+const docsImages = fileURLToPath(new URL('../../../../docs/images/', import.meta.url));
+
+/**
+ * Save a screenshot of `page`: into docs/images when `CCAGENT_SCREENSHOTS=docs` (how the committed pictures of
+ * docs/dashboard.md are made), else into .test-results/screenshots for a look after a failure.
+ */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  const dir =
+    process.env.CCAGENT_SCREENSHOTS === 'docs'
+      ? docsImages
+      : fileURLToPath(new URL('../../../../.test-results/screenshots/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}
