@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { openTaskWatch, type TaskWatch } from './task-watch.js';
 import { CliError } from './errors.js';
 import type {
   ClientView,
@@ -192,6 +193,11 @@ export class HttpTaskSource implements TaskSource, TaskActions {
       text,
       ...(questionId !== undefined ? { question_id: questionId } : {}),
     });
+  }
+
+  /** Wake-ups from the server's event stream for `tasks follow` (undefined from a server without one). */
+  watchTask(id: string): Promise<TaskWatch | undefined> {
+    return openTaskWatch(this.base, id, this.token);
   }
 
   async close(): Promise<void> {}

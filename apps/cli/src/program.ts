@@ -25,6 +25,8 @@ import type { TaskActions, TaskSource, TaskUpdates } from './source.js';
 /** Version of the `ccagent` command. */
 export const CLI_VERSION = '0.1.0';
 
+/** With the server's event stream, `tasks follow` still reads at least this often (ms) in case a wake-up is lost. */
+const PUSH_FALLBACK_MS = 5000;
 /** Step-log records `tasks follow` reads per request (the HTTP API allows up to 500). */
 export const FOLLOW_PAGE = 200;
 
@@ -274,6 +276,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     };
     // The whole log once; then each poll reads only the records after the last one printed.
     let d: TaskUpdates = { ...(await s.getTask(id)), hasMore: false };
+    const watch = isTerminal(d.task.status) ? undefined : await s.watchTask?.(id);
     let lastSeq = 0;
     let lastStep: number | undefined;
     let status = d.task.status;
@@ -321,9 +324,13 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
         lastQuestion = q.questionId;
       }
       if (isTerminal(status)) break;
-      await new Promise((r) => setTimeout(r, pollMs));
+      // Pushed (the server's event stream) when there is one: read as soon as something was committed, and at
+      // least every PUSH_FALLBACK_MS in case a wake-up was lost; else poll every pollMs.
+      if (watch) await watch.wait(unreachable ? pollMs : Math.max(pollMs, PUSH_FALLBACK_MS));
+      else await new Promise((r) => setTimeout(r, pollMs));
       d = await poll(lastSeq, d);
     }
+    watch?.close();
     if (json) printEvent({ event: 'end', taskId: id, status, task: d.task });
     return status === 'completed' ? 0 : 1;
   }

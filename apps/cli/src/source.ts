@@ -168,6 +168,11 @@ export interface TaskSource {
   getTaskUpdates(id: string, afterSeq: number, limit: number): Promise<TaskUpdates>;
   listClients(): Promise<ClientView[]>;
   listTools(): Promise<ToolView[]>;
+  /**
+   * Optional push: wake-ups when the task changes (the orchestrator's event stream), so `tasks follow` need not
+   * sleep a poll interval; undefined when the source cannot push (a database file, an older server).
+   */
+  watchTask?(id: string): Promise<{ wait(maxMs: number): Promise<void>; close(): void } | undefined>;
   close(): Promise<void>;
 }
 

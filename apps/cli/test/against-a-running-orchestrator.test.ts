@@ -205,6 +205,44 @@ describe.skipIf(!orchestratorBuilt)('against a running orchestrator (--url)', ()
     });
   });
 
+  it('follow is pushed by the server: with a one-minute poll interval the next question still shows within seconds', async () => {
+    const created = await url('--json', 'tasks', 'create', '--kind', 'code_job', '--prompt', 'Paint it.');
+    const id = (JSON.parse(created.stdout) as { task: { id: string } }).task.id;
+    await waitFor(id, (d) => d.task.status === 'waiting_for_user');
+    const follow = startCli([
+      '--url',
+      server.url,
+      '--token',
+      TOKEN,
+      '--json',
+      'tasks',
+      'follow',
+      id,
+      '--interval',
+      '60000',
+    ]);
+    let out = '';
+    follow.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const code = new Promise<number | null>((resolve) => follow.on('close', resolve));
+    const questions = () => out.split('\n').filter((l) => l.includes('"event":"question"')).length;
+    const until = async (cond: () => boolean, what: string): Promise<void> => {
+      const end = Date.now() + 15_000;
+      while (!cond()) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}:\n${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    await until(() => out.includes('"event":"task"'), 'the first record');
+    const before = questions();
+    const started = Date.now();
+    expect((await url('tasks', 'answer', id, 'The north wall.')).code).toBe(0);
+    await until(() => questions() > before, 'the next question');
+    // Polling would have slept a minute; the event stream woke it.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect((await url('tasks', 'cancel', id)).code).toBe(0);
+    expect(await code).toBe(1);
+  });
+
   it('follow keeps going across an orchestrator restart and ends with the task', async () => {
     const id = FIXTURE_IDS.ask;
     const follow = startCli([

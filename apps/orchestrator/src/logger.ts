@@ -5,7 +5,7 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './serve-options.js';
 
-/** Create the logger; `destination` defaults to stderr (fd 2). */
+/** Create the logger; `destination` defaults to stderr (fd 2) as JSON lines (see `pretty-log.ts` for a person's). */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   return pino(
     {

@@ -9,7 +9,14 @@ import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { OrchestratorError } from './orchestrator-error.js';
 import { startOrchestrator, type RunningOrchestrator } from './orchestrator.js';
-import { DURABILITY_LEVELS, LOG_LEVELS, resolveServeOptions, type ServeFlags } from './serve-options.js';
+import { prettyDestination, ShownProblems } from './pretty-log.js';
+import {
+  DURABILITY_LEVELS,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  resolveServeOptions,
+  type ServeFlags,
+} from './serve-options.js';
 import { ORCHESTRATOR_VERSION } from './version.js';
 
 function fail(err: unknown): never {
@@ -50,6 +57,12 @@ program
   )
   .addOption(
     new Option(
+      '--log-format <format>',
+      'pretty: readable lines, each problem once (default on a terminal); json: every log line as JSON (default otherwise; env CCAGENT_LOG_FORMAT)',
+    ).choices([...LOG_FORMATS]),
+  )
+  .addOption(
+    new Option(
       '--durability <level>',
       'full: acknowledged work survives power loss (fsync per commit); normal: survives a crash or kill -9, not a power loss, faster (env CCAGENT_DURABILITY; default full)',
     ).choices([...DURABILITY_LEVELS]),
@@ -61,7 +74,7 @@ program
   .option('--tls-key <file>', 'PEM private key of --tls-cert (env CCAGENT_TLS_KEY)')
   .option('--lua-dir <dir>', 'serve the Lua client from this directory instead of the bundled one')
   .action(async (flags: ServeFlags & { luaDir?: string; advertiseUrl?: string; leaseTtl?: string }) => {
-    const opts = resolveServeOptions(flags, process.env);
+    const opts = resolveServeOptions(flags, process.env, process.stderr.isTTY === true);
     if (!opts.ok) fail(opts.error);
     const o = opts.value;
     const config = loadConfig({
@@ -69,7 +82,9 @@ program
       env: process.env,
     });
     if (!config.ok) fail(config.error);
-    const logger = createLogger(o.logLevel);
+    const shown = new ShownProblems();
+    const pretty = o.logFormat === 'pretty';
+    const logger = createLogger(o.logLevel, pretty ? prettyDestination(process.stderr, shown) : undefined);
     let tls: { cert: Buffer; key: Buffer } | undefined;
     if (o.tls) {
       try {
@@ -150,6 +165,7 @@ program
         `  database:   ${r.dbPath} (durability ${o.durability})${r.resumed > 0 ? ` (${r.resumed} unfinished tasks resumed)` : ''}`,
         `  websocket:  ${r.url.replace(/^http/, 'ws')}/ws${o.token !== undefined ? ' (token required)' : ''}`,
         `  install:    wget run ${r.url}/lua/install.lua   (${r.luaFiles} Lua files)`,
+        `  dashboard:  ${r.url}/`,
       ].join('\n'),
     );
     r.models
@@ -159,10 +175,22 @@ program
             ? `reachable${s.version ? ` (version ${s.version})` : ''}; models present: ${s.present.join(', ') || 'none'}; missing: ${s.missing.join(', ') || 'none'}`
             : `NOT reachable: ${s.error ?? 'no answer'}`;
           console.log(`  ${s.provider}: ${s.url} ${state}`);
+          // Said here once, with its fix (the error text names it): the log does not repeat it.
+          if (!s.reachable) {
+            for (const code of ['connection', 'timeout']) shown.note(ShownProblems.modelServer(code, s.url));
+          }
         }
-        for (const w of warnings) console.log(`  warning: ${w}`);
+        // An unreachable server is the line above; the warnings left are the missing models with their pull hints.
+        const unreachable = report.servers.filter((s) => !s.reachable).map((s) => s.url);
+        for (const w of warnings) {
+          if (!unreachable.some((u) => w.includes(`at ${u} is not reachable`)))
+            console.log(`  warning: ${w}`);
+        }
       })
-      .catch((err: unknown) => console.log(`  warning: model check failed: ${String(err)}`));
+      .catch((err: unknown) => console.log(`  warning: model check failed: ${String(err)}`))
+      .finally(() => {
+        for (const line of shown.release()) process.stderr.write(`${line}\n`);
+      });
     let stopping = false;
     const stop = (signal: string): void => {
       if (stopping) return;

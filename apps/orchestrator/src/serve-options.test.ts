@@ -14,6 +14,7 @@ describe('resolveServeOptions', () => {
         ollamaUrl: 'http://127.0.0.1:11434',
         token: undefined,
         logLevel: 'info',
+        logFormat: 'json',
         durability: 'full',
       },
     });
@@ -29,6 +30,7 @@ describe('resolveServeOptions', () => {
       CCAGENT_TOKEN: 'env-token-123',
       CCAGENT_LOG_LEVEL: 'debug',
       CCAGENT_DURABILITY: 'normal',
+      CCAGENT_LOG_FORMAT: 'pretty',
     };
     const r = resolveServeOptions({ port: '0', db: '/tmp/b.db' }, env);
     expect(r.ok && r.value).toEqual({
@@ -39,10 +41,23 @@ describe('resolveServeOptions', () => {
       ollamaUrl: 'http://gpu-box:11500',
       token: 'env-token-123',
       logLevel: 'debug',
+      logFormat: 'pretty',
       durability: 'normal',
     });
     const flag = resolveServeOptions({ durability: 'full' }, env);
     expect(flag.ok && flag.value.durability).toBe('full');
+  });
+
+  it('logs readable lines on a terminal and JSON elsewhere unless told (guards against JSON lines in a person’s console)', () => {
+    const at = (tty: boolean, flags = {}, env = {}) => {
+      const r = resolveServeOptions(flags, env, tty);
+      return r.ok ? r.value.logFormat : r.error.message;
+    };
+    expect(at(true)).toBe('pretty');
+    expect(at(false)).toBe('json');
+    expect(at(true, { logFormat: 'json' })).toBe('json');
+    expect(at(false, {}, { CCAGENT_LOG_FORMAT: 'pretty' })).toBe('pretty');
+    expect(at(true, { logFormat: 'yaml' })).toMatch(/--log-format: expected one of pretty, json/);
   });
 
   it('refuses an unknown durability level (guards against a typo silently weakening or keeping durability)', () => {

@@ -11,6 +11,11 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 /** One of {@link LOG_LEVELS}. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** `--log-format` choices: readable lines for a person at a terminal, or JSON lines for a program. */
+export const LOG_FORMATS = ['pretty', 'json'] as const;
+/** One of {@link LOG_FORMATS}. */
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 /** `--durability` choices: when an acknowledged write is safe (see {@link ServeOptions.durability}). */
 export const DURABILITY_LEVELS = ['full', 'normal'] as const;
 /** One of {@link DURABILITY_LEVELS}. */
@@ -25,6 +30,7 @@ export interface ServeFlags {
   ollamaUrl?: string;
   token?: string;
   logLevel?: string;
+  logFormat?: string;
   durability?: string;
   tlsCert?: string;
   tlsKey?: string;
@@ -39,6 +45,8 @@ export interface ServeOptions {
   ollamaUrl: string;
   token: string | undefined;
   logLevel: LogLevel;
+  /** `pretty` (default on a terminal): readable lines, each problem once; `json` (default otherwise): every line. */
+  logFormat: LogFormat;
   /**
    * `full` (default): every acknowledged change survives a power loss (SQLite `synchronous = FULL`, an fsync per
    * commit). `normal`: survives a crash or `kill -9` of the server but the last commits may be lost if the machine
@@ -63,11 +71,13 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * Flags win over env (`CCAGENT_HOST`, `CCAGENT_PORT`, `CCAGENT_DB`, `CCAGENT_CONFIG`, `OLLAMA_HOST`, `CCAGENT_TOKEN`,
- * `CCAGENT_LOG_LEVEL`, `CCAGENT_DURABILITY`, `CCAGENT_TLS_CERT`, `CCAGENT_TLS_KEY`), env over defaults. Refuses (`unsafe_bind`) a non-loopback host without a token.
+ * `CCAGENT_LOG_LEVEL`, `CCAGENT_LOG_FORMAT`, `CCAGENT_DURABILITY`, `CCAGENT_TLS_CERT`, `CCAGENT_TLS_KEY`), env over defaults. Refuses (`unsafe_bind`) a non-loopback host without a token.
  */
 export function resolveServeOptions(
   flags: ServeFlags,
   env: NodeJS.ProcessEnv,
+  /** Whether the log goes to a terminal (the default log format is `pretty` there). */
+  tty = false,
 ): { ok: true; value: ServeOptions } | { ok: false; error: OrchestratorError } {
   const bad = (message: string): { ok: false; error: OrchestratorError } => ({
     ok: false,
@@ -81,6 +91,10 @@ export function resolveServeOptions(
   const logLevel = (flags.logLevel ?? env.CCAGENT_LOG_LEVEL ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     return bad(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const logFormat = (flags.logFormat ?? env.CCAGENT_LOG_FORMAT ?? (tty ? 'pretty' : 'json')).toLowerCase();
+  if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) {
+    return bad(`--log-format: expected one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`);
   }
   const durability = (flags.durability ?? env.CCAGENT_DURABILITY ?? 'full').toLowerCase();
   if (!(DURABILITY_LEVELS as readonly string[]).includes(durability)) {
@@ -118,6 +132,7 @@ export function resolveServeOptions(
       ollamaUrl,
       token,
       logLevel: logLevel as LogLevel,
+      logFormat: logFormat as LogFormat,
       durability: durability as Durability,
       tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : undefined,
     },

@@ -1,0 +1,52 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openTaskWatch } from './task-watch.js';
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  server = undefined;
+});
+
+async function listen(handler: Parameters<typeof createServer>[1]): Promise<URL> {
+  server = createServer(handler);
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+  return new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+}
+
+describe('openTaskWatch', () => {
+  it('gives no watch for a server without /api/events, so follow polls an older orchestrator as before', async () => {
+    const base = await listen((_req, res) => {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'not_found', message: 'no route GET /api/events' } }));
+    });
+    expect(await openTaskWatch(base, 't1', undefined)).toBeUndefined();
+  });
+
+  it('wakes on a record of the task and sends the token in a header, never in the URL', async () => {
+    let push: ((text: string) => void) | undefined;
+    let seen: { url?: string; auth?: string } = {};
+    const base = await listen((req, res) => {
+      seen = { url: req.url, auth: req.headers.authorization };
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('id: e-0\nevent: hello\ndata: {}\n\n');
+      push = (t) => res.write(t);
+    });
+    const watch = await openTaskWatch(base, 't 1', 'tok-12345');
+    expect(watch).toBeDefined();
+    expect(seen).toEqual({ url: '/api/events?task=t%201', auth: 'Bearer tok-12345' });
+    const started = Date.now();
+    const waited = watch!.wait(30_000);
+    await new Promise((r) => setTimeout(r, 50));
+    push?.('id: e-1\nevent: step\ndata: {"task_id":"t 1","seq":1}\n\n');
+    await waited;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // Nothing new: waits for the time given.
+    const t0 = Date.now();
+    await watch!.wait(200);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
+    watch!.close();
+  });
+});

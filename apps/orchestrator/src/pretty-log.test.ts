@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { prettyDestination, ShownProblems } from './pretty-log.js';
+
+function capture() {
+  const lines: string[] = [];
+  const shown = new ShownProblems();
+  const dest = prettyDestination({ write: (t: string) => lines.push(t) }, shown);
+  const log = (r: Record<string, unknown>) =>
+    dest.write(JSON.stringify({ time: '2026-11-25T10:05:02.435Z', service: 'cc-orchestrator', ...r }));
+  return { lines, shown, log };
+}
+
+const retry = (attempt: number) => ({
+  level: 'warn',
+  msg: 'model call failed; retrying',
+  provider: 'ollama',
+  host: 'http://127.0.0.1:9',
+  code: 'connection',
+  attempt,
+  err: 'cannot reach ollama at http://127.0.0.1:9: fetch failed; is Ollama running (`ollama serve`)?',
+});
+
+describe('pretty log', () => {
+  it('says an unreachable model server once: the summary line, not also every retry (guards against the same problem four times)', () => {
+    const { lines, shown, log } = capture();
+    log(retry(1));
+    log(retry(2));
+    log({ level: 'warn', msg: 'startup model check', warning: 'ollama … is not reachable' });
+    expect(lines).toEqual([]);
+    // The summary printed the server as NOT reachable with its fix, and noted it.
+    shown.note(ShownProblems.modelServer('connection', 'http://127.0.0.1:9/'));
+    expect(shown.release()).toEqual([]);
+    log(retry(3));
+    expect(lines).toEqual([]);
+  });
+
+  it('prints held problems the summary did not say, once, and other problems once each', () => {
+    const { lines, shown, log } = capture();
+    log(retry(1));
+    expect(shown.release()).toHaveLength(1);
+    expect(shown.release()).toEqual([]);
+    log({ level: 'error', msg: 'http handler failed', err: { message: 'boom' }, route: 'tasks.list' });
+    log({ level: 'error', msg: 'http handler failed', err: { message: 'boom' }, route: 'tasks.list' });
+    log({ level: 'info', msg: 'client connected', client_id: 'pc-1', commands: 15 });
+    expect(lines).toEqual([
+      '10:05:02 ERROR http handler failed: boom (route=tasks.list)\n',
+      '10:05:02 INFO  client connected (client_id=pc-1 commands=15)\n',
+    ]);
+  });
+
+  it('leaves out what the startup summary says in its own words', () => {
+    const { lines, log } = capture();
+    log({ level: 'info', msg: 'orchestrator listening', url: 'http://127.0.0.1:7420' });
+    expect(lines).toEqual([]);
+  });
+});

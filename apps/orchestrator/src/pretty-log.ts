@@ -1,0 +1,106 @@
+/**
+ * The log for a person at a terminal (`--log-format pretty`, the default there): each JSON log line from pino becomes
+ * `HH:MM:SS level message (key=value …)`, and a problem is said once — a warning or error whose key (its `code` and
+ * `host`, else its message and error text) was already shown, or was already reported by the startup summary, is not
+ * repeated. `--log-format json` keeps every line.
+ */
+
+/** What has been said: keys of problems already shown to the person. */
+export class ShownProblems {
+  private readonly keys = new Set<string>();
+  /** Model-server problems logged before the startup summary has said how each server is (then undefined). */
+  private held: { key: string; text: string }[] | undefined = [];
+
+  /**
+   * Keep `text` until {@link release} when the startup summary has not been printed yet (it may say the same
+   * problem); true when it was kept.
+   */
+  holdForSummary(key: string, text: string): boolean {
+    if (this.held === undefined) return false;
+    this.held.push({ key, text });
+    return true;
+  }
+
+  /** The summary is out: the held lines it did not already say, once each. */
+  release(): string[] {
+    const held = this.held ?? [];
+    this.held = undefined;
+    return held.filter((h) => this.note(h.key)).map((h) => h.text);
+  }
+
+  /** Remember `key`; true when it is new. */
+  note(key: string): boolean {
+    if (this.keys.has(key)) return false;
+    this.keys.add(key);
+    return true;
+  }
+
+  /** The key of a model-server connection problem, as the model client logs it (`code` + `host`). */
+  static modelServer(code: string, url: string): string {
+    return `${code}@${url.replace(/\/+$/, '')}`;
+  }
+}
+
+/** Messages the startup summary on stdout already says in its own words. */
+const SAID_BY_SUMMARY = new Set(['orchestrator listening', 'startup model check']);
+
+const LEVEL_WIDTH = 5;
+const SKIP = new Set(['level', 'time', 'msg', 'service', 'pid', 'hostname']);
+
+function valueText(v: unknown): string {
+  if (typeof v === 'string') return /\s/.test(v) ? JSON.stringify(v) : v;
+  if (v instanceof Object) return JSON.stringify(v);
+  return String(v);
+}
+
+/** Format one pino JSON record, or undefined when it should not be shown. */
+export function prettyLine(record: Record<string, unknown>, shown: ShownProblems): string | undefined {
+  const msg = typeof record.msg === 'string' ? record.msg : '';
+  if (SAID_BY_SUMMARY.has(msg)) return undefined;
+  const level = typeof record.level === 'string' ? record.level : 'info';
+  if (level === 'warn' || level === 'error' || level === 'fatal') {
+    const code = typeof record.code === 'string' ? record.code : undefined;
+    const host = typeof record.host === 'string' ? record.host : undefined;
+    const modelKey =
+      code !== undefined && host !== undefined ? ShownProblems.modelServer(code, host) : undefined;
+    if (modelKey !== undefined && shown.holdForSummary(modelKey, format(record, level, msg)))
+      return undefined;
+    if (!shown.note(modelKey ?? `${msg}\u0000${valueText(record.err ?? '')}`)) return undefined;
+  }
+  return format(record, level, msg);
+}
+
+function format(record: Record<string, unknown>, level: string, msg: string): string {
+  const time = typeof record.time === 'string' ? record.time.slice(11, 19) : '';
+  const fields = Object.entries(record)
+    .filter(([k, v]) => !SKIP.has(k) && v !== undefined)
+    .map(([k, v]) => `${k}=${valueText(v)}`);
+  const err = record.err as { message?: unknown } | string | undefined;
+  const errText = typeof err === 'string' ? err : typeof err?.message === 'string' ? err.message : undefined;
+  const detail = fields.filter((f) => !f.startsWith('err='));
+  return (
+    `${time} ${level.toUpperCase().padEnd(LEVEL_WIDTH)} ${msg}` +
+    (errText !== undefined ? `: ${errText}` : '') +
+    (detail.length > 0 ? ` (${detail.join(' ')})` : '')
+  );
+}
+
+/** A pino destination writing {@link prettyLine}s to `out`. */
+export function prettyDestination(
+  out: { write(text: string): unknown },
+  shown: ShownProblems,
+): { write(line: string): void } {
+  return {
+    write(line: string): void {
+      let record: Record<string, unknown>;
+      try {
+        record = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        out.write(line);
+        return;
+      }
+      const text = prettyLine(record, shown);
+      if (text !== undefined) out.write(`${text}\n`);
+    },
+  };
+}
