@@ -399,10 +399,10 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
     // A task with steps: filter the list to completed ones, open the first from the list.
     await page.selectOption('select', 'completed');
     await page.click('button:text("Apply")');
+    // Every row shown is completed (read in one go: a live refetch may redraw the rows between two reads).
     await expect
-      .poll(() => page.locator('.task-row .badge').allTextContents())
-      .toEqual(expect.arrayContaining(['completed']));
-    expect(new Set(await page.locator('.task-row .badge').allTextContents())).toEqual(new Set(['completed']));
+      .poll(async () => [...new Set(await page.locator('.task-row .badge').allTextContents())])
+      .toEqual(['completed']);
     await page.locator('.task-row').first().click();
     await page.waitForSelector('[data-testid="task-status"]');
     await page.waitForSelector('.step-row');
