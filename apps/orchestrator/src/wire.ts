@@ -237,6 +237,9 @@ export function questionToWire(q: QuestionRecord): HttpQuestion {
   return out;
 }
 
+/** A wire JSON object (the short step form and the live event records). */
+export type WireObject = Record<string, unknown>;
+
 /** Longest text a step summary carries in `preview` and per validation error. */
 export const STEP_PREVIEW_CHARS = 200;
 

@@ -125,7 +125,11 @@ export async function getSteps(d: HttpApiOptions, { res, params: [id], url }: Ro
   const calls = await Promise.all(callIds.map((c) => d.store.getCommandCall(c)));
   const body: TaskStepsResponse = {
     task: taskToWire(task),
-    steps: page.map(q.summary === true ? stepSummaryToWire : stepToWire),
+    // summary=1 rows are the short form documented in docs/http-api.md (sizes and a preview instead of input/output).
+    steps:
+      q.summary === true
+        ? (page.map(stepSummaryToWire) as unknown as TaskStepsResponse['steps'])
+        : page.map(stepToWire),
     questions: questions.map(questionToWire),
     command_calls: calls.filter((c): c is CommandCallRecord => c !== undefined).map(callToWire),
     after_seq: afterSeq,
