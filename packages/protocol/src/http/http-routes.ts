@@ -151,6 +151,26 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
   },
   {
     method: 'GET',
+    path: '/api/events',
+    summary:
+      'Server-Sent Events: task, step, question, call, client and tool events; resumable with `Last-Event-ID`, `task_id` filters one task, a `resync` event when a reader fell behind.',
+    responses: [{ status: 200, contentType: 'text/event-stream' }],
+  },
+  {
+    method: 'GET',
+    path: '/api/dashboard',
+    summary: 'What the dashboard may offer on this server: version, task kinds, features.',
+    responses: [{ status: 200 }],
+  },
+  {
+    method: 'GET',
+    path: '/',
+    summary: 'The web dashboard (also `/index.html` and `/assets/*`), shipped inside the package.',
+    open: true,
+    responses: [{ status: 200, contentType: 'text/html' }],
+  },
+  {
+    method: 'GET',
     path: '/api/clients',
     summary: 'Every client ever seen, with its live state.',
     responses: [{ status: 200, schema: ClientsResponseSchema }],
