@@ -152,6 +152,41 @@ describe.skipIf(TEST_PG_URL === undefined)('PostgresStore beyond the contract', 
     expect((await raw.query('SELECT 1 FROM history')).rowCount).toBe(0);
   });
 
+  it('what the store remembers of a task (status, last seqs) follows every commit, append and rollback (guards against a stale cache refusing or misnumbering the next write)', async () => {
+    await store.commit({ task: newTask('h', { status: 'queued' }), create: true });
+    await store.appendStep('h', { kind: 'note', step: 1, at: 1 });
+    await store.commit({
+      task: newTask('h', { status: 'running' }),
+      expectedStatus: 'queued',
+      history: [{ type: 'note', text: 'a', step: 1, at: 2 }],
+    });
+    await store.appendStep('h', { kind: 'note', step: 1, at: 3 });
+    // A write that fails alone in a batch (a conflict) and one that succeeds after it.
+    const [bad, good] = await Promise.allSettled([
+      store.commit({ task: newTask('h', { status: 'completed' }), expectedStatus: 'queued' }),
+      store.commit({
+        task: newTask('h', { status: 'waiting_for_command' }),
+        expectedStatus: 'running',
+        history: [
+          { type: 'note', text: 'b', step: 2, at: 4 },
+          { type: 'note', text: 'c', step: 2, at: 4 },
+        ],
+        steps: [{ kind: 'decision', step: 2, at: 4 }],
+      }),
+    ]);
+    expect(bad.status).toBe('rejected');
+    expect(good.status).toBe('fulfilled');
+    const r = await store.commit({
+      task: newTask('h', { status: 'running' }),
+      expectedStatus: 'waiting_for_command',
+      history: [{ type: 'note', text: 'd', step: 3, at: 5 }],
+    });
+    expect(r.history.map((x) => x.seq)).toEqual([4]);
+    expect((await store.getHistory('h')).map((x) => x.seq)).toEqual([1, 2, 3, 4]);
+    expect((await store.getSteps('h')).map((x) => x.seq)).toEqual([1, 2, 3]);
+    expect((await store.getTask('h'))?.status).toBe('running');
+  });
+
   it('a write of a fenced leader is refused once another process took the lease, and nothing of it is written (guards against a paused old leader writing)', async () => {
     const a = await LeaderLease.open({ url: db.url, holder: 'a', ttlMs: 60_000 });
     const b = await LeaderLease.open({ url: db.url, holder: 'b', ttlMs: 60_000 });

@@ -2,6 +2,7 @@ import {
   EngineError,
   canTransition,
   isEngineError,
+  isTerminalStatus,
   memoryJson,
   normalizeStepQuery,
   type CommandCallFilter,
@@ -59,6 +60,7 @@ import { toPortError, toStoreError } from './errors.js';
 import { checkPgSchema, migratePg, readPgSchemaVersion, PG_SCHEMA_VERSION } from './migrate.js';
 import * as schema from './schema.js';
 import { SQL, valuesOf } from './sql.js';
+import { Staged } from './staged.js';
 import { PgWriteQueue, type BatchOutcome } from './write-queue.js';
 
 /** Options of {@link openPostgresStore}. */
@@ -185,6 +187,14 @@ export class PostgresStore implements TaskStore {
   private readonly storedMessages = new Set<string>();
   private stagedMessages: string[] = [];
   private readonly messageHashes = new MessageHashMemo();
+  /**
+   * Each task's status and last history/step seq as committed by this store, so a command round trip does not read
+   * them back (one round trip per commit fewer). Sound while this store is the database's only writer — the leader
+   * lease makes it so for orchestrators (see `Staged`).
+   */
+  private readonly heads = new Staged<TaskHead>();
+  /** The memory object each task's `task_memory` row was last written with (immutable by the port's contract). */
+  private readonly memories = new Staged<JsonValue>();
   private writeState: { ok: true } | { ok: false; code: StoreErrorCode; error: string } = { ok: true };
 
   /** @internal Use {@link openPostgresStore}. */
@@ -205,15 +215,23 @@ export class PostgresStore implements TaskStore {
         await c.connect();
         return c;
       },
-      beforeBatch: (c) => this.checkFence(c),
+      begin: (c) => this.begin(c),
+      onWriteEnded: (kept) => {
+        this.heads.writeEnded(kept);
+        this.memories.writeEnded(kept);
+      },
       mapError: toPortError,
       onOutcome: (o) => this.noteOutcome(o),
       onCommitted: () => {
         for (const h of this.stagedMessages) this.rememberMessage(h);
         this.stagedMessages = [];
+        this.heads.committed();
+        this.memories.committed();
       },
       onRolledBack: () => {
         this.stagedMessages = [];
+        this.heads.rolledBack();
+        this.memories.rolledBack();
       },
     });
   }
@@ -241,6 +259,7 @@ export class PostgresStore implements TaskStore {
       if (head === undefined) throw new EngineError('task_not_found', `task ${taskId} not found`);
       const seq = head.steps + 1;
       await this.insertSteps(c, taskId, seq, [record]);
+      this.keepHead(taskId, { ...head, steps: seq });
       return recordToStep(taskId, seq, record);
     });
   }
@@ -579,19 +598,28 @@ export class PostgresStore implements TaskStore {
         );
       }
       await c.query(SQL.updateTask.text, valuesOf(row, SQL.updateTask.keys));
-      await c.query(SQL.upsertMemory, [id, memoryJson(task.memory)]);
+      // The memory row only when the memory changed (most commits carry the object the last one wrote).
+      if (this.memories.get(id) !== task.memory) {
+        await c.query(SQL.upsertMemory, [id, memoryJson(task.memory)]);
+      }
     }
+    if (isTerminalStatus(task.status)) this.memories.forget(id);
+    else this.memories.set(id, task.memory);
     const result: CommitResult = { history: [], steps: [] };
+    let lastHistory = head?.history ?? 0;
+    let lastStep = head?.steps ?? 0;
     if (change.history && change.history.length > 0) {
-      let seq = (head?.history ?? 0) + 1;
+      let seq = lastHistory + 1;
       const rows = change.history.map((h) => historyToRow(id, seq++, h));
-      for (const r of rows) await c.query(SQL.insertHistory.text, valuesOf(r, SQL.insertHistory.keys));
+      await insertRows(c, SQL.insertHistory, rows);
       result.history = rows.map(rowToHistory);
+      lastHistory = seq - 1;
     }
     if (change.steps && change.steps.length > 0) {
-      const first = (head?.steps ?? 0) + 1;
+      const first = lastStep + 1;
       await this.insertSteps(c, id, first, change.steps);
       result.steps = change.steps.map((s, i) => recordToStep(id, first + i, s));
+      lastStep = first + change.steps.length - 1;
     }
     if (change.commandCall) {
       if (change.commandCall.taskId !== id) {
@@ -614,16 +642,23 @@ export class PostgresStore implements TaskStore {
         valuesOf(questionToRow(change.question), SQL.upsertQuestion.keys),
       );
     }
+    // Last, once every statement of the write has run (one that throws leaves what the transaction knew).
+    this.keepHead(id, { status: task.status, history: lastHistory, steps: lastStep });
     return result;
   }
 
-  /** The task's row head, locked for the transaction, and its last seqs (`undefined`: no such task). */
-  private async head(
-    c: pg.ClientBase,
-    id: string,
-  ): Promise<{ status: TaskStatus; history: number; steps: number } | undefined> {
-    const r = await c.query<{ status: TaskStatus; history: number; steps: number }>(SQL.taskHead, [id]);
+  /** The task's status and last seqs: remembered, else read (`undefined`: no such task). */
+  private async head(c: pg.ClientBase, id: string): Promise<TaskHead | undefined> {
+    const known = this.heads.get(id);
+    if (known !== undefined) return known;
+    const r = await c.query<TaskHead>(SQL.taskHead, [id]);
     return r.rows[0];
+  }
+
+  /** The running write left the task so (terminal tasks are forgotten: they are rarely written again). */
+  private keepHead(id: string, head: TaskHead): void {
+    if (isTerminalStatus(head.status)) this.heads.forget(id);
+    else this.heads.set(id, head);
   }
 
   /**
@@ -637,23 +672,23 @@ export class PostgresStore implements TaskStore {
     first: number,
     records: ReadonlyArray<StepRecord & { step: number; at: number }>,
   ): Promise<void> {
+    const rows: object[] = [];
+    const fresh = new Map<string, string>();
     for (let i = 0; i < records.length; i++) {
       const { row, messages } = packedStepToRow(
         taskId,
         first + i,
-        records[i] as StepRecord & {
-          step: number;
-          at: number;
-        },
+        records[i] as StepRecord & { step: number; at: number },
         this.messageHashes.hash,
       );
-      const fresh = messages.filter((m) => !this.storedMessages.has(m.hash));
-      if (fresh.length > 0) {
-        await c.query(SQL.insertMessages, [fresh.map((m) => m.hash), fresh.map((m) => m.body)]);
-        for (const m of fresh) this.stagedMessages.push(m.hash);
-      }
-      await c.query(SQL.insertStep.text, valuesOf(row, SQL.insertStep.keys));
+      for (const m of messages) if (!this.storedMessages.has(m.hash)) fresh.set(m.hash, m.body);
+      rows.push(row);
     }
+    if (fresh.size > 0) {
+      await c.query(SQL.insertMessages, [[...fresh.keys()], [...fresh.values()]]);
+      for (const h of fresh.keys()) this.stagedMessages.push(h);
+    }
+    await insertRows(c, SQL.insertStep, rows);
   }
 
   private rememberMessage(hash: string): void {
@@ -691,15 +726,21 @@ export class PostgresStore implements TaskStore {
     for (const m of r.rows) into.set(m.hash, m.body);
   }
 
-  /** The fencing check at the start of every write transaction (see {@link fenceWith}). */
-  private async checkFence(c: pg.ClientBase): Promise<void> {
+  /**
+   * Start a write transaction; fenced (see {@link fenceWith}), `BEGIN` and the lease check go in one round trip (a
+   * simple query of two statements: the token is a number, the name a quoted literal).
+   */
+  private async begin(c: pg.ClientBase): Promise<void> {
     const fence = this.fence;
-    if (fence === undefined) return;
+    if (fence === undefined) {
+      await c.query('BEGIN');
+      return;
+    }
     const mine = fence.token;
-    const r = await c.query<{ token: number }>('SELECT "token" FROM "leases" WHERE "name" = $1 FOR SHARE', [
-      fence.name,
-    ]);
-    const current = r.rows[0]?.token;
+    const results = (await c.query(
+      `BEGIN; SELECT "token" FROM "leases" WHERE "name" = ${c.escapeLiteral(fence.name)} FOR SHARE`,
+    )) as unknown as Array<pg.QueryResult<{ token: number }>>;
+    const current = results[1]?.rows[0]?.token;
     if (mine === undefined || current !== mine) {
       throw new StoreError(
         'fenced',
@@ -773,6 +814,31 @@ export class PostgresStore implements TaskStore {
 }
 
 type CallRow = typeof schema.commandCalls.$inferSelect;
+/** What a commit needs of a task's stored rows: its status and the last seq of its history and steps. */
+interface TaskHead {
+  status: TaskStatus;
+  history: number;
+  steps: number;
+}
+
+/** One INSERT of several rows (`VALUES (…), (…)`): one round trip for a commit's history or step rows. */
+async function insertRows(
+  c: pg.ClientBase,
+  ins: { text: string; keys: string[] },
+  rows: readonly object[],
+): Promise<void> {
+  if (rows.length === 1) {
+    await c.query(ins.text, valuesOf(rows[0] as object, ins.keys));
+    return;
+  }
+  const n = ins.keys.length;
+  const head = ins.text.slice(0, ins.text.indexOf(' VALUES '));
+  const tuples = rows.map((_, r) => `(${ins.keys.map((_, k) => `$${r * n + k + 1}`).join(', ')})`);
+  await c.query(
+    `${head} VALUES ${tuples.join(', ')}`,
+    rows.flatMap((row) => valuesOf(row, ins.keys)),
+  );
+}
 type QuestionRow = typeof schema.questions.$inferSelect;
 
 /** JSON text of a task's JSON columns, reused for the same object (the engine's `memoryJson`). */

@@ -20,8 +20,11 @@ export type BatchOutcome =
 export interface PgWriteQueueOptions {
   /** A connected client for writes; called again after the previous one broke. */
   connect: () => Promise<pg.Client>;
-  /** Runs first in every transaction (the fencing check); throwing rejects the whole batch. */
-  beforeBatch?: (client: pg.ClientBase) => Promise<void>;
+  /**
+   * Starts every transaction (default `BEGIN`): the store sends `BEGIN` and its fencing check in one round trip.
+   * Throwing rejects the whole batch.
+   */
+  begin?: (client: pg.ClientBase) => Promise<unknown>;
   /** Maps an error thrown by a write (or by the transaction) to what its caller sees. */
   mapError: (err: unknown) => unknown;
   /** Called after every batch. Must not throw. */
@@ -29,6 +32,8 @@ export interface PgWriteQueueOptions {
   /** Told when a batch committed (before any promise of it settles) or was rolled back. */
   onCommitted?: () => void;
   onRolledBack?: () => void;
+  /** A write of the running transaction ended: kept (its savepoint released, or it returned) or rolled back. */
+  onWriteEnded?: (kept: boolean) => void;
 }
 
 /** Most writes grouped into one transaction. */
@@ -36,8 +41,8 @@ const MAX_BATCH = 256;
 
 /**
  * Group commit on one writer connection. Writes queued while a transaction is running run together in the next one,
- * in the order they were queued, each in its own savepoint when there are several (a write that throws — a conflict,
- * an unknown task — is rolled back alone). Every promise settles only after the enclosing COMMIT returned, and
+ * in the order they were queued; a write that throws (a conflict, an unknown task) is rolled back alone (the batch
+ * runs again with a savepoint per write). Every promise settles only after the enclosing COMMIT returned, and
  * PostgreSQL returns from COMMIT only once the transaction is durable (`synchronous_commit` on, its default): a
  * resolved write is committed. If BEGIN, the fencing check or COMMIT fails, or the connection breaks, every write of
  * the batch rejects and nothing of it is kept (a COMMIT whose answer was lost is reported as failed: PostgreSQL rolls
@@ -111,20 +116,33 @@ export class PgWriteQueue {
   }
 
   private async runBatch(batch: QueuedWrite[]): Promise<void> {
+    // Optimistic first: one transaction without savepoints (two round trips per write fewer). If one of its writes
+    // throws, the transaction is rolled back (listeners told) and the batch runs again the savepoint way, so only the
+    // failing write is voided. Writes are rerunnable: statements, and staging through the listeners.
+    if (batch.length > 1) {
+      const first = await this.attempt(batch, false);
+      if (first !== 'retry') return;
+    }
+    await this.attempt(batch, true);
+  }
+
+  /** One transaction over `batch`; `'retry'` when a write threw in a run without savepoints. */
+  private async attempt(batch: QueuedWrite[], savepoints: boolean): Promise<'done' | 'retry'> {
     const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const single = batch.length === 1;
     let client: pg.Client | undefined;
     try {
       client = await this.writer();
-      await client.query('BEGIN');
-      await this.opts.beforeBatch?.(client);
-      const savepoints = batch.length > 1;
+      await (this.opts.begin ? this.opts.begin(client) : client.query('BEGIN'));
       for (const w of batch) {
         if (savepoints) await client.query('SAVEPOINT w');
         try {
           const value = await w.run(client);
           if (savepoints) await client.query('RELEASE SAVEPOINT w');
+          this.opts.onWriteEnded?.(true);
           results.push({ ok: true, value });
         } catch (error) {
+          this.opts.onWriteEnded?.(false);
           if (!savepoints) throw new WriteFailed(error);
           await client.query('ROLLBACK TO SAVEPOINT w');
           results.push({ ok: false, error });
@@ -135,15 +153,16 @@ export class PgWriteQueue {
       if (client) await this.rollback(client);
       this.opts.onRolledBack?.();
       if (err instanceof WriteFailed) {
+        if (!single) return 'retry';
         // The only write of the batch failed on its own: it alone is rejected, the database is as it was.
         this.opts.onOutcome?.({ ok: true, writeErrors: [err.error] });
         batch[0]?.reject(this.opts.mapError(err.error));
-        return;
+        return 'done';
       }
       this.opts.onOutcome?.({ ok: false, error: err });
       const mapped = this.opts.mapError(err);
       for (const w of batch) w.reject(mapped);
-      return;
+      return 'done';
     }
     this.opts.onCommitted?.();
     const writeErrors: unknown[] = [];
@@ -156,6 +175,7 @@ export class PgWriteQueue {
       }
     });
     this.opts.onOutcome?.({ ok: true, writeErrors });
+    return 'done';
   }
 
   private async rollback(client: pg.Client): Promise<void> {
