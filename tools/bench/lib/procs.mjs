@@ -106,9 +106,13 @@ export function spawnNode(args, { ready, env = {}, timeoutMs = 30_000, nodeArgs 
   });
 }
 
-/** Start `cc-orchestrator serve` on 127.0.0.1 with a config object (`args`: extra flags); resolves with its URL. */
+/**
+ * Start `cc-orchestrator serve` on 127.0.0.1 with a config object (`args`: extra flags); resolves with its URL. `db`
+ * is a file or a `postgres://` URL (then give `configFile`).
+ */
 export async function startOrchestrator({
   db,
+  configFile = `${db}.config.json`,
   config,
   ollamaUrl,
   port = 0,
@@ -116,7 +120,6 @@ export async function startOrchestrator({
   args = [],
   nodeArgs = [],
 }) {
-  const configFile = `${db}.config.json`;
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const env = {};
   for (const k of Object.keys(process.env)) if (k.startsWith('CCAGENT_') || k === 'OLLAMA_HOST') env[k] = '';

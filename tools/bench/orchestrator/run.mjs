@@ -4,7 +4,12 @@
 // @ccagent/testkit. Every figure has a raw baseline measured in the same run. Run `npm run build` first.
 //
 //   node tools/bench/orchestrator/run.mjs [--quick] [--only roundtrip|idle|recovery] [--durability full|normal|both]
-//                                         [--cpu-prof DIR]
+//                                         [--cpu-prof DIR] [--store sqlite|postgres]
+//
+// --store postgres runs the round-trip and step-log sections on PostgreSQL (`--db postgres://…`, a fresh database per
+// server on the server named by CCAGENT_BENCH_PG_URL or CCAGENT_TEST_PG_URL, e.g. from
+// `eval "$(tools/postgres-test-server.sh --export)"`), the step-log baseline being a raw `pg` INSERT loop of the same
+// rows into a fresh database with the store's schema; results go to results/orchestrator-postgres.json.
 //
 // --cpu-prof DIR runs each round-trip server under `node --cpu-prof` and stops it with SIGTERM (not kill -9) so that
 // its .cpuprofile lands in DIR (open it in Chrome DevTools or summarise it with tools/bench/lib/cpuprofile-top.mjs).
@@ -35,7 +40,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { openSqliteStore } from '@ccagent/store';
+import { openPostgresStore } from '@ccagent/store-postgres';
 import { startFakeOllama } from '@ccagent/testkit';
 import { BenchClient, connectAll, EchoClient } from '../lib/bench-clients.mjs';
 import { openFilesLimit, spawnNode, startEcho, startOrchestrator } from '../lib/procs.mjs';
@@ -49,12 +56,45 @@ const { values: flags } = parseArgs({
     // The server's --durability: `full` (fsync per commit, the default), `normal` (survives kill -9, not power loss).
     durability: { type: 'string', default: 'both' },
     'cpu-prof': { type: 'string' },
+    store: { type: 'string', default: 'sqlite' },
   },
 });
+const POSTGRES = flags.store === 'postgres';
+const PG_SERVER = process.env.CCAGENT_BENCH_PG_URL || process.env.CCAGENT_TEST_PG_URL;
+if (POSTGRES && !PG_SERVER) {
+  console.error(
+    '--store postgres needs CCAGENT_BENCH_PG_URL or CCAGENT_TEST_PG_URL (a PostgreSQL server URL)',
+  );
+  process.exit(2);
+}
+const pgDatabases = [];
+/** A fresh database on the bench's PostgreSQL server; dropped at the end. */
+async function freshPgDatabase(name) {
+  const db = `ccagent_bench_${name}_${Date.now().toString(36)}`.replace(/[^a-z0-9_]/g, '_');
+  const c = new pg.Client({ connectionString: PG_SERVER });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${db}`);
+  await c.end();
+  pgDatabases.push(db);
+  const u = new URL(PG_SERVER);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+async function dropPgDatabases() {
+  const c = new pg.Client({ connectionString: PG_SERVER });
+  await c.connect();
+  for (const db of pgDatabases) await c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`).catch(() => {});
+  await c.end();
+}
 const CPU_PROF = flags['cpu-prof'] ? path.resolve(flags['cpu-prof']) : undefined;
 const QUICK = flags.quick;
 const CLIENT_COUNTS = QUICK ? [1, 100] : [1, 100, 1000];
-const DURABILITIES = flags.durability === 'both' ? ['full', 'normal'] : [flags.durability];
+// PostgreSQL has one durability: acknowledged after COMMIT with synchronous_commit on (its default).
+const DURABILITIES = POSTGRES
+  ? ['postgres']
+  : flags.durability === 'both'
+    ? ['full', 'normal']
+    : [flags.durability];
 const IDLE_TARGET = QUICK ? 2000 : 10_000;
 const RECOVERY_TASKS = QUICK ? 300 : 1000;
 const WARMUP_MS = 1500;
@@ -114,17 +154,19 @@ fake.script(MODEL, (req) => {
   };
 });
 
-const sections = flags.only ? [flags.only] : ['roundtrip', 'idle', 'recovery'];
+const sections = flags.only ? [flags.only] : POSTGRES ? ['roundtrip'] : ['roundtrip', 'idle', 'recovery'];
+if (POSTGRES) results.store = 'postgres';
 try {
   if (sections.includes('roundtrip')) await roundTrips();
   if (sections.includes('idle')) await idleConnections();
   if (sections.includes('recovery')) await recovery();
 } finally {
   await fake.close();
+  if (POSTGRES) await dropPgDatabases();
   rmSync(tmp, { recursive: true, force: true });
 }
 
-writeResults('orchestrator', results);
+writeResults(POSTGRES ? 'orchestrator-postgres' : 'orchestrator', results);
 
 // ------------------------------------------------------------------------------------------------ 1 + 2
 
@@ -146,12 +188,13 @@ async function roundTrips() {
     // Raw baseline first: the same clients against a bare ws echo server (shared by both durability runs).
     const echo = await echoBaseline(n);
     for (const durability of DURABILITIES) {
-      const db = path.join(tmp, `rt-${n}-${durability}.db`);
+      const db = POSTGRES ? await freshPgDatabase(`rt${n}`) : path.join(tmp, `rt-${n}-${durability}.db`);
       const server = await startOrchestrator({
         db,
+        configFile: path.join(tmp, `rt-${n}-${durability}.config.json`),
         config: config(),
         ollamaUrl: fake.url,
-        args: ['--durability', durability],
+        args: POSTGRES ? [] : ['--durability', durability],
         nodeArgs: CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [],
       });
       const shared = { measuring: false, samples: { cycle: [], modelCycle: [], ack: [] } };
@@ -189,7 +232,7 @@ async function roundTrips() {
 
       // Step-log rows the orchestrator committed in the window, against a raw insert loop of the same rows.
       if (n > 1) {
-        const steps = stepThroughput(db, window, durability);
+        const steps = POSTGRES ? await pgStepThroughput(db, window) : stepThroughput(db, window, durability);
         out.stepLog = steps;
         results.stepLog.push({ clients: n, durability, ...steps });
         stepRows.push([
@@ -203,7 +246,7 @@ async function roundTrips() {
         ]);
       }
       // The floor one durable cycle sits on: raw better-sqlite3 commits of the rows a cycle writes.
-      if (n === 1 && !results.rawCommit) results.rawCommit = rawCycleCommits(db);
+      if (n === 1 && !results.rawCommit && !POSTGRES) results.rawCommit = rawCycleCommits(db);
 
       out.echo = echo;
       results.roundTrip.push(out);
@@ -255,7 +298,7 @@ async function roundTrips() {
     );
   }
   console.log(
-    '\n# Step-log writes under load (rows/s): orchestrator vs raw better-sqlite3 INSERT of the same rows\n',
+    `\n# Step-log writes under load (rows/s): orchestrator vs raw ${POSTGRES ? 'pg' : 'better-sqlite3'} INSERT of the same rows\n`,
   );
   printTable(
     ['load', 'orchestrator', 'raw 1 txn/row', 'raw txn/256', 'ratio', 'ratio vs batched', 'row bytes'],
@@ -443,6 +486,82 @@ function stepThroughput(db, window, durability = 'full') {
     windowMs: window.to - window.from,
     steps: count,
     byKind: Object.fromEntries(byKind.map((k) => [k.kind, k.n])),
+    orchestratorStepsPerSec,
+    rawAutocommitPerSec,
+    rawBatchedPerSec,
+    ratioVsAutocommit: orchestratorStepsPerSec / rawAutocommitPerSec,
+    ratioVsBatched: orchestratorStepsPerSec / rawBatchedPerSec,
+    avgRowBytes,
+  };
+}
+
+/**
+ * `stepThroughput` on PostgreSQL: the step rows the orchestrator committed in the window, against a raw `pg` INSERT
+ * loop of the same rows (one autocommitted INSERT per row, and transactions of 256) into a fresh database with the
+ * store's schema, on the same server.
+ */
+async function pgStepThroughput(url, window) {
+  const src = new pg.Client({ connectionString: url });
+  await src.connect();
+  const count = Number(
+    (await src.query('SELECT count(*) AS n FROM steps WHERE at >= $1 AND at < $2', [window.from, window.to]))
+      .rows[0].n,
+  );
+  const byKind = (
+    await src.query('SELECT kind, count(*) AS n FROM steps WHERE at >= $1 AND at < $2 GROUP BY kind', [
+      window.from,
+      window.to,
+    ])
+  ).rows;
+  const sample = (
+    await src.query('SELECT * FROM steps WHERE at >= $1 AND at < $2 LIMIT 2000', [window.from, window.to])
+  ).rows;
+  const task = (await src.query('SELECT * FROM tasks LIMIT 1')).rows[0];
+  await src.end();
+  const orchestratorStepsPerSec = count / ((window.to - window.from) / 1000);
+  const avgRowBytes =
+    sample.reduce(
+      (s, r) => s + Object.values(r).reduce((a, v) => a + (typeof v === 'string' ? v.length : 8), 0),
+      0,
+    ) / Math.max(1, sample.length);
+
+  const rawUrl = await freshPgDatabase('raw');
+  await (await openPostgresStore({ url: rawUrl })).close(); // the store's schema
+  const raw = new pg.Client({ connectionString: rawUrl });
+  await raw.connect();
+  const cols = Object.keys(task);
+  await raw.query(
+    `INSERT INTO tasks (${cols.join(',')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(',')})`,
+    cols.map((c) => task[c]),
+  );
+  const stepCols = Object.keys(sample[0] ?? { task_id: 1 });
+  const insert = `INSERT INTO steps (${stepCols.join(',')}) VALUES (${stepCols.map((_, i) => `$${i + 1}`).join(',')})`;
+  let seq = 1;
+  const row = (i) => {
+    const r = sample[i % sample.length];
+    return stepCols.map((c) => (c === 'task_id' ? task.id : c === 'seq' ? seq++ : r[c]));
+  };
+  const loop = async (batch) => {
+    const t0 = performance.now();
+    let rows = 0;
+    while (performance.now() - t0 < 2000) {
+      if (batch === 1) await raw.query(insert, row(rows));
+      else {
+        await raw.query('BEGIN');
+        for (let k = 0; k < batch; k++) await raw.query(insert, row(rows + k));
+        await raw.query('COMMIT');
+      }
+      rows += batch;
+    }
+    return rows / ((performance.now() - t0) / 1000);
+  };
+  const rawAutocommitPerSec = sample.length > 0 ? await loop(1) : NaN;
+  const rawBatchedPerSec = sample.length > 0 ? await loop(256) : NaN;
+  await raw.end();
+  return {
+    windowMs: window.to - window.from,
+    steps: count,
+    byKind: Object.fromEntries(byKind.map((k) => [k.kind, Number(k.n)])),
     orchestratorStepsPerSec,
     rawAutocommitPerSec,
     rawBatchedPerSec,
