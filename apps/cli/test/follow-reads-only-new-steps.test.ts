@@ -30,6 +30,13 @@ async function recordingProxy(
   const seen: Seen[] = [];
   let requests = 0;
   const server = createServer((req, res) => {
+    // A JSON-only proxy, like a server from before `/api/events`: the follower finds no event stream and polls, which
+    // is the path this test is about (the stream never ends, so forwarding it whole would hang here).
+    if ((req.url ?? '').startsWith('/api/events')) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'not_found', message: 'no route' } }));
+      return;
+    }
     void (async () => {
       await beforeForwarding(requests++);
       const upstream = await fetch(`${target}${req.url ?? '/'}`, { headers: { accept: 'application/json' } });

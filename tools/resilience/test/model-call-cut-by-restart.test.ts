@@ -14,6 +14,13 @@ import { jobPrompt, jobScript, MODEL } from './support/model.js';
 import { eventually, faultConfig, startServer, taskDetail, type Server } from './support/server.js';
 import { SimClient } from './support/sim-client.js';
 
+/** The environment without FORCE_COLOR. */
+function withoutColor(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { FORCE_COLOR: _force, ...rest } = env;
+  void _force;
+  return rest;
+}
+
 /** The built `ccagent` CLI (a dev dependency of this suite, so Nx builds it first). */
 const CLI = path.resolve(import.meta.dirname, '../../../apps/cli/dist/main.js');
 
@@ -118,7 +125,8 @@ describe('a model call cut short by a restart', () => {
     server = undefined;
     const shown = execFileSync(process.execPath, [CLI, '--db', db, 'tasks', 'show', taskId], {
       encoding: 'utf8',
-      env: { ...process.env, NO_COLOR: '1', TZ: 'UTC' },
+      // Plain text: a test runner's FORCE_COLOR would make the CLI paint the record heads.
+      env: { ...withoutColor(process.env), NO_COLOR: '1', TZ: 'UTC' },
     });
     expect(shown.match(/native request/g)).toHaveLength(1);
     expect(shown).toContain('no reply recorded: the call was cut short');
