@@ -220,7 +220,16 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
     expect(await shownRecords(page)).toBe(await stepCount(id));
     expect(await page.evaluate(() => (window as unknown as { marker: number }).marker)).toBe(42);
     // A model step opens with what went in and came out.
-    await page.locator('.step-row .kind', { hasText: 'planner' }).first().click();
+    // The list may still re-render from the last live events: a click that lands on a row being replaced is
+    // clicked again (up to 5 times), then the detail must show the model's output.
+    for (let i = 0; i < 5; i++) {
+      await page.locator('.step-row .kind', { hasText: 'planner' }).first().click();
+      const opened = await page
+        .waitForSelector('#step-detail .clip-label:text("Text out")', { timeout: 5000 })
+        .then(() => true)
+        .catch(() => false);
+      if (opened) break;
+    }
     await page.waitForSelector('#step-detail .clip-label:text("Text out")');
     await expect.poll(() => page.locator('#step-detail').textContent()).toContain('WRITE_FILE');
     expect(await page.locator('#step-detail').textContent()).toContain('tokens');
