@@ -2,9 +2,10 @@
 // store, the real `ollama` client over HTTP to the scripted fake server, Lua 5.2 for the programs. Each test is named
 // for the failure it guards against.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNativeToolStrategy } from '../src/index.js';
+import { OpenAICompatibleChatModel } from '@ccagent/ollama';
+import { createNativeToolStrategy, createPlannerExecutorStrategy } from '../src/index.js';
 import { policyEvents, removeRoot, runTask, startModels } from './support/harness.mjs';
-import { D, runHello, X } from './support/hello.js';
+import { D, HELLO_FILES, HELLO_PROMPT, runHello, X } from './support/hello.js';
 
 let models: Awaited<ReturnType<typeof startModels>>;
 beforeAll(async () => {
@@ -251,6 +252,28 @@ describe('class 6: output cut off at the limit', () => {
     expect(validationErrors(run, 'executor')[0]).toMatch(/^truncated: your reply was cut off/);
     const repair = run.executorRequests[1]?.body as { options?: { num_predict?: number } };
     expect(repair.options?.num_predict).toBe(2048);
+    expect(run.task.status).toBe('completed');
+  });
+
+  it('treats an OpenAI-compatible finish_reason "length" like Ollama\'s done_reason (never runs the cut RUN)', async () => {
+    const openai = new OpenAICompatibleChatModel({ baseUrl: `${models.fake.url}/v1`, retry: { retries: 0 } });
+    const name = 'planner-openai-cut';
+    models.fake.script(name, [
+      { content: 'RUN\nPATH: hello.lua\nARGS: add "Buy mi', doneReason: 'length' },
+      D.fix,
+      D.done,
+    ]);
+    const strategy = createPlannerExecutorStrategy({
+      planner: { model: openai, name },
+      executor: models.role('executor-openai-unused'),
+      mode: 'parser',
+    });
+    const run = await runTask(strategy, { prompt: HELLO_PROMPT }, { files: HELLO_FILES });
+    await removeRoot(run.root);
+    const wire = models.fake.chatRequests(name);
+    expect(wire[0]?.path).toBe('/v1/chat/completions');
+    expect(calls(run).some((c) => c.includes('Buy mi'))).toBe(false);
+    expect(validationErrors(run, 'planner')[0]).toMatch(/^truncated:/);
     expect(run.task.status).toBe('completed');
   });
 
