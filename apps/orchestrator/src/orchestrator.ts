@@ -200,6 +200,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     rotationOverlapMs: sec.rotationOverlapMs,
     failures: { maxFailures: sec.authFailuresPerMinute, windowMs: 60_000 },
     now: () => clock.now(),
+    timers: clock,
     logger,
   }).catch(async (err: unknown) => {
     await closeStore();
@@ -349,14 +350,21 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     next: http.handle,
     logger,
   });
-  // A revoked key's connection is closed at once (its client id's live connection, when it used that key).
-  security.onRevoked((revoked) => {
+  // A revoked key's connection is closed at once, and so is one whose rotated key's overlap ended (its client id's
+  // live connection, when it used that key).
+  security.onRevoked((revoked, reason) => {
     for (const c of revoked) {
       if (c.clientId === undefined) continue;
       const conn = registry.connection(c.clientId);
       if (conn && connectedWith.get(c.clientId) === c.id) {
-        logger.warn({ client_id: c.clientId, credential: c.id }, 'closing the connection of a revoked key');
-        conn.close(CLOSE_CODES.unauthorized, 'this key was revoked');
+        logger.warn(
+          { client_id: c.clientId, credential: c.id, reason },
+          `closing the connection of a ${reason} key`,
+        );
+        conn.close(
+          CLOSE_CODES.unauthorized,
+          reason === 'revoked' ? 'this key was revoked' : 'this key expired',
+        );
       }
     }
   });
@@ -397,6 +405,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     });
   } catch (cause) {
     events.close();
+    security.close();
     await engine.stop();
     executor.dispose();
     registry.dispose();
@@ -437,6 +446,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       gateway.stopAccepting();
       // Event streams never end by themselves: end them, or server.close() would wait for them.
       events.close();
+      security.close();
       server.close();
       // Engine first: no new command_calls or events; in-flight steps abort and stay durable for the next start.
       await engine.stop();

@@ -187,6 +187,35 @@ describe('revocation and brute force', () => {
     expect(await again.waitFor('error')).toMatchObject({ code: 'unauthorized' });
   });
 
+  it("closes a computer's socket within a second of its rotated key's overlap ending, and keeps the new key's connection (an old key must not stay connected forever)", async () => {
+    const overlapMs = 1500;
+    const h = await t.start({
+      token: TOKEN,
+      config: { server: { security: { rotationOverlapMs: overlapMs } } },
+    });
+    const oldKey = await enroll(h, 'pc-o');
+    const old = await t.connect('pc-o', { token: oldKey });
+    const res = await h.http('/api/credentials/rotate', { method: 'POST', json: { client_id: 'pc-o' } });
+    expect(res.status).toBe(201);
+    const { key: newKey, old_valid_until: until } = (await res.json()) as {
+      key: string;
+      old_valid_until: number;
+    };
+    const closed = await old.whenClosed();
+    const late = Date.now() - until;
+    expect(closed.code).toBe(CLOSE_CODES.unauthorized);
+    expect(late).toBeGreaterThanOrEqual(0);
+    expect(late).toBeLessThan(1000);
+    // The old key no longer connects; the rotated one does and stays connected past the old key's end.
+    const again = t.open();
+    await again.opened;
+    again.send({ type: 'hello', client_id: 'pc-o', token: oldKey, protocol_version: 1, commands: [] });
+    expect(await again.waitFor('error')).toMatchObject({ code: 'unauthorized' });
+    const fresh = await t.connect('pc-o', { token: newKey });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(fresh.isOpen).toBe(true);
+  });
+
   it('throttles a source after repeated wrong tokens: even the right token is refused for the rest of the window (guards against guessing the token)', async () => {
     const h = await t.start({ token: TOKEN });
     for (let i = 0; i < 10; i++) {

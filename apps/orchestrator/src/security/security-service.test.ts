@@ -1,3 +1,4 @@
+import { ManualClock } from '@ccagent/engine';
 import { describe, expect, it } from 'vitest';
 import { InMemoryCredentialStore } from './credential-store.js';
 import { SecurityService, type Principal } from './security-service.js';
@@ -75,6 +76,36 @@ describe('SecurityService', () => {
     await s.revoke({ clientId: 'pc' }, operator);
     expect(heard).toContain(rotated.credential.id);
     expect(s.authenticateHello('pc', rotated.key, 'x').ok).toBe(false);
+  });
+
+  it("tells the listeners when a rotated key's overlap ends, on the clock's timer (so its open connection is closed)", async () => {
+    const clock = new ManualClock(1_000);
+    const s = await SecurityService.open({
+      store: new InMemoryCredentialStore(),
+      token: undefined,
+      requireClientKeys: false,
+      enrollmentTtlMs: 60_000,
+      rotationOverlapMs: 10_000,
+      failures: { maxFailures: 3, windowMs: 60_000 },
+      now: () => clock.now(),
+      timers: clock,
+      logger: silent,
+    });
+    const t = await s.enroll({ clientId: 'pc' }, operator);
+    const r = await s.redeem(t.code, 'pc', 'x');
+    if (!r.ok) throw new Error('redeem failed');
+    const heard: { id: string; reason: string }[] = [];
+    s.onRevoked((c, reason) => heard.push(...c.map((x) => ({ id: x.id, reason }))));
+    const rotated = await s.rotate('pc', operator);
+    if (!rotated) throw new Error('rotate failed');
+    await clock.advance(9_999);
+    expect(heard).toEqual([]);
+    await clock.advance(1);
+    expect(heard).toEqual([{ id: r.credential.id, reason: 'expired' }]);
+    expect(s.authenticateHello('pc', r.key, 'x').ok).toBe(false);
+    expect(s.authenticateHello('pc', rotated.key, 'x').ok).toBe(true);
+    expect(clock.pendingTimers()).toBe(0);
+    s.close();
   });
 
   it('throttles a source after repeated failures: the shared token is then not even checked from it (guards against brute force)', async () => {

@@ -4,7 +4,7 @@
  * source, and writes the audit log. Keys are kept in memory by hash (loaded at start, changed only through this
  * service), so a check costs one SHA-256 and a map lookup.
  */
-import type { Logger } from '@ccagent/engine';
+import type { Clock, Logger } from '@ccagent/engine';
 import type { AuditInput, AuditQuery, AuditRecord, CredentialGrants, CredentialRecord } from '@ccagent/store';
 import { secretMatches } from '../ids.js';
 import type { CredentialStore } from './credential-store.js';
@@ -51,6 +51,11 @@ export interface SecurityOptions {
   rotationOverlapMs: number;
   failures: FailureLimits;
   now: () => number;
+  /**
+   * Timers for the end of a rotation overlap: when a rotated key expires, the revocation listeners hear it (so its
+   * open connection is closed). Without timers an expired key is only refused at its next use.
+   */
+  timers?: Pick<Clock, 'setTimeout' | 'clearTimeout'>;
   logger: Logger;
 }
 
@@ -64,14 +69,19 @@ export interface EnrollmentTicket {
 /** A credential as shown to operators (no hash). */
 export type CredentialView = Omit<CredentialRecord, 'keyHash'>;
 
-/** Called when credentials stop being valid, so open connections using them are closed. */
-export type RevokedListener = (revoked: CredentialRecord[]) => void;
+/** Called when credentials stop being valid (`revoked`, or `expired` at the end of a rotation overlap). */
+export type RevokedListener = (revoked: CredentialRecord[], reason: 'revoked' | 'expired') => void;
+
+/** The longest single wait of the expiry timer (setTimeout's limit is about 24.8 days). */
+const MAX_TIMER_MS = 3_600_000;
 
 /** The security service of one orchestrator. */
 export class SecurityService {
   private readonly byHash = new Map<string, CredentialRecord>();
   private readonly limiter: FailureLimiter;
   private readonly revokedListeners: RevokedListener[] = [];
+  private expiryTimer: { handle: unknown; at: number } | undefined;
+  private closed = false;
 
   private constructor(
     private readonly o: SecurityOptions,
@@ -79,6 +89,51 @@ export class SecurityService {
   ) {
     this.limiter = new FailureLimiter(o.failures);
     for (const c of creds) if (c.revokedAt === undefined) this.byHash.set(c.keyHash, c);
+    this.scheduleExpiry();
+  }
+
+  /** Stop the expiry timer (the orchestrator's shutdown). */
+  close(): void {
+    this.closed = true;
+    if (this.expiryTimer) this.o.timers?.clearTimeout(this.expiryTimer.handle as never);
+    this.expiryTimer = undefined;
+  }
+
+  /**
+   * Drop every key whose rotation overlap has ended and tell the listeners, so a connection that authenticated with
+   * it is closed like a revoked one. Runs from the expiry timer; callable directly.
+   */
+  expireDue(): CredentialRecord[] {
+    const now = this.o.now();
+    const due = [...this.byHash.values()].filter((c) => c.expiresAt !== undefined && c.expiresAt <= now);
+    for (const c of due) this.byHash.delete(c.keyHash);
+    if (due.length > 0) {
+      this.o.logger.info({ credentials: due.map((c) => c.id) }, 'rotated keys expired');
+      this.notify(due, 'expired');
+    }
+    this.scheduleExpiry();
+    return due;
+  }
+
+  /** Arm the timer for the earliest future expiry (one timer, re-armed when an earlier expiry appears). */
+  private scheduleExpiry(): void {
+    const timers = this.o.timers;
+    if (!timers || this.closed) return;
+    let next: number | undefined;
+    for (const c of this.byHash.values()) {
+      if (c.expiresAt !== undefined && (next === undefined || c.expiresAt < next)) next = c.expiresAt;
+    }
+    if (this.expiryTimer && next !== undefined && this.expiryTimer.at <= next) return;
+    if (this.expiryTimer) timers.clearTimeout(this.expiryTimer.handle as never);
+    this.expiryTimer = undefined;
+    if (next === undefined) return;
+    const wait = Math.min(Math.max(next - this.o.now(), 0), MAX_TIMER_MS);
+    const at = this.o.now() + wait;
+    const handle = timers.setTimeout(() => {
+      this.expiryTimer = undefined;
+      this.expireDue();
+    }, wait);
+    this.expiryTimer = { handle, at };
   }
 
   /** Load the stored credentials and start. */
@@ -296,6 +351,7 @@ export class SecurityService {
       if (cached) cached.expiresAt = c.expiresAt;
     }
     this.byHash.set(next.keyHash, next);
+    this.scheduleExpiry();
     await this.audit(by, 'client.rotate', clientId, 'ok', { credential: next.id, oldValidUntil });
     return { key, credential: view(next), oldValidUntil };
   }
@@ -359,9 +415,13 @@ export class SecurityService {
   private dropRevoked(revoked: CredentialRecord[]): void {
     if (revoked.length === 0) return;
     for (const c of revoked) this.byHash.delete(c.keyHash);
+    this.notify(revoked, 'revoked');
+  }
+
+  private notify(creds: CredentialRecord[], reason: 'revoked' | 'expired'): void {
     for (const l of this.revokedListeners) {
       try {
-        l(revoked);
+        l(creds, reason);
       } catch (err) {
         this.o.logger.error({ err }, 'revocation listener failed');
       }
