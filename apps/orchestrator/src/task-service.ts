@@ -14,7 +14,7 @@ import {
   type TaskStore,
 } from '@ccagent/engine';
 import type { TaskSettings } from '@ccagent/protocol';
-import { findStorageFailure } from '@ccagent/store';
+import { storageFailureOf } from '@ccagent/store';
 import { resolveKind, type OrchestratorConfig } from './config.js';
 import { idFromKey } from './ids.js';
 import {
@@ -313,7 +313,7 @@ export class TaskService {
  * the store's message saying what is wrong; any other error is rethrown.
  */
 function storageRefusal(err: unknown): { ok: false; error: ServiceError } {
-  const failure = findStorageFailure(err);
+  const failure = storageFailureOf(err);
   if (failure === undefined) throw err;
   return fail('unavailable', `not stored: ${failure.message}`);
 }

@@ -64,7 +64,7 @@ export function toStoreError(err: unknown): StoreError {
 
 /**
  * What a `TaskStore` method rejects with: the engine's own errors as they are; a storage condition or a fenced write
- * as `EngineError('store_failure')` wrapping the `StoreError` (callers find it with `findStorageFailure`); anything
+ * as `EngineError('store_failure')` wrapping the `StoreError` (callers find it with `storageFailureOf`); anything
  * else as `store_failure` too.
  */
 export function toPortError(err: unknown): unknown {

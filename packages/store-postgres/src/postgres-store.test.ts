@@ -3,7 +3,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isEngineError, type JsonValue, type StepRecord, type Task } from '@ccagent/engine';
-import { findStorageFailure, isStoreError, openSqliteStore, type SqliteStore } from '@ccagent/store';
+import { storageFailureOf, isStoreError, openSqliteStore, type SqliteStore } from '@ccagent/store';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LeaderLease } from './lease.js';
@@ -217,7 +217,7 @@ describe.skipIf(TEST_PG_URL === undefined)('PostgresStore beyond the contract', 
       expect(isEngineError(err, 'store_failure')).toBe(true);
       expect(isStoreError((err as Error).cause, 'fenced')).toBe(true);
       expect((err as Error).message).toMatch(/no longer holds the lease/);
-      expect(findStorageFailure(err)).toBeUndefined();
+      expect(storageFailureOf(err)).toBeUndefined();
       expect(store.checkHealth()).toMatchObject({ ok: false, code: 'fenced' });
       expect((await raw.query('SELECT 1 FROM history')).rowCount).toBe(0);
       expect((await store.getTask('f'))?.updatedAt).toBe(1000);
@@ -338,7 +338,7 @@ describe.skipIf(TEST_PG_URL === undefined)('PostgresStore beyond the contract', 
         .commit({ task: newTask('x', { status: 'running' }), expectedStatus: 'queued' })
         .catch((e: unknown) => e);
       expect(isEngineError(failed, 'store_failure')).toBe(true);
-      expect(findStorageFailure(failed)?.code).toBe('io_error');
+      expect(storageFailureOf(failed)?.code).toBe('io_error');
       expect(viaProxy.checkHealth()).toMatchObject({ ok: false, code: 'io_error' });
       expect(await viaProxy.probeHealth()).toMatchObject({ ok: false, code: 'io_error' });
       expect((await store.getTask('x'))?.status).toBe('queued');

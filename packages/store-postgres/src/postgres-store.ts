@@ -27,7 +27,7 @@ import {
   StoreError,
   callToRow,
   chunkHashes,
-  findStorageFailure,
+  storageFailureOf,
   historyToRow,
   isStoreError,
   packedHashes,
@@ -756,7 +756,7 @@ export class PostgresStore implements TaskStore {
       const fenced = isStoreError(err, 'fenced');
       const failure = fenced
         ? { code: 'fenced' as const, message: (err as Error).message }
-        : findStorageFailure(toStoreError(err));
+        : storageFailureOf(toStoreError(err));
       if (failure === undefined) continue;
       if (this.writeState.ok || this.writeState.code !== failure.code) {
         this.logger.error(

@@ -19,7 +19,8 @@ export { SCHEMA_VERSION, APPLICATION_ID, migrationsFolder } from './migrate.js';
 export {
   StoreError,
   isStoreError,
-  findStorageFailure,
+  storageFailureOf,
+  isStorageFailureCode,
   STORE_ERROR_CODES,
   type StorageFailureCode,
   type StoreErrorCode,

@@ -3,7 +3,7 @@ import { isEngineError, type CommandCallRecord } from '@ccagent/engine';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
-import { findStorageFailure, isStoreError } from './store-error.js';
+import { storageFailureOf, isStoreError } from './store-error.js';
 import { foreignCall, newTask, tempDir } from './test-helpers.js';
 
 let dir: string;
@@ -83,7 +83,7 @@ describe('another process holds the write lock', () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(140);
     expect(isEngineError(err, 'store_failure')).toBe(true);
     expect(isStoreError((err as Error).cause, 'locked')).toBe(true);
-    expect(findStorageFailure(err)).toMatchObject({
+    expect(storageFailureOf(err)).toMatchObject({
       code: 'locked',
       message: expect.stringMatching(/database is locked by another process/),
     });
@@ -107,7 +107,7 @@ describe('another process holds the write lock', () => {
     const lock = holdWriteLock();
     const err = await store.bindCall('t:1', 'pc-a').catch((e: unknown) => e);
     expect(isEngineError(err, 'store_failure')).toBe(true);
-    expect(findStorageFailure(err)?.code).toBe('locked');
+    expect(storageFailureOf(err)?.code).toBe('locked');
     expect((await store.getCommandCall('t:1'))?.sentTo).toBeUndefined();
     lock.exec('ROLLBACK');
     expect((await store.bindCall('t:1', 'pc-a')).sentTo).toBe('pc-a');
@@ -119,7 +119,7 @@ describe('another process holds the write lock', () => {
     const p = store.commit({ task: newTask('late'), create: true }).catch((e: unknown) => e);
     await new Promise((r) => setTimeout(r, 20));
     await store.close();
-    expect(findStorageFailure(await p)?.code).toBe('locked');
+    expect(storageFailureOf(await p)?.code).toBe('locked');
   });
 });
 
@@ -146,7 +146,7 @@ describe('the disk is full', () => {
     const long = 'pc-'.padEnd(100_000, 'x');
     const err = await store.bindCall('t:1', long).catch((e: unknown) => e);
     expect(isEngineError(err, 'store_failure')).toBe(true);
-    expect(findStorageFailure(err)?.code).toBe('disk_full');
+    expect(storageFailureOf(err)?.code).toBe('disk_full');
     expect((await store.getCommandCall('t:1'))?.sentTo).toBeUndefined();
     db.pragma('max_page_count = 1073741823');
     expect((await store.bindCall('t:1', long)).sentTo).toBe(long);
@@ -166,7 +166,7 @@ describe('the disk is full', () => {
     expect(full.status).toBe('rejected');
     const err = (full as PromiseRejectedResult).reason as unknown;
     expect(isEngineError(err, 'store_failure')).toBe(true);
-    expect(findStorageFailure(err)).toMatchObject({
+    expect(storageFailureOf(err)).toMatchObject({
       code: 'disk_full',
       message: expect.stringMatching(/disk is full/),
     });
@@ -228,7 +228,7 @@ describe('a packed model step whose write is rolled back', () => {
     const err = await store
       .appendStep('t', modelStep(2, 'second', 'o'.repeat(200_000)))
       .catch((e: unknown) => e);
-    expect(findStorageFailure(err)?.code).toBe('disk_full');
+    expect(storageFailureOf(err)?.code).toBe('disk_full');
     expect(messageRows()).toBe(before); // the new user message and chunk were rolled back with the step
     expect(dangling()).toEqual([]);
     expect((await store.getSteps('t')).map((s) => s.at)).toEqual([1]);

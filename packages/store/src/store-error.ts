@@ -1,3 +1,5 @@
+import { isEngineError } from '@ccagent/engine';
+
 /** Stable codes of {@link StoreError}. */
 export type StoreErrorCode =
   /** Read-only open of a database file that does not exist. */
@@ -82,22 +84,30 @@ export function storageFailureCode(err: unknown): StorageFailureCode | undefined
   return undefined;
 }
 
+const STORAGE_FAILURE_CODES: ReadonlySet<string> = new Set<StorageFailureCode>([
+  'locked',
+  'disk_full',
+  'io_error',
+]);
+
+/** True when `code` names a storage condition (`locked`, `disk_full`, `io_error`). */
+export function isStorageFailureCode(code: unknown): code is StorageFailureCode {
+  return typeof code === 'string' && STORAGE_FAILURE_CODES.has(code);
+}
+
 /**
- * The storage failure an error stands for, looking through `cause` chains (an `EngineError('store_failure')` wraps
- * the `StoreError`, which wraps SQLite's error): its code and a message meant for people. Undefined for other
- * errors.
+ * The storage failure an error from a store stands for, read from its code: a `StoreError` with a storage code (a
+ * store-specific method), or the port's `EngineError('store_failure')` whose `details.storeCode` is one (what the
+ * stores' `toPortError` makes of a `StoreError`). Its code and a message meant for people; undefined for any other
+ * error. It reads codes only, never `cause` chains: the stores raise nothing else.
  */
-export function findStorageFailure(err: unknown): { code: StorageFailureCode; message: string } | undefined {
-  let current: unknown = err;
-  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
-    if (isStoreError(current)) {
-      const c = current.code;
-      if (c === 'locked' || c === 'disk_full' || c === 'io_error')
-        return { code: c, message: current.message };
-    }
-    const raw = storageFailureCode(current);
-    if (raw !== undefined) return { code: raw, message: storageFailureMessage(raw, current) };
-    current = (current as { cause?: unknown }).cause;
+export function storageFailureOf(err: unknown): { code: StorageFailureCode; message: string } | undefined {
+  if (isStoreError(err)) {
+    return isStorageFailureCode(err.code) ? { code: err.code, message: err.message } : undefined;
+  }
+  if (isEngineError(err, 'store_failure')) {
+    const code = err.details?.['storeCode'];
+    return isStorageFailureCode(code) ? { code, message: err.message } : undefined;
   }
   return undefined;
 }

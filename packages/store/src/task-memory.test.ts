@@ -3,7 +3,7 @@ import { isEngineError, type JsonValue, type Task } from '@ccagent/engine';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
-import { findStorageFailure } from './store-error.js';
+import { storageFailureOf } from './store-error.js';
 import { foreignCall, newTask, tempDir } from './test-helpers.js';
 
 let dir: string;
@@ -138,7 +138,7 @@ describe('task memory is written only when it changes', () => {
         .commit({ task: t, steps: [{ kind: 'note', step: 1, at: 1, output: big }] })
         .catch((e: unknown) => e),
     );
-    expect(findStorageFailure(full)?.code).toBe('disk_full');
+    expect(storageFailureOf(full)?.code).toBe('disk_full');
     expect(memoryOnDisk('t')).toEqual({ v: 0 });
     // ... and the next commit with that same memory object writes it.
     t = next(t);

@@ -3,7 +3,7 @@ import { isEngineError, type Task } from '@ccagent/engine';
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
-import { findStorageFailure } from './store-error.js';
+import { storageFailureOf } from './store-error.js';
 import { foreignCall, newTask, tempDir } from './test-helpers.js';
 
 let cleanup: () => void;
@@ -110,7 +110,7 @@ describe('task state kept beside the database (status, last history and step seq
       db.pragma('max_page_count = 1073741823');
     }
     const [first, lost, third] = settled;
-    expect(lost?.status === 'rejected' && findStorageFailure(lost.reason)?.code).toBe('disk_full');
+    expect(lost?.status === 'rejected' && storageFailureOf(lost.reason)?.code).toBe('disk_full');
     expect(
       first?.status === 'fulfilled' && (first.value as { history: Array<{ seq: number }> }).history[0]?.seq,
     ).toBe(2);

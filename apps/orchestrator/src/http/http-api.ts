@@ -6,7 +6,7 @@
  * "path"?}}`; a refused request changes nothing.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { findStorageFailure } from '@ccagent/store';
+import { storageFailureOf } from '@ccagent/store';
 import { secretMatches } from '../ids.js';
 import { HttpError, safeDecode, sendJson } from './http-kit.js';
 import type { HttpApiOptions, Route } from './route.js';
@@ -56,7 +56,7 @@ export class HttpApi {
           extra,
         );
       } else {
-        const storage = findStorageFailure(err);
+        const storage = storageFailureOf(err);
         this.o.logger.error({ err, route: routeName }, 'http handler failed');
         if (res.headersSent) res.destroy();
         else if (storage) {

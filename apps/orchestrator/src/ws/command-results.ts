@@ -6,7 +6,7 @@
  */
 import { isEngineError, type Clock, type Engine, type Logger, type TaskStore } from '@ccagent/engine';
 import type { CommandResultMessage, ProtocolErrorCode } from '@ccagent/protocol';
-import { findStorageFailure } from '@ccagent/store';
+import { storageFailureOf } from '@ccagent/store';
 import { resultToOutcome } from '../wire.js';
 import type { AnsweredCalls } from './answered-calls.js';
 import type { PendingCall, WsToolExecutor } from './ws-tool-executor.js';
@@ -172,7 +172,7 @@ export class CommandResults {
         return { ok: false, code: 'unknown_call', message: err.message };
       }
       if (isEngineError(err, 'task_not_found')) return { ok: false, code: 'not_found', message: err.message };
-      const storage = findStorageFailure(err);
+      const storage = storageFailureOf(err);
       if (storage) {
         this.opts.logger.warn(
           { err, task_id: taskId, call_id: callId, client_id: sender },

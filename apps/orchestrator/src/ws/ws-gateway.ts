@@ -14,7 +14,7 @@ import {
   toErrorMessage,
   type ClientMessage,
 } from '@ccagent/protocol';
-import { findStorageFailure } from '@ccagent/store';
+import { storageFailureOf } from '@ccagent/store';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence } from '../client-persistence.js';
@@ -293,7 +293,7 @@ export class WsGateway {
    */
   private requestFailed(conn: Connection, msg: ClientMessage, err: unknown): void {
     const ids = idsOf(msg);
-    const storage = findStorageFailure(err);
+    const storage = storageFailureOf(err);
     if (storage) {
       this.o.logger.warn({ err, client_id: conn.clientId, conn: conn.serial, ...ids }, `${msg.type} refused`);
       this.o.replies.error(conn, 'unavailable', `${msg.type} not done: ${storage.message}`, ids);

@@ -175,7 +175,7 @@ export class SqliteConnection {
 /**
  * What a `TaskStore` method rejects with: the engine's own errors as they are; a storage condition (locked, disk
  * full, I/O) as `EngineError('store_failure')` whose message says what is wrong and whose `cause` is the
- * `StoreError` with the precise code (callers find it with `findStorageFailure`); anything else as `store_failure`.
+ * `StoreError` with the precise code (callers read it with `storageFailureOf`); anything else as `store_failure`.
  */
 export function toPortError(err: unknown): unknown {
   if (isEngineError(err)) return err;

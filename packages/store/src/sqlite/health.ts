@@ -6,7 +6,7 @@
 import type { Logger } from '@ccagent/engine';
 import { APPLICATION_ID } from '../migrate.js';
 import {
-  findStorageFailure,
+  storageFailureOf,
   storageFailureCode,
   storageFailureMessage,
   type StorageFailureCode,
@@ -89,7 +89,7 @@ export class WriteHealth {
     if (o.ok === false && o.busy) return; // live in checkHealth while the wait lasts; the verdict comes later
     const errors = o.ok ? o.writeErrors : [o.error];
     for (const err of errors) {
-      const failure = findStorageFailure(err);
+      const failure = storageFailureOf(err) ?? driverFailure(err);
       if (failure === undefined) continue; // a logic error (conflict, unknown task…), not the storage's fault
       if (this.writeState.ok || this.writeState.code !== failure.code) {
         this.logger.error(
@@ -105,4 +105,10 @@ export class WriteHealth {
       this.writeState = { ok: true };
     }
   }
+}
+
+/** A storage condition straight from the SQLite driver (an error the write queue reports unmapped). */
+function driverFailure(err: unknown): { code: StorageFailureCode; message: string } | undefined {
+  const code = storageFailureCode(err);
+  return code === undefined ? undefined : { code, message: storageFailureMessage(code, err) };
 }
