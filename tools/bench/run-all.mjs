@@ -3,7 +3,7 @@
 // its own tables — then prints ONE summary table of every headline figure beside its raw baseline, ratio and target,
 // and writes tools/bench/results/summary.json (each bench also writes its own results/<name>.json).
 //
-//   node tools/bench/run-all.mjs [--quick] [--only engine|agent-robustness|model-cost|orchestrator|soak]
+//   node tools/bench/run-all.mjs [--quick] [--only engine|agent-robustness|model-cost|orchestrator|soak|dashboard]
 //
 // The orchestrator bench holds 10,000 sockets on each side: it runs with `ulimit -n` raised to the hard limit (POSIX
 // sh); when the hard limit is lower, it caps the idle-connection count and says so.
@@ -31,6 +31,8 @@ const BENCHES = [
   { name: 'orchestrator', script: 'orchestrator/run.mjs', args: quick, raiseFdLimit: true },
   // One task of 20,000 tool calls (about 75 s on the benchmark machine), 3,000 with --quick.
   { name: 'soak', script: 'soak/run.mjs', args: quick },
+  // The web dashboard in Chromium: paint times with 10,000 tasks and a 5,000-record task, live step latency, bundle.
+  { name: 'dashboard', script: 'dashboard/run.mjs', args: quick },
 ];
 
 /** Run one bench with its output shown live; resolves with the exit code and (if asked) its stdout. */
@@ -358,6 +360,40 @@ if (soak && (!flags.only || flags.only === 'soak')) {
     fmt(last.dbMiB, 0),
     '',
     `${fmt(s.drift.dbMiBPer1000Calls, 1)} / 1,000 calls`,
+    '',
+    '',
+  );
+}
+
+const dash = read('dashboard');
+if (dash && (!flags.only || flags.only === 'dashboard')) {
+  for (const p of dash.paints) {
+    add(
+      'dashboard',
+      `first meaningful paint ms, ${p.name}`,
+      fmt(p.ms.median, 0),
+      `${fmt(p.raw.median, 1)} (requests replayed)`,
+      fmt(p.ratio, 1),
+      '',
+      '',
+    );
+  }
+  const l = dash.live;
+  add(
+    'dashboard',
+    `step committed → row painted, p95 ms (${l.shown.n} records)`,
+    fmt(l.shown.p95, 1),
+    `${fmt(l.browserSse.p95, 1)} (event in browser)`,
+    fmt(dash.liveRatioP95, 1),
+    '< 100 ms',
+    l.shown.p95 < 100 && l.notShown === 0 ? 'yes' : 'NO',
+  );
+  add(
+    'dashboard',
+    'shipped bundle, gzip bytes',
+    String(dash.bundle.gzip),
+    `${dash.bundle.raw} (raw)`,
+    '',
     '',
     '',
   );

@@ -219,7 +219,7 @@ function StepRow({ s }: { s: WireStep }) {
       : '';
   const bad = s.error !== undefined || (s.validation_errors?.length ?? 0) > 0;
   return (
-    <div class={`step-row${bad ? ' bad' : ''}`} data-seq={s.seq}>
+    <div class={`step-row${bad ? ' bad' : ''}`} data-seq={s.seq} data-at={s.at}>
       <span class="seq">#{s.seq}</span>
       <span class={`kind k-${s.kind}`}>{visible(s.kind)}</span>
       <span class="brief">
