@@ -167,9 +167,10 @@ if (agent && (!flags.only || flags.only === 'agent-robustness')) {
 }
 const cost = read('model-cost');
 if (cost && (!flags.only || flags.only === 'model-cost')) {
-  for (const r of cost.results.filter((x) => x.variant === 'today')) {
+  for (const r of cost.results.filter((x) => x.variant === 'conversation')) {
     const naive = cost.results.find((x) => x.session === r.session && x.variant === 'naive');
-    if (!naive) continue;
+    const single = cost.results.find((x) => x.session === r.session && x.variant === 'single');
+    if (!naive || !single) continue;
     add(
       'model-cost',
       `model s per task, ${r.name}`,
@@ -181,21 +182,21 @@ if (cost && (!flags.only || flags.only === 'model-cost')) {
     );
     add(
       'model-cost',
-      `cache reuse, ${r.name}`,
-      fmt(r.reuse, 3),
-      fmt(naive.reuse, 3),
+      `cache reuse on steady calls, ${r.name}`,
+      fmt(r.steadyReuse, 3),
+      fmt(naive.steadyReuse, 3),
       '',
       '≥ 0.90',
-      r.reuse >= 0.9 ? 'yes' : 'NO',
+      r.steadyReuse >= 0.9 ? 'yes' : 'NO',
     );
     add(
       'model-cost',
-      `evaluated tokens per step, ${r.name}`,
+      `evaluated tokens per step, ${r.name} (raw: single-message layout)`,
       fmt(r.evaluatedPerStep, 0),
-      fmt(naive.evaluatedPerStep, 0),
-      fmt(r.evaluatedPerStep / naive.evaluatedPerStep, 2),
-      '',
-      '',
+      fmt(single.evaluatedPerStep, 0),
+      fmt(r.evaluatedPerStep / single.evaluatedPerStep, 2),
+      '≤ 0.25',
+      r.evaluatedPerStep / single.evaluatedPerStep <= 0.25 ? 'yes' : 'NO',
     );
   }
 }

@@ -6,6 +6,7 @@ import {
   memoryToJson,
   plannerMemoryValidations,
   renderMemory,
+  renderPlannerTurn,
   sharedPrefixFraction,
   type PlannerMemory,
   type SectionOrder,
@@ -198,5 +199,76 @@ describe('loadPlannerMemory', () => {
     // A copy that no longer fits the schema is refused: fresh memory.
     expect(loadPlannerMemory({ ...committed, facts: 'x' }).plan).toBeNull();
     expect(plannerMemoryValidations()).toBe(before + 3);
+  });
+});
+
+describe('renderPlannerTurn (the planner conversation)', () => {
+  const step = (h: HistoryBuilder, i: number): void => {
+    h.call(
+      'run_program',
+      { path: 'a.lua', args: [String(i)] },
+      { ok: true, result: { output: `line ${i}\n`.repeat(20) } },
+    );
+  };
+
+  it('appends one message per request, restarts only when the turns outgrow the budget, and counts each restart (guards against a prompt rebuilt every step and against compaction going unnoticed)', () => {
+    const h = new HistoryBuilder();
+    let memory = loadPlannerMemory(null);
+    const layout = { numCtx: 4096, reserveTokens: 1024 };
+    const seen: { turns: number; compacted: boolean; user: string }[] = [];
+    for (let i = 0; i < 40; i++) {
+      step(h, i);
+      const r = renderPlannerTurn({
+        task: makeTask(),
+        history: h.entries,
+        memory,
+        step: i + 2,
+        limits,
+        layout,
+      });
+      expect(r.tokens).toBeLessThanOrEqual(r.budgetTokens);
+      seen.push({ turns: r.turns.length, compacted: r.compacted, user: r.user });
+      memory = {
+        ...r.memory,
+        conversation: {
+          ...r.memory.conversation,
+          turns: [...r.turns, { user: r.user, reply: `RUN\nPATH: a.lua\nARGS: ${i + 1}` }],
+        },
+      };
+    }
+    const restarts = seen.filter((s) => s.compacted).length;
+    expect(restarts).toBeGreaterThan(0);
+    expect(restarts).toBeLessThan(8);
+    expect(memory.conversation.compactions).toBe(restarts);
+    // Between restarts every request adds exactly one turn; an update carries only the new entry and the STATE.
+    for (let i = 1; i < seen.length; i++) {
+      const s = seen[i] as (typeof seen)[number];
+      if (!s.compacted) expect(s.turns).toBe((seen[i - 1] as (typeof seen)[number]).turns + 1);
+      if (!s.compacted)
+        expect(s.user).toMatch(
+          /^# HISTORY \(new since your last directive\)\n#\d+ \(step \d+\) OK run_program a\.lua \d+\n/,
+        );
+      if (!s.compacted) expect(s.user).not.toContain('# TASK');
+    }
+    // A restart starts from the rendered memory again.
+    expect(seen.find((s) => s.compacted)?.user).toMatch(/^# TASK\n/);
+  });
+
+  it('renders the whole memory into one message each request with conversation: false (guards against the old layout breaking)', () => {
+    const h = new HistoryBuilder();
+    step(h, 1);
+    const r = renderPlannerTurn({
+      task: makeTask(),
+      history: h.entries,
+      memory: loadPlannerMemory(null),
+      step: 2,
+      limits,
+      layout: { conversation: false },
+    });
+    expect(r.turns).toEqual([]);
+    expect(r.user).toBe(
+      renderMemory({ task: makeTask(), history: h.entries, memory: loadPlannerMemory(null), step: 2, limits })
+        .text,
+    );
   });
 });

@@ -27,6 +27,32 @@ const counters = z.object({
   executorCalls: z.number().int().default(0),
 });
 
+const plannerTurn = z.object({
+  /** The user message of one planner request (what was new since the previous one, and the state). */
+  user: z.string(),
+  /** The planner's reply to it, verbatim. */
+  reply: z.string(),
+});
+
+const conversationSchema = z.object({
+  /**
+   * The planner's exchange since the conversation (re)started: each request's new user message and the reply. A
+   * request sends them all unchanged and appends one user message, so a model server's prompt cache covers
+   * everything before it.
+   */
+  turns: z.array(plannerTurn).default([]),
+  /** History entries with seq ≤ this are shown in the conversation already. */
+  throughSeq: z.number().int().default(0),
+  /** Restarts from a freshly rendered memory because the conversation outgrew its budget (the first start not counted). */
+  compactions: z.number().int().default(0),
+  /**
+   * Characters per token of this task's prompts as the model server counted them (the last planner prompt's
+   * characters over its reported prompt tokens); the budget is kept in these tokens. Code with numbers runs near 2.5,
+   * English near 4.5; 4 until a server reported a count.
+   */
+  charsPerToken: z.number().positive().default(4),
+});
+
 /** zod schema of the planner/executor strategy's task memory (JSON owned by the strategy, stored by the engine). */
 export const plannerMemorySchema = z.object({
   v: z.literal(1).default(1),
@@ -48,6 +74,8 @@ export const plannerMemorySchema = z.object({
   /** Files read by the "gather state" phase (tried once each, whatever the outcome). */
   gathered: z.array(z.string()).default([]),
   counters: counters.default(counters.parse({})),
+  /** The planner conversation of the `conversation` layout (empty in the single-message layouts). */
+  conversation: conversationSchema.default(conversationSchema.parse({})),
 });
 
 /** Task memory of the planner/executor strategy. */
@@ -105,8 +133,15 @@ export interface MemoryLayout {
   maxOutputChars: number;
   /** Longest file content shown under FILES before the budget clips further. Default 6000. */
   maxFileChars: number;
-  /** Section order. Default `stable`. */
+  /** Section order of the rendered memory (the whole prompt, or the conversation's first message). Default `stable`. */
   order: SectionOrder;
+  /**
+   * `true` (default): the planner prompt is a conversation — the rendered memory once, then per request the planner's
+   * previous reply and one new user message with only what is new (history entries, files read) and the STATE —
+   * restarted from a fresh render (a compaction, counted) when it outgrows the budget. `false`: the whole memory is
+   * rendered into one user message every request.
+   */
+  conversation: boolean;
 }
 
 /** Default {@link MemoryLayout}. */
@@ -118,6 +153,7 @@ export const DEFAULT_MEMORY_LAYOUT: MemoryLayout = {
   maxOutputChars: 1500,
   maxFileChars: 6000,
   order: 'stable',
+  conversation: true,
 };
 
 /** Characters per token of {@link estimateTokens} (also how the native loop turns its token budget into characters). */
@@ -166,11 +202,17 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** What a successful call printed, or a short label for file operations whose content lives under FILES. */
-function okText(command: string, result: JsonValue, output: string): string {
+/**
+ * What a successful call printed, or a short label for file operations whose content lives under FILES. With
+ * `inlineFileChars` (a conversation update, which has no FILES section) a file read shows its content, clipped.
+ */
+function okText(command: string, result: JsonValue, output: string, inlineFileChars = 0): string {
   if (command === 'fs_write') return '';
   if (command === 'fs_read' && isRecord(result) && typeof result.content === 'string') {
-    return `(${result.content.split('\n').length} lines, sha ${contentHash(result.content)}; content under FILES)`;
+    const label = `(${result.content.split('\n').length} lines, sha ${contentHash(result.content)}`;
+    if (inlineFileChars > 0)
+      return `${label})\n\`\`\`\n${clip(result.content, inlineFileChars).replace(/\n$/, '')}\n\`\`\``;
+    return `${label}; content under FILES)`;
   }
   return output;
 }
@@ -180,6 +222,7 @@ function renderEntry(
   calls: Map<string, string>,
   answered: Set<string>,
   maxOutput: number,
+  inlineFileChars = 0,
 ): string | null {
   const head = `#${e.seq} (step ${e.step})`;
   switch (e.type) {
@@ -190,8 +233,9 @@ function renderEntry(
       const v = viewOutcome(e.outcome, e.timedOut === true);
       const what = calls.get(e.callId) ?? e.command;
       if (v.ok) {
-        const text = okText(e.command, e.outcome.ok ? e.outcome.result : null, v.output);
-        return `${head} OK ${what}${text ? `\n${indent(clip(text, maxOutput))}` : ''}`;
+        const text = okText(e.command, e.outcome.ok ? e.outcome.result : null, v.output, inlineFileChars);
+        const shown = inlineFileChars > 0 && e.command === 'fs_read' ? text : clip(text, maxOutput);
+        return `${head} OK ${what}${text ? `\n${indent(shown)}` : ''}`;
       }
       const parts = [`${head} FAILED ${what}: ${v.error ?? ''}`];
       if (v.output && v.output !== '{}') parts.push(indent(clip(v.output, maxOutput)));
@@ -361,7 +405,19 @@ function renderSections(
     );
   }
 
-  const s = sections.STATE;
+  sections.STATE.push(...stateLines(input, memory));
+
+  return ORDERS[layout.order].map((name) => sections[name].join('\n')).join('\n\n');
+}
+
+/** The STATE section: counters, the last call, the last error and stack trace, queued runs, notes. */
+/**
+ * The STATE section. In a conversation update (`sinceSeq` given) what the new HISTORY lines right above already say
+ * is not repeated: no "last call" line, and the last error as one line (its stack trace is above, where it happened).
+ */
+function stateLines(input: RenderInput, memory: PlannerMemory, sinceSeq?: number): string[] {
+  const { task, history } = input;
+  const s: string[] = [];
   s.push('# STATE');
   const c = task.counters;
   const { maxSteps, maxToolCalls, maxQuestions } = input.limits;
@@ -371,21 +427,24 @@ function renderSections(
   );
   const runs = completedCalls(history);
   const lastRun = runs[runs.length - 1];
-  if (lastRun) {
+  if (lastRun && sinceSeq === undefined) {
     s.push(
       `last call: ${describeCall(lastRun.command, lastRun.args)} → ${lastRun.outcome.ok ? 'ok' : 'failed'} (#${lastRun.seq})`,
     );
   }
   const failure = lastFailure(history);
-  if (failure) {
+  if (failure && sinceSeq !== undefined) {
+    // A new failure is in the HISTORY lines just above; an older one still unresolved is recalled in one line.
+    if (failure.call.seq <= sinceSeq)
+      s.push(`last error (#${failure.call.seq}): ${oneLine(failure.error, 200)}`);
+  } else if (failure) {
     s.push(`last error (#${failure.call.seq}): ${oneLine(failure.error, 400)}`);
     if (failure.traceback) s.push('last stack trace:', indent(clip(failure.traceback, 800)));
   }
   if (memory.pendingRuns.length > 0) s.push(`runs still queued: ${memory.pendingRuns.length}`);
   if (memory.pendingNotes.length > 0) s.push('notes for you:', ...memory.pendingNotes.map((n) => `- ${n}`));
   s.push('', 'Write exactly one directive.');
-
-  return ORDERS[layout.order].map((name) => sections[name].join('\n')).join('\n\n');
+  return s;
 }
 
 /**
@@ -421,4 +480,118 @@ export function renderMemory(input: RenderInput): RenderedMemory {
     text = renderSections(input, memory, layout, fileChars);
   }
   return { text, memory, tokens: estimateTokens(text), budgetTokens };
+}
+
+/** One planner request in the `conversation` layout: the turns to send unchanged, the new user message, the memory. */
+export interface PlannerTurnRender {
+  /** Earlier turns of the conversation, sent as they were (user message, then the planner's reply). */
+  turns: readonly { user: string; reply: string }[];
+  /** The new user message: the rendered memory when the conversation (re)starts, else only what is new + STATE. */
+  user: string;
+  /** The memory to store; append `{ user, reply }` to `conversation.turns` once the planner replied. */
+  memory: PlannerMemory;
+  /** The conversation was restarted from a fresh render because it outgrew the budget. */
+  compacted: boolean;
+  /** Tokens of the turns and the new message (without the system prompt), at the measured characters per token. */
+  tokens: number;
+  budgetTokens: number;
+}
+
+/** Compacted facts kept when the planner conversation restarts. */
+const RESTART_FACTS = 24;
+
+/** What is new since `sinceSeq`: the history entries (files read shown in full), then the STATE. */
+function renderUpdate(input: RenderInput, sinceSeq: number, layout: MemoryLayout): string {
+  const { labels, answered } = callLabels(input.history);
+  const lines = ['# HISTORY (new since your last directive)'];
+  for (const e of input.history) {
+    if (e.seq <= sinceSeq) continue;
+    const line = renderEntry(e, labels, answered, layout.maxOutputChars, layout.maxFileChars);
+    if (line !== null) lines.push(line);
+  }
+  if (lines.length === 1) lines.push('(nothing new)');
+  const parts = [lines.join('\n')];
+  // New answers also get their own section, as in the rendered memory, so a question and its answer read together.
+  const questions = new Map<string, string>();
+  const answers: string[] = [];
+  for (const e of input.history) {
+    if (e.type === 'question') questions.set(e.questionId, e.question);
+    if (e.type === 'answer' && e.seq > sinceSeq)
+      answers.push(`Q: ${questions.get(e.questionId) ?? '?'}\nA: ${e.answer}`);
+    if (e.type === 'message' && e.seq > sinceSeq)
+      answers.push(`Message from the user (#${e.seq}): ${e.text}`);
+  }
+  if (answers.length > 0) parts.push(['# USER ANSWERS (new)', ...answers].join('\n'));
+  parts.push(stateLines(input, input.memory, sinceSeq).join('\n'));
+  return parts.join('\n\n');
+}
+
+/**
+ * The planner's next prompt. In the `conversation` layout (default) the first request gets the rendered memory
+ * (TASK, FILES, HISTORY, USER ANSWERS, PLAN, STATE, sized to half the budget so turns have room), every later one
+ * the earlier turns unchanged plus one message with what is new and the STATE — an append-only prompt whose
+ * volatile part is always last. When the turns outgrow the budget (`numCtx − reserveTokens`) the conversation
+ * restarts from a fresh render (compacting older history into facts), counted in `conversation.compactions`.
+ * With `conversation: false` the whole memory is rendered into the one user message, as {@link renderMemory} does.
+ */
+export function renderPlannerTurn(input: RenderInput): PlannerTurnRender {
+  const layout: MemoryLayout = { ...DEFAULT_MEMORY_LAYOUT, ...input.layout };
+  const budgetTokens = Math.max(256, layout.numCtx - layout.reserveTokens);
+  const lastSeq = input.history[input.history.length - 1]?.seq ?? 0;
+  const conv = input.memory.conversation;
+  if (!layout.conversation) {
+    const r = renderMemory(input);
+    return { turns: [], user: r.text, memory: r.memory, compacted: false, tokens: r.tokens, budgetTokens };
+  }
+  // Tokens as the server counts them (measured chars per token), with a margin for the next reply's template.
+  const serverTokens = (chars: number): number => Math.ceil(chars / conv.charsPerToken);
+  const limit = Math.floor(budgetTokens * 0.9);
+  if (conv.turns.length > 0) {
+    const update = renderUpdate(input, conv.throughSeq, layout);
+    let chars = update.length;
+    for (const t of conv.turns) chars += t.user.length + t.reply.length;
+    const tokens = serverTokens(chars);
+    if (tokens <= limit) {
+      return {
+        turns: conv.turns,
+        user: update,
+        memory: { ...input.memory, conversation: { ...conv, throughSeq: lastSeq } },
+        compacted: false,
+        tokens,
+        budgetTokens,
+      };
+    }
+  }
+  const restart = conv.turns.length > 0;
+  // The fresh render is kept small so the turns that follow have room before the next restart: history is compacted
+  // down to its last few entries (the conversation shows the rest of each step as it happens); files are clipped only
+  // past the whole budget (in server tokens, turned into renderMemory's 4-character tokens).
+  const restartLayout: Partial<MemoryLayout> = {
+    ...layout,
+    keepVerbatim: Math.min(layout.keepVerbatim, 4),
+    compactChunk: Math.min(layout.compactChunk, 4),
+    numCtx: layout.reserveTokens + Math.floor((budgetTokens * 0.8 * conv.charsPerToken) / CHARS_PER_TOKEN),
+  };
+  let r = renderMemory({ ...input, layout: restartLayout });
+  // Only the most recent compacted facts come along: older ones would make every restart dearer than the last.
+  if (r.memory.facts.length > RESTART_FACTS) {
+    const memory = { ...r.memory, facts: r.memory.facts.slice(-RESTART_FACTS) };
+    r = renderMemory({ ...input, memory, layout: restartLayout });
+  }
+  return {
+    turns: [],
+    user: r.text,
+    memory: {
+      ...r.memory,
+      conversation: {
+        ...conv,
+        turns: [],
+        throughSeq: lastSeq,
+        compactions: conv.compactions + (restart ? 1 : 0),
+      },
+    },
+    compacted: restart,
+    tokens: serverTokens(r.text.length),
+    budgetTokens,
+  };
 }

@@ -52,6 +52,8 @@ export interface ModelRequest {
   messages: ChatMessage[];
   format?: 'json' | JsonSchema;
   tools?: ToolDefinition[];
+  /** How the prompt was laid out (turn, compaction), recorded in the step log's input; not sent to the model. */
+  layout?: Record<string, JsonValue>;
 }
 
 /** A finished model call: the reply or the error, and the step-log record describing it (not yet written). */
@@ -103,6 +105,7 @@ export async function callModel(
   if (role.keepAlive !== undefined) input.keepAlive = role.keepAlive;
   if (role.think !== undefined) input.think = role.think;
   if (prompt) input.prompt = { name: prompt.name, version: prompt.version };
+  if (request.layout !== undefined) input.layout = request.layout;
   const startedAt = ctx.clock.now();
   const started = performance.now();
   const onDelta = role.onDelta;

@@ -53,6 +53,12 @@ export interface NativeToolOptions {
    * instead of changing on every call once the window is full. Default 8.
    */
   windowChunkTurns?: number;
+  /**
+   * When the window has to move, it moves far enough that the turns still shown fill at most this share of the
+   * budget (0 < share ≤ 1), so the next turns append to an unchanged prompt for a long while: each move makes the
+   * server evaluate the whole prompt again, so moves should be rare. 1 moves only as far as needed. Default 0.5.
+   */
+  windowFill?: number;
 }
 
 /** Context window assumed when the role sets no `numCtx` (the orchestrator's default for the native role). */
@@ -159,6 +165,12 @@ const nativeMemorySchema = z.object({
    */
   runStart: z.number().int().min(0).default(0),
   resumeSeq: z.number().int().min(0).default(0),
+  /**
+   * Characters per prompt token as the model server counted them (the last prompt's messages, tool calls and tool
+   * schemas over its reported prompt tokens), so the window fits the real context: code, JSON and numbers run near
+   * 2.5 characters a token, not 4.
+   */
+  charsPerToken: z.number().positive().optional(),
 });
 
 /**
@@ -343,6 +355,8 @@ function waitSeconds(args: Record<string, unknown>): number {
 interface WindowLimits {
   budgetChars: number;
   chunkTurns: number;
+  /** Share of the budget the turns kept may fill after the window moved. */
+  fill: number;
   maxResultChars: number;
 }
 
@@ -472,6 +486,7 @@ function conversation(
   // What every prompt carries, and room for the note saying what is left out.
   const fixed = system.length + taskText.length + toolsChars + 200;
   const shown: ChatMessage[][] = [];
+  const sizes: number[] = [];
   let used = fixed;
   let first = turns.length;
   for (let j = turns.length - 1; j >= 0; j--) {
@@ -480,14 +495,23 @@ function conversation(
     if (j < turns.length - 1 && used + size > limits.budgetChars) break;
     used += size;
     shown.push(m);
+    sizes.push(size);
     first = j;
   }
   shown.reverse();
+  sizes.reverse();
   if (first > 0) {
-    // Move the window's start to the next multiple of chunkTurns (in the task's turn count), never past the last turn.
+    // Move the window's start to the next multiple of chunkTurns (in the task's turn count), never past the last turn,
+    // then on until what is kept fills at most `fill` of the budget: the next moves are then many calls away.
     const absolute = mem.dropped + first;
     const aligned = Math.ceil(absolute / limits.chunkTurns) * limits.chunkTurns - mem.dropped;
-    const start = Math.min(aligned, turns.length - 1);
+    let start = Math.min(aligned, turns.length - 1);
+    let kept = fixed;
+    for (let j = start; j < turns.length; j++) kept += sizes[j - first] ?? 0;
+    while (start + limits.chunkTurns <= turns.length - 1 && kept > limits.budgetChars * limits.fill) {
+      for (let j = start; j < start + limits.chunkTurns; j++) kept -= sizes[j - first] ?? 0;
+      start += limits.chunkTurns;
+    }
     shown.splice(0, start - first);
     first = start;
   }
@@ -546,9 +570,14 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
   if (!Number.isInteger(chunkTurns) || chunkTurns < 1) {
     throw new AgentError('invalid_config', 'windowChunkTurns must be an integer ≥ 1');
   }
+  const fill = opts.windowFill ?? 0.5;
+  if (!(fill > 0 && fill <= 1)) {
+    throw new AgentError('invalid_config', 'windowFill must be a number in (0, 1]');
+  }
   const limits: WindowLimits = {
     budgetChars: contextTokens * CHARS_PER_TOKEN,
     chunkTurns,
+    fill,
     maxResultChars: maxChars,
   };
   const agentEnabled = opts.agentEnabled ?? true;
@@ -738,13 +767,18 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
     });
     const tools = agentEnabled ? toolDefinitions(commands) : [];
     if (agentEnabled && opts.waitTool) tools.push(WAIT_TOOL);
+    const toolsJson = JSON.stringify(tools);
+    // The budget in characters at this task's measured density (95 %: the next turn's template tokens).
+    const window: WindowLimits = mem.charsPerToken
+      ? { ...limits, budgetChars: Math.floor(contextTokens * mem.charsPerToken * 0.95) }
+      : limits;
     const { messages, firstShown } = conversation(
       task,
       history,
       mem,
       system,
-      JSON.stringify(tools).length,
-      limits,
+      toolsJson.length,
+      window,
       outside,
     );
     if (mem.dropped + mem.turns.length - mem.runStart >= maxIterations) {
@@ -761,7 +795,8 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
       task.id,
       role,
       'native',
-      { messages, tools },
+      // A window move changes the prompt after the task message: the server evaluates it again (a compaction).
+      { messages, tools, layout: { windowMoved: firstShown > 0, dropped: mem.dropped + firstShown } },
       opts.systemPrompt ? undefined : prompt,
     );
     await ctx.logStep(call.record);
@@ -799,11 +834,18 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
     );
     // Turns left out of this prompt are never shown again (the window only moves forward): the memory drops them, so
     // it stays as small as the window however long the task runs.
+    const counted = call.response.usage.promptEvalCount;
+    // What the server counted: the messages, their tool calls and the tool schemas (the template adds a little).
+    const sent = messages.reduce(
+      (n, m) => n + m.content.length + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0),
+      toolsJson.length,
+    );
     const withTurn = nextMemory({
       ...mem,
       modelFailures: 0,
       dropped: mem.dropped + firstShown,
       turns: [...mem.turns.slice(firstShown), turn],
+      ...(counted !== undefined && counted > 0 ? { charsPerToken: Math.max(1, sent / counted) } : {}),
     });
     if (cut && afterCut) {
       return {

@@ -23,7 +23,7 @@ import { completedCalls, describeCall, lastFailure, normalizePath } from './hist
 import {
   loadPlannerMemory,
   memoryToJson,
-  renderMemory,
+  renderPlannerTurn,
   type MemoryLayout,
   type PlannerMemory,
 } from './memory.js';
@@ -105,6 +105,7 @@ const policySchema = z.object({
     maxOutputChars: z.number().int().min(80),
     maxFileChars: z.number().int().min(200),
     order: z.enum(['stable', 'files-last', 'design']),
+    conversation: z.boolean(),
   }),
 });
 
@@ -356,6 +357,7 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
     ? `${plannerPrompt.text}\n\nInstructions for this kind of task:\n${opts.systemPrompt.trim()}`
     : plannerPrompt.text;
   const maxQuestions = opts.interactive ? Number.POSITIVE_INFINITY : policy.maxQuestions;
+  const executorRole = executorOnPlannerModel(opts.planner, opts.executor);
 
   function criteriaFor(task: Task, s: Step): CompletionCriteria {
     const extra = task.metadata.completion;
@@ -405,7 +407,7 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
       const call = await callModel(
         s.ctx,
         s.task.id,
-        truncated ? withLargerLimit(opts.executor) : opts.executor,
+        truncated ? withLargerLimit(executorRole) : executorRole,
         attempt === 0 ? 'executor' : 'executor_repair',
         { messages: [...messages], format },
         attempt === 0 ? executorPrompt : repairPrompt,
@@ -651,7 +653,7 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
     }
 
     // 3. Ask the planner for one directive.
-    const rendered = renderMemory({
+    const rendered = renderPlannerTurn({
       task,
       history,
       memory: s.mem,
@@ -665,11 +667,27 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
     });
     s.mem = rendered.memory;
     s.mem.pendingNotes = [];
-    const messages: ChatMessage[] = [
-      { role: 'system', content: plannerSystem },
-      { role: 'user', content: rendered.text },
-    ];
-    let call = await callModel(ctx, task.id, opts.planner, 'planner', { messages }, plannerPrompt);
+    // Earlier turns go out exactly as they went before, the new message last: the server's cache covers the rest.
+    const messages: ChatMessage[] = [{ role: 'system', content: plannerSystem }];
+    for (const t of rendered.turns) {
+      messages.push({ role: 'user', content: t.user }, { role: 'assistant', content: t.reply });
+    }
+    messages.push({ role: 'user', content: rendered.user });
+    const conv = s.mem.conversation;
+    const layoutInfo = {
+      conversation: policy.memory.conversation,
+      turn: rendered.turns.length + 1,
+      compacted: rendered.compacted,
+      compactions: conv.compactions,
+    };
+    let call = await callModel(
+      ctx,
+      task.id,
+      opts.planner,
+      'planner',
+      { messages, layout: layoutInfo },
+      plannerPrompt,
+    );
     s.mem.counters.plannerCalls++;
     if (call.response?.usage.doneReason === 'length') {
       // Cut off at the output limit: a prefix can parse as a valid but wrong directive (ARGS cut mid-word), so none
@@ -689,6 +707,16 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
     }
     s.mem.counters.modelFailures = 0;
     const raw = call.response.message.content;
+    if (policy.memory.conversation) {
+      const sent = messages.reduce((n, m) => n + m.content.length, 0);
+      const counted = call.response.usage.promptEvalCount;
+      s.mem.conversation = {
+        ...conv,
+        turns: [...conv.turns, { user: rendered.user, reply: raw }],
+        // What the server counted for what was sent: the budget follows this task's real token density.
+        ...(counted !== undefined && counted > 0 ? { charsPerToken: Math.max(1, sent / counted) } : {}),
+      };
+    }
     const parsed = parseDirective(raw);
     if (!parsed.ok) {
       // No usable directive: the planner's to fix. The executor model never sees it (it would have to invent one).
@@ -749,6 +777,21 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
 function withLargerLimit(role: ModelRole): ModelRole {
   if (role.lengthRetryNumPredict === undefined) return role;
   return { ...role, options: { ...role.options, numPredict: role.lengthRetryNumPredict } };
+}
+
+/**
+ * The executor's role, with the planner's `numCtx` when both roles name the same model: a model server loads a model
+ * with one context size and reloads it (dropping its prompt cache, seconds of load) whenever a request asks for
+ * another, so two roles of one model asking for two sizes would reload it on every switch.
+ */
+function executorOnPlannerModel(planner: ModelRole, executor: ModelRole): ModelRole {
+  if (planner.name !== executor.name) return executor;
+  const numCtx = planner.options?.numCtx;
+  if (numCtx === executor.options?.numCtx) return executor;
+  const options = { ...executor.options };
+  if (numCtx === undefined) delete options.numCtx;
+  else options.numCtx = numCtx;
+  return { ...executor, options };
 }
 
 function unknownError(): TaskErrorInfo {

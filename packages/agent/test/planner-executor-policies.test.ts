@@ -30,9 +30,11 @@ describe('happy path and memory', () => {
     expect(first).toMatch(
       /## hello\.lua \(version 1, sha [0-9a-f]{12}, read at #2\)\n```\nprint\("Hello world"\)\n```/,
     );
-    // The second prompt shows the new version and the run output, and starts with the first one's TASK.
+    // The second prompt repeats the first, then the planner's own new version, the write and the run output.
     const second = run.plannerSaw(1);
-    expect(second).toContain('## hello.lua (version 2');
+    expect(second.startsWith(first)).toBe(true);
+    expect(second).toContain('```lua\nprint("Hello, world!")\n```');
+    expect(second).toMatch(/OK fs_write hello\.lua \(\d+ lines, sha [0-9a-f]{12}\)/);
     expect(second).toContain('OK run_program hello.lua\n    Hello, world!');
     expect(run.task.result).toMatchObject({
       success: true,
@@ -197,7 +199,7 @@ describe('ask_user', () => {
       why: 'the task text could be read both ways',
     });
     expect(run.plannerSaw(1)).toContain(
-      '# USER ANSWERS\nQ: Should the greeting end with "!"?\nA: Yes, with "!"',
+      '# USER ANSWERS (new)\nQ: Should the greeting end with "!"?\nA: Yes, with "!"',
     );
   });
 

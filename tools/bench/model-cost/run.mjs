@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Model cost bench (not part of `npm test`; run `npm run build` first, then
-// `node tools/bench/model-cost/run.mjs [--json] [--only todo|synthetic|native]`).
+// `node tools/bench/model-cost/run.mjs [--only todo|synthetic|native] [--layout naive|single|conversation] [--trace]
+// [--json]`; --trace prints every model call: prompt, cached, evaluated and output tokens, compactions and loads).
 //
 // With a local model almost all of a task's wall time is the GPU: evaluating the prompt tokens that are not in the
 // server's cache, and generating. This bench runs real tasks — the real Engine, the built @ccagent/agent strategies,
@@ -11,9 +12,8 @@
 //
 // Sessions: the TODO.lua acceptance run, a synthetic 60-step planner session (an 80-line file rewritten every 4th
 // step, runs with output, failures with tracebacks) and a 200-call native tool-calling task. Each runs twice in the
-// same bench run: as the layout is configured today, and as the raw baseline — the seed's naive design (planner
-// memory in the design order with STATE near the top, so the prompt changes near its start every step; every
-// directive translated by the executor model; the native window moving every call).
+// same bench run in three layouts (see VARIANTS): the raw baseline — the seed's naive design —, the single-message
+// layout used before the planner conversation, and today's defaults.
 import { parseArgs } from 'node:util';
 import { createNativeToolStrategy, createPlannerExecutorStrategy, parseDirective } from '@ccagent/agent';
 import { REFERENCE_GPU } from '@ccagent/testkit';
@@ -28,14 +28,47 @@ import { removeRoot, runTask, startModels } from '../../../packages/agent/test/s
 import { machineInfo, writeResults } from '../lib/results.mjs';
 
 const { values: flags } = parseArgs({
-  options: { only: { type: 'string' }, json: { type: 'boolean', default: false } },
+  options: {
+    only: { type: 'string' },
+    layout: { type: 'string' },
+    trace: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  },
 });
-const MODEL = 'qwen2.5-coder:7b';
+// The orchestrator's default roles (apps/orchestrator/src/config.ts): one model for every role, the planner and the
+// native loop with a 16k context, the executor asking for 8k.
+const MODEL = 'qwen3:8b';
+const ROLE_OPTIONS = {
+  planner: { temperature: 0.2, numCtx: 16384 },
+  executor: { temperature: 0, numCtx: 8192 },
+  native: { temperature: 0.2, numCtx: 16384 },
+};
+const role = (models, name) => models.role(MODEL, { options: ROLE_OPTIONS[name] });
 
 // ---------------------------------------------------------------- the sessions
 
-/** The seed's design: memory order with STATE right after TASK, every directive through the executor model. */
-const NAIVE_PLANNER = { mode: 'model', policy: { memory: { order: 'design' } } };
+/**
+ * The layouts compared. `naive`: the seed's design — the whole memory rendered into one message in the design order
+ * (STATE right after TASK), every directive through the executor model, the native window moving every call.
+ * `single`: one rendered message in the prefix-stable order, the native window moving 8 turns when full (the layout
+ * before the conversation). `conversation`: today's defaults — an append-only planner conversation, the native window
+ * moving far enough to refill half the budget.
+ */
+const VARIANTS = ['naive', 'single', 'conversation'];
+const PLANNER_VARIANT = {
+  naive: { mode: 'model', policy: { memory: { order: 'design', conversation: false } } },
+  single: { policy: { memory: { conversation: false } } },
+  conversation: {},
+};
+const NATIVE_VARIANT = {
+  naive: { windowChunkTurns: 1, windowFill: 1 },
+  single: { windowFill: 1 },
+  conversation: {},
+};
+const withPolicy = (variant, policy) => {
+  const v = PLANNER_VARIANT[variant];
+  return { ...v, policy: { ...v.policy, ...policy, memory: { ...v.policy?.memory, ...policy.memory } } };
+};
 
 async function todoRun(models, variant) {
   models.fake.script(MODEL, (req) => reply(req));
@@ -47,10 +80,10 @@ async function todoRun(models, variant) {
     return PLANNER_REPLIES[planner++] ?? '';
   };
   const strategy = createPlannerExecutorStrategy({
-    planner: models.role(MODEL),
-    executor: models.role(MODEL),
+    planner: role(models, 'planner'),
+    executor: role(models, 'executor'),
     completion: COMPLETION,
-    ...(variant === 'naive' ? NAIVE_PLANNER : {}),
+    ...PLANNER_VARIANT[variant],
   });
   return runTask(strategy, { prompt: PROMPT, kind: 'code' }, { files: { 'TODO.lua': BROKEN } });
 }
@@ -68,14 +101,14 @@ function quarrySource(step) {
   return lines.join('\n');
 }
 
-/** The planner's directive for synthetic step `n` (1-based planner call). */
+/** The planner's directive for synthetic planner call `n` (1-based): a rewrite (and a test run) every 4th call. */
 function syntheticDirective(n) {
   if (n > 60) {
     return 'DONE\nSUMMARY: quarry.lua digs, moves and reports.\nNOTES: tested report on every pass.';
   }
   if (n % 4 === 1) {
     return [
-      n === 1 ? 'PLAN:\n1. write quarry.lua\n2. test dig, move, report\n3. fix\n' : '',
+      ...(n === 1 ? ['PLAN:\n1. write quarry.lua\n2. test dig, move, report\n3. fix\n'] : []),
       'WRITE_FILE',
       'PATH: quarry.lua',
       'LANGUAGE: lua',
@@ -83,6 +116,8 @@ function syntheticDirective(n) {
       '```lua',
       quarrySource(n),
       '```',
+      'THEN:',
+      `- quarry.lua report ${n}`,
     ].join('\n');
   }
   if (n % 7 === 0) return `RUN\nPATH: quarry.lua\nARGS: dig ${n}\nEXPECT: digging`;
@@ -120,11 +155,9 @@ async function syntheticRun(models, variant) {
   });
   const budgets = { maxSteps: 200, maxToolCalls: 200 };
   const strategy = createPlannerExecutorStrategy({
-    planner: models.role(MODEL),
-    executor: models.role(MODEL),
-    ...(variant === 'naive'
-      ? { ...NAIVE_PLANNER, policy: { ...NAIVE_PLANNER.policy, ...budgets, gatherFiles: false } }
-      : { policy: { ...budgets, gatherFiles: false } }),
+    planner: role(models, 'planner'),
+    executor: role(models, 'executor'),
+    ...withPolicy(variant, { ...budgets, gatherFiles: false, memory: {} }),
   });
   return runTask(
     strategy,
@@ -150,9 +183,9 @@ async function nativeRun(models, variant) {
     };
   });
   const strategy = createNativeToolStrategy({
-    model: models.role(MODEL),
+    model: role(models, 'native'),
     maxIterations: NATIVE_CALLS + 10,
-    ...(variant === 'naive' ? { windowChunkTurns: 1 } : {}),
+    ...NATIVE_VARIANT[variant],
   });
   return runTask(
     strategy,
@@ -163,8 +196,15 @@ async function nativeRun(models, variant) {
     },
     {
       files: {
-        'survey.lua':
-          'local n = tonumber((...)) or 0\nprint("sector " .. n .. ": " .. (n * 7 % 13) .. " ore, " .. (n * 3 % 5) .. " mobs")',
+        // A turtle's scan of one sector: a few lines of blocks and coordinates, like a real survey prints.
+        'survey.lua': [
+          'local n = tonumber((...)) or 0',
+          'print("sector " .. n .. " at x=" .. (n * 16) .. " z=" .. (-n * 16))',
+          'for y = 60, 64 do',
+          '  print(("y=%d stone=%d coal=%d iron=%d air=%d"):format(y, (n * y) % 97, (n + y) % 7, (n * 3 + y) % 5, (y - n) % 11))',
+          'end',
+          'print("fuel " .. (5000 - n * 12))',
+        ].join('\n'),
       },
       timeoutMs: 300_000,
     },
@@ -173,19 +213,38 @@ async function nativeRun(models, variant) {
 
 // ---------------------------------------------------------------- measuring
 
-/** Figures of one run from the fake server's records: every model call, priced on the reference GPU. */
+const MODEL_STEPS = new Set(['planner', 'executor', 'executor_repair', 'native']);
+
+/**
+ * Figures of one run from the fake server's records: every model call, priced on the reference GPU. The step log's
+ * model-call records come in the same order as the requests; their `input.layout` says which calls compacted the
+ * prompt (a restarted planner conversation, a moved native window). "Steady" calls are the others that did not load
+ * the model: the ones a layout should serve from the cache.
+ */
 function figures(run, fake) {
   const calls = fake
     .chatRequests(MODEL)
     .map((r) => r.modelCall)
     .filter(Boolean);
-  const sum = (f) => calls.reduce((s, c) => s + f(c), 0);
-  const prompt = sum((c) => c.promptTokens);
-  const evaluated = sum((c) => c.evaluatedTokens);
+  const records = run.steps.filter((s) => MODEL_STEPS.has(s.kind));
+  const compacting = calls.map((_, i) => {
+    const layout = records[i]?.input?.layout;
+    return layout?.compacted === true || layout?.windowMoved === true;
+  });
+  const sum = (list, f) => list.reduce((n, c) => n + f(c), 0);
+  const prompt = sum(calls, (c) => c.promptTokens);
+  const evaluated = sum(calls, (c) => c.evaluatedTokens);
+  const steady = calls.filter((c, i) => !compacting[i] && c.load === undefined);
   const steps = run.task.counters.steps;
-  const compacting = new Set(
-    run.steps.filter((s) => s.kind === 'planner' && (s.input?.memory?.compacted ?? false)).map((s) => s.step),
-  );
+  if (flags.trace) {
+    calls.forEach((c, i) => {
+      const kind = records[i]?.kind ?? '?';
+      const mark = compacting[i] ? ' compacted' : c.load ? ` load:${c.load}` : '';
+      console.log(
+        `  call ${i + 1} ${kind} step ${records[i]?.step ?? '?'}: prompt ${c.promptTokens}, cached ${c.cachedTokens}, evaluated ${c.evaluatedTokens}, output ${c.outputTokens}${mark}`,
+      );
+    });
+  }
   return {
     status: run.task.status,
     steps,
@@ -195,12 +254,13 @@ function figures(run, fake) {
     evaluatedPerCall: evaluated / calls.length,
     evaluatedPerStep: evaluated / steps,
     reuse: 1 - evaluated / prompt,
-    outputTokens: sum((c) => c.outputTokens),
+    steadyReuse: 1 - sum(steady, (c) => c.evaluatedTokens) / sum(steady, (c) => c.promptTokens),
+    compactions: compacting.filter(Boolean).length,
+    outputTokens: sum(calls, (c) => c.outputTokens),
     loads: calls.filter((c) => c.load !== undefined).length,
     reloads: calls.filter((c) => c.load !== undefined && c.load !== 'cold').length,
     overflows: calls.filter((c) => c.overflow).length,
-    compactingSteps: compacting.size,
-    seconds: sum((c) => c.seconds.total),
+    seconds: sum(calls, (c) => c.seconds.total),
   };
 }
 
@@ -213,11 +273,21 @@ const SESSIONS = [
 const results = [];
 for (const session of SESSIONS) {
   if (flags.only && session.id !== flags.only) continue;
-  for (const variant of ['naive', 'today']) {
+  for (const variant of VARIANTS) {
+    if (flags.layout && variant !== flags.layout) continue;
     const models = await startModels({ tokenizer: 'auto' });
     try {
       const run = await session.run(models, variant);
       await removeRoot(run.root);
+      if (run.task.status !== 'completed')
+        console.log(
+          `${session.name} (${variant}): ${run.task.status} ${JSON.stringify(run.task.error ?? null)}; ` +
+            `policy events: ${run.steps
+              .filter((s) => s.kind === 'policy' || s.validationErrors)
+              .slice(0, 6)
+              .map((s) => JSON.stringify(s.error ?? s.validationErrors))
+              .join(' | ')}`,
+        );
       results.push({ session: session.id, name: session.name, variant, ...figures(run, models.fake) });
     } finally {
       await models.close();
@@ -232,7 +302,7 @@ console.log(`\n# Model cost per task on the reference GPU (${REFERENCE_GPU.name}
 console.log("# raw baseline: the seed's naive design of the same session in the same run\n");
 const head = [
   ['session', 30],
-  ['design', 7],
+  ['layout', 13],
   ['status', 10],
   ['steps', 6],
   ['calls/step', 11],
@@ -240,8 +310,11 @@ const head = [
   ['evaluated/call', 15],
   ['evaluated/step', 15],
   ['reuse', 6],
+  ['steady reuse', 13],
+  ['compactions', 12],
   ['output tok', 11],
   ['loads', 6],
+  ['over ctx', 9],
   ['model s', 8],
 ];
 console.log(head.map(([h, n]) => pad(h, n)).join(' '));
@@ -249,7 +322,7 @@ for (const r of results) {
   console.log(
     [
       pad(r.name, 30),
-      pad(r.variant, 7),
+      pad(r.variant, 13),
       pad(r.status, 10),
       pad(r.steps, 6),
       pad(f(r.callsPerStep, 2), 11),
@@ -257,20 +330,24 @@ for (const r of results) {
       pad(f(r.evaluatedPerCall), 15),
       pad(f(r.evaluatedPerStep), 15),
       pad(f(r.reuse, 3), 6),
+      pad(f(r.steadyReuse, 3), 13),
+      pad(r.compactions, 12),
       pad(r.outputTokens, 11),
       pad(r.loads, 6),
+      pad(r.overflows, 9),
       pad(f(r.seconds, 1), 8),
     ].join(' '),
   );
 }
-console.log('\nratios today / naive (same run):');
+console.log('\nratios against the raw baseline (naive) and the single-message layout, same run:');
 for (const s of SESSIONS) {
-  const naive = results.find((r) => r.session === s.id && r.variant === 'naive');
-  const today = results.find((r) => r.session === s.id && r.variant === 'today');
-  if (!naive || !today) continue;
+  const by = (v) => results.find((r) => r.session === s.id && r.variant === v);
+  const [naive, single, conv] = VARIANTS.map(by);
+  if (!naive || !single || !conv) continue;
   console.log(
-    `  ${pad(s.name, 30)} evaluated tokens/step ${f(today.evaluatedPerStep / naive.evaluatedPerStep, 2)}, ` +
-      `model seconds ${f(today.seconds / naive.seconds, 2)}, calls/step ${f(today.callsPerStep / naive.callsPerStep, 2)}`,
+    `  ${pad(s.name, 30)} evaluated tokens/step ${f(conv.evaluatedPerStep / naive.evaluatedPerStep, 2)} of naive, ` +
+      `${f(conv.evaluatedPerStep / single.evaluatedPerStep, 2)} of single; model seconds ` +
+      `${f(conv.seconds / naive.seconds, 2)} of naive, ${f(conv.seconds / single.seconds, 2)} of single`,
   );
 }
 console.log(`\nsources of the time model: ${REFERENCE_GPU.sources.join('; ')}`);

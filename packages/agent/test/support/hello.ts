@@ -89,7 +89,11 @@ export async function runHello(
     plannerSaw: (n: number) => {
       const body = models.fake.chatRequests(planner)[n]?.body as
         { messages?: Array<{ content: string }> } | undefined;
-      return body?.messages?.[1]?.content ?? '';
+      // Everything after the system prompt: the planner's conversation (its own replies included) is what it sees.
+      return (body?.messages ?? [])
+        .slice(1)
+        .map((m) => m.content)
+        .join('\n\n');
     },
     /** The n-th executor request's messages (role, content). */
     executorSaw: (n: number) => {
