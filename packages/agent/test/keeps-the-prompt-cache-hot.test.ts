@@ -1,9 +1,15 @@
 // What a model server's prompt cache sees of a task, through the real stack: Engine + in-memory store, the real
 // `ollama` client against the fake server (which models Ollama's per-slot prompt cache and its reloads), Lua 5.2.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Engine, InMemoryTaskStore, type Task } from '@ccagent/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNativeToolStrategy, createPlannerExecutorStrategy } from '../src/index.js';
 import { BROKEN, COMPLETION, EXECUTOR_REPLIES, PLANNER_REPLIES, PROMPT } from './fixtures/todo/scenario.mjs';
+import { D, HELLO_FILES, HELLO_PROMPT } from './support/hello.js';
 import { removeRoot, runTask, startModels } from './support/harness.mjs';
+import { createLuaToolExecutor } from './support/lua-tool-executor.mjs';
 
 const MODEL = 'qwen3:8b';
 let models: Awaited<ReturnType<typeof startModels>> | undefined;
@@ -130,5 +136,97 @@ describe('keeps the prompt cache hot', () => {
       { conversation: true, turn: 3, compacted: false, compactions: 0 },
       { conversation: true, turn: 4, compacted: false, compactions: 0 },
     ]);
+  });
+});
+
+describe('follow-up messages and retries in the planner conversation', () => {
+  it('a follow-up message and a retry reach the planner as new messages at the end of the same conversation (guards against a reopened task losing them or rebuilding the prompt from the top)', async () => {
+    models = await startModels({ tokenizer: 'auto' });
+    const m = models;
+    const name = 'qwen2.5-coder:7b';
+    m.fake.script(name, [D.fix, D.done, D.ask, D.done]);
+    const root = await mkdtemp(path.join(tmpdir(), 'ccagent-cache-'));
+    await writeFile(path.join(root, 'hello.lua'), HELLO_FILES['hello.lua']);
+    const strategy = createPlannerExecutorStrategy({
+      planner: m.role(name),
+      executor: m.role(name),
+      mode: 'parser',
+    });
+    const store = new InMemoryTaskStore();
+    const engine = new Engine({
+      store,
+      strategies: { code: strategy },
+      executor: createLuaToolExecutor({ root }),
+      tickIntervalMs: 0,
+    });
+    const budgets = { maxSteps: 20, maxToolCalls: 20 };
+    const statusOf = (id: string, wanted: string): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`task never became ${wanted}`)), 20_000);
+        const off = engine.on('taskUpdated', ({ task }: { task: Task }) => {
+          if (task.id !== id || task.status !== wanted) return;
+          clearTimeout(timer);
+          off();
+          resolve();
+        });
+      });
+    await engine.start();
+    try {
+      const id = 'reopened-conversation';
+      let done = statusOf(id, 'completed');
+      await engine.createTask({
+        id,
+        kind: 'code',
+        prompt: HELLO_PROMPT,
+        budgets,
+        allowedCommands: ['fs_read', 'fs_write', 'run_program'],
+      });
+      await done;
+      const waiting = statusOf(id, 'waiting_for_user');
+      await engine.reopenTask(id, {
+        reason: 'message',
+        budgets,
+        entries: [{ type: 'message', text: 'Also print the date.' }],
+      });
+      await waiting;
+      const cancelled = statusOf(id, 'cancelled');
+      await engine.cancelTask(id, 'stopped by the test');
+      await cancelled;
+      done = statusOf(id, 'completed');
+      await engine.reopenTask(id, { reason: 'retry', budgets });
+      await done;
+
+      const reqs = m.fake.chatRequests(name);
+      expect(reqs).toHaveLength(4);
+      const replies = [D.fix, D.done, D.ask];
+      for (let i = 1; i < reqs.length; i++) {
+        const before = bodyOf(reqs[i - 1] as { body: unknown }).messages;
+        const now = bodyOf(reqs[i] as { body: unknown }).messages;
+        expect(now.slice(0, before.length)).toEqual(before);
+        expect(now[before.length]).toEqual({ role: 'assistant', content: replies[i - 1] });
+        expect(now).toHaveLength(before.length + 2);
+        const call = reqs[i]?.modelCall;
+        const previous = reqs[i - 1]?.modelCall;
+        expect(call?.cachedTokens).toBeGreaterThanOrEqual(
+          (previous?.promptTokens ?? 0) + (previous?.outputTokens ?? 0) - 2,
+        );
+      }
+      const last = (i: number): string => bodyOf(reqs[i] as { body: unknown }).messages.at(-1)?.content ?? '';
+      expect(last(2)).toMatch(/TASK RESUMED \(new message after it was completed\)/);
+      expect(last(2)).toMatch(
+        /# USER ANSWERS \(new\)\nMessage from the user \(#\d+\): Also print the date\./,
+      );
+      expect(last(2)).toMatch(/# STATE\n/);
+      expect(last(3)).toMatch(/TASK RESUMED \(retry after it was cancelled\)/);
+      expect(last(3)).not.toContain('Also print the date.');
+      const planner = (await engine.getSteps(id)).filter((s) => s.kind === 'planner');
+      expect(planner.map((s) => (s.input as { layout?: { turn?: number } }).layout?.turn)).toEqual([
+        1, 2, 3, 4,
+      ]);
+    } finally {
+      await engine.stop();
+      await store.close();
+      await removeRoot(root);
+    }
   });
 });
