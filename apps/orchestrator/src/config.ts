@@ -71,6 +71,33 @@ const completionSchema = z.strictObject({
     .optional(),
 });
 
+/** A regular expression given as a string (compiled case-insensitively); a bad one is refused at load. */
+const regexString = z
+  .string()
+  .min(1)
+  .refine(
+    (src) => {
+      try {
+        new RegExp(src, 'i');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { message: 'not a valid regular expression' },
+  );
+
+/**
+ * Which calls of a kind wait for a person's yes (the computer's user or an operator) before they are sent: every
+ * call of `commands`; `fs_write`, `fs_delete` and `fs_move` touching a path outside `sandbox`; `shell_exec` command
+ * lines (and `run_program` path + arguments) matching one of `shellPatterns`. A refusal is the call's result.
+ */
+const confirmSchema = z.strictObject({
+  commands: z.array(z.string().min(1)).default([]),
+  sandbox: z.string().startsWith('/', 'an absolute path on the computer, like "/work"').optional(),
+  shellPatterns: z.array(regexString).default([]),
+});
+
 const taskKindSchema = z.strictObject({
   description: z.string().optional(),
   strategy: z.enum(['planner_executor', 'native']),
@@ -113,6 +140,8 @@ const taskKindSchema = z.strictObject({
    * kind: "every 10 minutes check the farm"). Give such a kind budgets of hours or days and a large `maxIterations`.
    */
   waitTool: z.boolean().default(false),
+  /** Destructive calls that wait for a person's yes first (see docs/configuration.md, "Confirming destructive commands"). */
+  confirm: confirmSchema.optional(),
 });
 
 const kindName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'task kind names are lower_snake_case');

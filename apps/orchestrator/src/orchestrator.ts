@@ -34,6 +34,7 @@ import { Metrics } from './metrics.js';
 import { pullHint, type AvailabilityReport, type ModelAvailability } from './model-availability.js';
 import { OrchestratorError } from './orchestrator-error.js';
 import { setupModels } from './strategies.js';
+import { confirmationRule } from './security/confirmation-rule.js';
 import { InMemoryCredentialStore, type CredentialStore } from './security/credential-store.js';
 import { HttpAccess } from './security/http-access.js';
 import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
@@ -234,7 +235,11 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     () => executor.pendingCount,
   );
   const answered = new AnsweredCalls();
+  // Destructive calls of kinds with a `confirm` setting: held by the engine until a yes, and checked again by the
+  // executor before they leave for the computer.
+  const confirm = confirmationRule(config);
   const executor = new WsToolExecutor({
+    ...(confirm ? { confirm } : {}),
     registry,
     answered,
     validator,
@@ -245,6 +250,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     graceMs: s.reconnectGraceMs,
   });
   const engine = new Engine({
+    ...(confirm ? { confirm: (task, command, args) => confirm(task.kind, command, args) } : {}),
     store,
     strategies: resolver,
     executor,

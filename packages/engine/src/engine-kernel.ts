@@ -6,7 +6,7 @@
 import type { CallLifecycle } from './call-lifecycle.js';
 import type { EngineEventHub } from './engine-events.js';
 import type { ModelLimiter } from './model-limiter.js';
-import type { Clock, Logger, StrategyResolver, TaskStore, ToolExecutor } from './ports.js';
+import type { Clock, ConfirmationRule, Logger, StrategyResolver, TaskStore, ToolExecutor } from './ports.js';
 import type { Scheduler } from './scheduler.js';
 import type { StepRunner } from './step-runner.js';
 import type { TaskCache } from './task-cache.js';
@@ -21,6 +21,8 @@ export interface EngineKernel {
   readonly limiter: ModelLimiter;
   /** Timeout of a command call when neither the decision nor the command descriptor sets one (ms). */
   readonly defaultCallTimeoutMs: number;
+  /** Which calls wait for a person's yes before they are sent (none without a rule). */
+  readonly confirm: ConfirmationRule | undefined;
   readonly events: EngineEventHub;
   readonly cache: TaskCache;
   readonly scheduler: Scheduler;

@@ -19,8 +19,10 @@ import type { EngineKernel } from './engine-kernel.js';
 import type { EngineEventName, EngineListener } from './events.js';
 import { finishMessage } from './finish-message.js';
 import { ModelLimiter } from './model-limiter.js';
+import { confirmedCallId, isConfirmingAnswer } from './confirmation.js';
 import type {
   Clock,
+  ConfirmationRule,
   Logger,
   StrategyResolver,
   TaskCommit,
@@ -65,6 +67,12 @@ export interface EngineOptions {
   modelConcurrency?: number | Record<string, number>;
   /** Timeout of a command call when neither the decision nor the command descriptor sets one (default 60 s). */
   defaultCallTimeoutMs?: number;
+  /**
+   * Which tool calls need a person's yes before they are sent (destructive commands): such a call is committed
+   * `awaiting_confirmation` with a question (the task waits for the user); a yes dispatches it, any other answer is
+   * its failed result (`refused`). Default: none.
+   */
+  confirm?: ConfirmationRule;
   /** Scheduler tick period in ms (deadline checks, re-stepping runnable tasks); 0 disables (default 1 s). */
   tickIntervalMs?: number;
   /**
@@ -104,6 +112,7 @@ export class Engine {
       logger: options.logger ?? silentLogger,
       limiter: new ModelLimiter((model) => (typeof mc === 'number' ? mc : (mc[model] ?? 1))),
       defaultCallTimeoutMs: options.defaultCallTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+      confirm: options.confirm,
     } as { -readonly [P in keyof EngineKernel]: EngineKernel[P] };
     // The parts reach each other through `k`, and call one another only after all are built.
     k.events = new EngineEventHub(k);
@@ -210,7 +219,10 @@ export class Engine {
       const now = this.k.clock.now();
       const next: Task = { ...current, status: 'cancelled', updatedAt: now };
       next.progressMessage = finishMessage(next, reason);
-      const pending = await this.k.store.listCommandCalls({ taskId, status: 'pending' });
+      const pending = await this.k.store.listCommandCalls({
+        taskId,
+        status: ['pending', 'awaiting_confirmation'],
+      });
       const change: TaskCommit = {
         task: next,
         expectedStatus: current.status,
@@ -243,6 +255,11 @@ export class Engine {
       }
       const now = this.k.clock.now();
       const question: QuestionRecord = { ...q, answer: text, answeredAt: now };
+      const callId = confirmedCallId(questionId);
+      const held = callId !== undefined ? await this.k.store.getCommandCall(callId) : undefined;
+      if (held?.status === 'awaiting_confirmation' && held.taskId === taskId) {
+        return this.confirmCall(current, question, held, now);
+      }
       const next: Task = {
         ...current,
         status: assertTransition(current.status, 'running', taskId),
@@ -256,10 +273,62 @@ export class Engine {
       });
       this.k.events.emit('questionAnswered', { task: next, question });
       this.k.events.emitStatus(next, current.status);
-      return next;
+      return { task: next, dispatch: undefined };
     });
-    this.k.scheduler.schedule(taskId);
-    return task;
+    if (task.dispatch) this.k.calls.dispatch(task.task, task.dispatch);
+    else this.k.scheduler.schedule(taskId);
+    return task.task;
+  }
+
+  /**
+   * The answer to a confirmation question (under the task's lock): a yes makes the held call pending (the task waits
+   * for the command, the caller dispatches it after the commit); anything else is the call's failed result
+   * (`refused`, with the answer), and the task steps on with it in its history.
+   */
+  private async confirmCall(
+    current: Task,
+    question: QuestionRecord,
+    held: CommandCallRecord,
+    now: number,
+  ): Promise<{ task: Task; dispatch: CommandCallRecord | undefined }> {
+    const text = question.answer ?? '';
+    const yes = isConfirmingAnswer(text);
+    const next: Task = {
+      ...current,
+      status: assertTransition(current.status, yes ? 'waiting_for_command' : 'running', current.id),
+      updatedAt: now,
+    };
+    const outcome: CommandOutcome = {
+      ok: false,
+      error: {
+        code: 'refused',
+        message: `the user did not allow ${held.command}${text.trim() ? ` (answer: "${text.trim()}")` : ''}; it did not run`,
+      },
+    };
+    const call: CommandCallRecord = yes
+      ? { ...held, status: 'pending' }
+      : { ...held, status: 'failed', outcome, completedAt: now };
+    await this.k.cache.commitTask({
+      task: next,
+      expectedStatus: current.status,
+      question,
+      commandCall: call,
+      history: yes
+        ? []
+        : [
+            {
+              type: 'tool_result',
+              callId: held.callId,
+              command: held.command,
+              outcome,
+              step: current.counters.steps,
+              at: now,
+            },
+          ],
+    });
+    this.k.events.emit('questionAnswered', { task: next, question });
+    this.k.events.emitStatus(next, current.status);
+    return { task: next, dispatch: yes ? call : undefined };
   }
 
   /**

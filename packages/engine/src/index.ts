@@ -39,6 +39,7 @@ export type {
   Logger,
   StepContext,
   StrategyResolver,
+  ConfirmationRule,
   TaskCommit,
   TaskStore,
   TaskStrategy,
@@ -50,6 +51,7 @@ export type { EngineEventName, EngineEvents, EngineListener } from './events.js'
 export { ENGINE_ERROR_CODES, EngineError, isEngineError, type EngineErrorCode } from './engine-error.js';
 export { TASK_TRANSITIONS, assertTransition, canTransition, isTerminalStatus } from './task-state-machine.js';
 export { ManualClock, systemClock } from './clock.js';
+export { confirmationQuestionId, confirmedCallId, isConfirmingAnswer } from './confirmation.js';
 export { InMemoryTaskStore } from './in-memory-task-store.js';
 export { normalizeStepQuery, type NormalizedStepQuery } from './step-query.js';
 export { decisionRecord, memoryJson } from './memory-json.js';

@@ -32,6 +32,12 @@ export interface Clock {
   clearTimeout(handle: TimerHandle): void;
 }
 
+/**
+ * Whether a tool call of `task` needs a person's yes before it is sent (a destructive command): the question to ask,
+ * or undefined when it may run at once. Pure and synchronous; called when the call is committed.
+ */
+export type ConfirmationRule = (task: Task, command: string, args: JsonValue) => string | undefined;
+
 /** Minimal pino-compatible logger (a pino `Logger` satisfies it). */
 export interface Logger {
   debug(obj: unknown, msg?: string): void;

@@ -10,6 +10,7 @@ import { Abort } from './abort.js';
 import type { EngineKernel } from './engine-kernel.js';
 import { isEngineError } from './engine-error.js';
 import type { CachedTask } from './task-cache.js';
+import { confirmationQuestionId } from './confirmation.js';
 import { finishMessage } from './finish-message.js';
 import { decisionRecord } from './memory-json.js';
 import type { CommitResult, StepContext, TaskCommit } from './ports.js';
@@ -191,12 +192,27 @@ export class StepRunner {
               dispatchCount: 1,
               createdAt: now,
             };
-            base.status = assertTransition('running', 'waiting_for_command', taskId);
             base.counters.toolCalls = counters.toolCalls + 1;
             change.commandCall = call;
             change.history = [
               { type: 'tool_call', callId, command: call.command, args: call.args, step, at: now },
             ];
+            // A destructive call waits for a person's yes (durably: the call row and its question are committed
+            // together, and an awaiting call is never dispatched, also not after a restart).
+            const ask = this.k.confirm?.(current, call.command, call.args);
+            if (ask !== undefined) {
+              call.status = 'awaiting_confirmation';
+              base.status = assertTransition('running', 'waiting_for_user', taskId);
+              change.question = {
+                questionId: confirmationQuestionId(callId),
+                taskId,
+                question: ask,
+                why: `confirmation of ${call.command}`,
+                askedAt: now,
+              };
+              break;
+            }
+            base.status = assertTransition('running', 'waiting_for_command', taskId);
             break;
           }
           case 'ask_user': {
@@ -261,7 +277,9 @@ export class StepRunner {
           this.k.events.emitStatus(base, 'running', decision.progress, decision.message);
         }
         if (change.question) this.k.events.emit('questionAsked', { task: base, question: change.question });
-        return change.commandCall ? { task: base, call: change.commandCall } : undefined;
+        return change.commandCall?.status === 'pending'
+          ? { task: base, call: change.commandCall }
+          : undefined;
       },
       true,
     );
@@ -296,7 +314,10 @@ export class StepRunner {
         expectedStatus: current.status,
         history: [{ type: 'fail', error, step: current.counters.steps, at: now }],
       };
-      const pending = await this.k.store.listCommandCalls({ taskId, status: 'pending' });
+      const pending = await this.k.store.listCommandCalls({
+        taskId,
+        status: ['pending', 'awaiting_confirmation'],
+      });
       if (pending[0]) change.commandCall = { ...pending[0], status: 'cancelled', completedAt: now };
       await this.k.cache.commitTask(change);
       this.k.events.emitStatus(next, current.status);

@@ -16,6 +16,7 @@ const LEGAL: Array<[TaskStatus, TaskStatus]> = [
   ['waiting_for_command', 'failed'],
   ['waiting_for_command', 'cancelled'],
   ['waiting_for_user', 'running'],
+  ['waiting_for_user', 'waiting_for_command'], // a confirmed destructive call
   ['waiting_for_user', 'failed'],
   ['waiting_for_user', 'cancelled'],
   ['completed', 'queued'],

@@ -3,14 +3,15 @@ import type { TaskStatus } from './types.js';
 
 /**
  * The legal transition table: queued → running ⇄ waiting_for_command / waiting_for_user → completed | failed |
- * cancelled. Any non-terminal state may be cancelled or failed (budget, deadline); only `running` completes. An ended
+ * cancelled. Any non-terminal state may be cancelled or failed (budget, deadline); only `running` completes. A
+ * confirmed destructive call goes from `waiting_for_user` straight to `waiting_for_command`. An ended
  * task leaves its end only by being reopened (`Engine.reopenTask`: a follow-up message or a retry), back to `queued`.
  */
 export const TASK_TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   queued: ['running', 'failed', 'cancelled'],
   running: ['waiting_for_command', 'waiting_for_user', 'completed', 'failed', 'cancelled'],
   waiting_for_command: ['running', 'failed', 'cancelled'],
-  waiting_for_user: ['running', 'failed', 'cancelled'],
+  waiting_for_user: ['running', 'waiting_for_command', 'failed', 'cancelled'],
   completed: ['queued'],
   failed: ['queued'],
   cancelled: ['queued'],

@@ -140,9 +140,14 @@ export interface CommandError {
 export type CommandOutcome = { ok: true; result: JsonValue } | { ok: false; error: CommandError };
 
 /** Status of a persisted command call. */
-export type CommandCallStatus = 'pending' | 'succeeded' | 'failed' | 'timed_out' | 'cancelled';
+export type CommandCallStatus =
+  'pending' | 'awaiting_confirmation' | 'succeeded' | 'failed' | 'timed_out' | 'cancelled';
 
-/** A command call row: created pending in the same transaction as the `tool_call` decision. */
+/**
+ * A command call row: created in the same transaction as the `tool_call` decision, `pending` — or
+ * `awaiting_confirmation` when the engine's {@link ConfirmationRule} wants a person's yes first (it is then never
+ * handed to the executor until the question `confirmationQuestionId(callId)` is answered yes).
+ */
 export interface CommandCallRecord {
   callId: string;
   taskId: string;

@@ -1,8 +1,11 @@
 import {
+  confirmationQuestionId,
+  isConfirmingAnswer,
   isEngineError,
   type Clock,
   type CommandDescriptor,
   type CommandOutcome,
+  type JsonValue,
   type Logger,
   type TaskStore,
   type TimerHandle,
@@ -59,6 +62,12 @@ export interface WsToolExecutorOptions {
   graceMs: number;
   /** Calls answered or cancelled on a client (a cancelled call's answer is acknowledged like a repeated result). */
   answered: AnsweredCalls;
+  /**
+   * The task kinds' confirmation rules (`confirm` in a kind's config): a call they flag is sent only when its
+   * confirmation question (`confirmationQuestionId`) is on disk answered yes, whatever the engine did; otherwise it
+   * fails with `confirmation_required` and never reaches the computer. Undefined when no kind has a rule.
+   */
+  confirm?: (kind: string, command: string, args: JsonValue) => string | undefined;
 }
 
 /** Backoff of a failed recording of the client a call goes to, ms. */
@@ -152,8 +161,52 @@ export class WsToolExecutor implements ToolExecutor {
       p.settle = finish;
       call.signal.addEventListener('abort', onAbort, { once: true });
       this.pending.set(call.callId, p);
-      this.route(p);
+      if (this.opts.confirm) this.checkConfirmed(p);
+      else this.route(p);
     });
+  }
+
+  /**
+   * The last check before a destructive call leaves: if its task kind's rule flags it, it must have been confirmed
+   * (its question answered yes, read from the store). The call is neither sent nor routed while this runs (`storeOp`).
+   */
+  private checkConfirmed(p: PendingCall): void {
+    const { taskId, callId, command, args } = p.request;
+    const store = this.opts.store;
+    const rule = this.opts.confirm;
+    p.storeOp = (async (): Promise<CommandOutcome | undefined> => {
+      const task = await store.getTask(taskId);
+      if (!task) return failure('confirmation_required', `task ${taskId} is unknown; not sending ${command}`);
+      if (rule?.(task.kind, command, args) === undefined) return undefined;
+      const q = await store.getQuestion(confirmationQuestionId(callId));
+      if (q?.answer !== undefined && q.taskId === taskId && isConfirmingAnswer(q.answer)) return undefined;
+      return failure(
+        'confirmation_required',
+        `"${command}" needs a person's yes before it runs (task kind "${task.kind}"), and it has none; it was not sent`,
+      );
+    })().then(
+      (refused) => {
+        p.storeOp = undefined;
+        if (!this.isOpen(p)) return;
+        if (!refused) {
+          this.route(p);
+          return;
+        }
+        this.opts.logger.warn({ task_id: taskId, call_id: callId, command }, 'unconfirmed call not sent');
+        p.settle(refused);
+      },
+      (err: unknown) => {
+        p.storeOp = undefined;
+        if (!this.isOpen(p)) return;
+        this.opts.logger.warn(
+          { err, task_id: taskId, call_id: callId },
+          'confirmation check failed; not sent',
+        );
+        p.settle(
+          failure('confirmation_required', `could not check the confirmation of "${command}"; not sent`),
+        );
+      },
+    );
   }
 
   /**
