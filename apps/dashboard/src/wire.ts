@@ -51,6 +51,8 @@ export interface WireStep {
   started_at?: number;
   duration_ms?: number;
   usage?: { prompt_tokens?: number; completion_tokens?: number; total_duration_ms?: number };
+  /** A `model_request` record (summary form): the kind of the call it announces. */
+  role?: string;
 }
 
 /** A question to the user. */

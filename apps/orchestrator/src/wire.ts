@@ -13,6 +13,7 @@ import type {
   StoredStep,
   Task,
 } from '@ccagent/engine';
+import { MODEL_REQUEST_KIND } from '@ccagent/engine';
 import type {
   HttpCommand,
   HttpCommandCall,
@@ -264,6 +265,10 @@ export function stepSummaryToWire(s: StoredStep): WireObject {
   if (inChars !== undefined) out.input_chars = inChars;
   if (outChars !== undefined) out.output_chars = outChars;
   const o = s.output;
+  // A request record announces the call of this role; its finished record (same step and start) replaces it.
+  if (s.kind === MODEL_REQUEST_KIND && typeof o === 'object' && o !== null && !Array.isArray(o)) {
+    if (typeof o.role === 'string') out.role = o.role;
+  }
   if (o !== undefined) {
     const content =
       typeof o === 'object' && o !== null && !Array.isArray(o) && typeof o.content === 'string'

@@ -186,7 +186,7 @@ function nodeEvents(url, taskId) {
             if (!/^event: step$/m.test(rec)) continue;
             const data = JSON.parse(/^data: (.*)$/m.exec(rec)[1]);
             if (data.task_id === taskId && !arrivals.has(data.seq))
-              arrivals.set(data.seq, { at: data.at, now });
+              arrivals.set(data.seq, { at: data.at, now, kind: data.kind });
           }
         }
       } catch {
@@ -242,13 +242,16 @@ function instrument() {
         const seq = Number(el.getAttribute('data-seq'));
         if (seq > b.minSeq && !b.rows.has(seq)) {
           b.rows.set(seq, null);
-          fresh.push([seq, Number(el.getAttribute('data-at'))]);
+          fresh.push([seq, Number(el.getAttribute('data-at')), el]);
         }
       }
       if (fresh.length > 0)
         requestAnimationFrame(() => {
           const now = Date.now();
-          for (const [seq, at] of fresh) b.rows.set(seq, { at, now });
+          for (const [seq, at, el] of fresh) {
+            const r = el.getBoundingClientRect();
+            b.rows.set(seq, { at, now, inView: r.top >= 0 && r.bottom <= window.innerHeight });
+          }
         });
     }
   };
@@ -394,6 +397,8 @@ const page = await context.newPage();
 await page.goto(`${server.url}/#/tasks/${encodeURIComponent(liveId)}`);
 await page.waitForSelector('[data-testid="live-state"]:text("live")');
 await page.waitForSelector('.step-row');
+// The timeline's end on screen (the page scrolls when the task's header is tall).
+await page.evaluate(() => document.getElementById('timeline').scrollIntoView({ block: 'end' }));
 const before = await page.evaluate(() => {
   const seqs = [...document.querySelectorAll('.step-row[data-seq]')].map((e) =>
     Number(e.getAttribute('data-seq')),
@@ -419,7 +424,7 @@ await page.evaluate(
 const liveT0 = Date.now();
 computer.release();
 for (;;) {
-  const fresh = [...nodeSse.arrivals.keys()].filter((s) => s > before).length;
+  const fresh = [...nodeSse.arrivals].filter(([s, a]) => s > before && a.kind !== 'model_request').length;
   if (fresh >= LIVE) break;
   if (Date.now() - liveT0 > 180_000) throw new Error(`live run: only ${fresh} records in 3 min`);
   await sleep(50);
@@ -446,14 +451,22 @@ const shown = new Map(seen.rows);
 const inPage = new Map(seen.sse);
 const lat = { shown: [], browserSse: [], nodeSse: [], overhead: [] };
 let missing = 0;
+let outOfView = 0;
+let requests = 0;
 for (const [seq, a] of nodeSse.arrivals) {
   if (seq <= before) continue;
+  // A model_request record is hidden once its call's record is there (like tasks show): not a row to wait for.
+  if (a.kind === 'model_request') {
+    requests++;
+    continue;
+  }
   lat.nodeSse.push(a.now - a.at);
   const b = inPage.get(seq);
   if (b) lat.browserSse.push(b.now - b.at);
   const s = shown.get(seq);
   if (s) lat.shown.push(s.now - s.at);
   else missing++;
+  if (s && !s.inView) outOfView++;
   if (s && b) lat.overhead.push(s.now - b.now);
 }
 const q = (xs) => ({ n: xs.length, p50: percentile(xs, 50), p95: percentile(xs, 95), max: Math.max(...xs) });
@@ -467,6 +480,8 @@ const liveStats = {
   nodeSse: q(lat.nodeSse),
   overhead: q(lat.overhead),
   notShown: missing,
+  paintedOutOfView: outOfView,
+  modelRequestsSkipped: requests,
   longestTaskMs: seen.longest,
 };
 
@@ -548,7 +563,8 @@ printTable(
 const liveRatio = liveStats.shown.p95 / liveStats.browserSse.p95;
 console.log(
   `\nratio painted / browser event: p50 ${fmt(liveStats.shown.p50 / liveStats.browserSse.p50, 1)}, p95 ${fmt(liveRatio, 1)}; ` +
-    `records never painted: ${missing}; ${fmt(liveStats.records / liveStats.seconds, 0)} records/s; ` +
+    `records never painted: ${missing}; painted outside the window: ${outOfView}; ` +
+    `model_request records not counted (hidden once answered): ${requests}; ${fmt(liveStats.records / liveStats.seconds, 0)} records/s; ` +
     `longest main-thread task ${fmt(liveStats.longestTaskMs, 0)} ms; task ${outcome.type}; ` +
     `target p95 < 100 ms: ${liveStats.shown.p95 < 100 ? 'met' : 'NOT met'}\n`,
 );

@@ -4,12 +4,13 @@
  * duplicates a step; the selected step is read whole and shown in the detail pane.
  */
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
 import { live } from '../events.js';
 import { useFeatures } from '../features.js';
 import { age, duration, statusText, when } from '../format.js';
 import { Clip, CopyButton, Line, visible } from '../text.js';
+import { MODEL_REQUEST, requestRole, shownSteps } from '../timeline.js';
 import { VirtualList } from '../virtual-list.js';
 import type { TaskDetail, WireQuestion, WireStep, WireTask } from '../wire.js';
 
@@ -22,7 +23,11 @@ export function TaskPage({ id, now }: { id: string; now: number }) {
   const [detail, setDetail] = useState<TaskDetail | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   const [steps, setSteps] = useState<WireStep[]>([]);
-  const [selected, setSelected] = useState<number | undefined>(undefined);
+  // The selected record by seq: a request hidden above it must not move the selection to another record.
+  const [selectedSeq, setSelectedSeq] = useState<number | undefined>(undefined);
+  const shown = useMemo(() => shownSteps(steps), [steps]);
+  const selected = selectedSeq === undefined ? undefined : firstAtOrAfter(shown, selectedSeq);
+  const setSelected = (i: number): void => setSelectedSeq(shown[i]?.seq);
   const lastSeq = useRef(0);
   const fetching = useRef<Promise<void> | undefined>(undefined);
   const again = useRef(false);
@@ -66,7 +71,7 @@ export function TaskPage({ id, now }: { id: string; now: number }) {
   useEffect(() => {
     lastSeq.current = 0;
     setSteps([]);
-    setSelected(undefined);
+    setSelectedSeq(undefined);
     setDetail(undefined);
     refreshDetail();
     fetchSteps();
@@ -162,25 +167,25 @@ export function TaskPage({ id, now }: { id: string; now: number }) {
       <div class="timeline-wrap">
         <div class="timeline">
           <h2 id="timeline-h">
-            Timeline <span class="muted">({steps.length.toLocaleString('en-US')} records)</span>
+            Timeline <span class="muted">({shown.length.toLocaleString('en-US')} records)</span>
           </h2>
           <VirtualList
             id="timeline"
             label="Step log"
-            count={steps.length}
+            count={shown.length}
             rowHeight={STEP_ROW}
             followEnd={selected === undefined}
-            active={selected ?? Math.max(0, steps.length - 1)}
+            active={selected ?? Math.max(0, shown.length - 1)}
             onActive={setSelected}
             onOpen={(i) => {
               setSelected(i);
               document.getElementById('step-detail')?.focus();
             }}
-            row={(i) => <StepRow s={steps[i]!} />}
+            row={(i) => <StepRow s={shown[i]!} />}
             empty="No steps yet."
           />
         </div>
-        <StepDetail taskId={id} step={selected !== undefined ? steps[selected] : undefined} />
+        <StepDetail taskId={id} step={selected !== undefined ? shown[selected] : undefined} />
       </div>
     </section>
   );
@@ -195,8 +200,21 @@ function Fact({ k, children }: { k: string; children: ComponentChildren }) {
   );
 }
 
+/** Index of the first record with `seq` ≥ `seq` (records are in seq order), or undefined past the end. */
+function firstAtOrAfter(steps: readonly WireStep[], seq: number): number | undefined {
+  let lo = 0;
+  let hi = steps.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (steps[mid]!.seq < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < steps.length ? lo : undefined;
+}
+
 /** A step's one-line summary. */
 export function stepBrief(s: WireStep): string {
+  if (s.kind === MODEL_REQUEST) return `${requestRole(s) ?? 'model'} request sent; no reply recorded yet`;
   if (s.error?.code !== undefined) return `${s.error.code}: ${s.error.message ?? ''}`;
   if (s.validation_errors && s.validation_errors.length > 0)
     return `${s.validation_errors.length} validation error(s): ${s.validation_errors[0]}`;
