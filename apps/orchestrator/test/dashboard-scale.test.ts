@@ -130,7 +130,7 @@ describe('dashboard at scale in Chromium', { timeout: 90_000 }, () => {
     await page.waitForSelector(`[data-task-id="${BIG}"]`);
     await expect.poll(() => page.locator('.tasks-page .page-head .muted').textContent()).toBe('10,001 tasks');
     expect(await rowsInDom(page, 'task-list')).toBeLessThanOrEqual(MAX_ROWS);
-    await screenshot(page, 'dashboard-tasks');
+    await screenshot(page, 'dashboard-10000-tasks');
     // The last row: the oldest task, reached by scrolling (its page fetched on the way), with the DOM still bounded.
     await page.locator('#task-list').evaluate((el) => (el.scrollTop = el.scrollHeight));
     await page.waitForSelector('[data-task-id="seed-00000"]');
@@ -157,6 +157,7 @@ describe('dashboard at scale in Chromium', { timeout: 90_000 }, () => {
       .toContain('(5,000 records)');
     // A finished task's page opens at its end: the last record is on screen.
     await page.waitForSelector(`.step-row[data-seq="${STEPS}"]`);
+    await screenshot(page, 'dashboard-5000-records');
     expect(await rowsInDom(page, 'timeline')).toBeLessThanOrEqual(MAX_ROWS);
     await page.locator('#timeline').evaluate((el) => (el.scrollTop = 0));
     await page.waitForSelector('.step-row[data-seq="1"]');
