@@ -280,7 +280,7 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
         if (i === 1)
           return 'ASK_USER\nQUESTION: Which colour should the lamp be?\nWHY: the task does not say\nNEXT: write lamp.lua';
         const prompt = (req.body.messages as { content: string }[]).map((m) => m.content).join('\n');
-        const answer = /# USER ANSWERS\nQ: [^\n]*\nA: ([^\n]*)/.exec(prompt)?.[1] ?? 'none';
+        const answer = /# USER ANSWERS(?: \(new\))?\nQ: [^\n]*\nA: ([^\n]*)/.exec(prompt)?.[1] ?? 'none';
         // The kind's completion rule wants a successful run before DONE.
         if (i === 2)
           return [
