@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Model cost bench (not part of `npm test`; run `npm run build` first, then
-// `node tools/bench/model-cost/run.mjs [--only todo|synthetic|native] [--layout naive|single|conversation] [--trace]
+// `node tools/bench/model-cost/run.mjs [--only todo|synthetic|native|minecraft] [--layout naive|single|conversation] [--trace]
 // [--json]`; --trace prints every model call: prompt, cached, evaluated and output tokens, compactions and loads).
 //
 // With a local model almost all of a task's wall time is the GPU: evaluating the prompt tokens that are not in the
@@ -11,11 +11,22 @@
 // model serves every role (planner, executor, native), with Ollama's defaults: one slot, 5 min keep-alive.
 //
 // Sessions: the TODO.lua acceptance run, a synthetic 60-step planner session (an 80-line file rewritten every 4th
-// step, runs with output, failures with tracebacks) and a 200-call native tool-calling task. Each runs twice in the
-// same bench run in three layouts (see VARIANTS): the raw baseline — the seed's naive design —, the single-message
-// layout used before the planner conversation, and today's defaults.
+// step, runs with output, failures with tracebacks), a 200-call native tool-calling task and a Minecraft
+// plan/re-plan task (the minecraft_agent strategy, its mod endpoint and a scripted mod over a real WebSocket). Each
+// runs in the same bench run in three layouts (see VARIANTS): the raw baseline — the seed's naive design —, the
+// single-message layout used before the conversations, and today's defaults (Minecraft: two, its seed design is the
+// single-message layout).
 import { parseArgs } from 'node:util';
 import { createNativeToolStrategy, createPlannerExecutorStrategy, parseDirective } from '@ccagent/agent';
+import { Engine, InMemoryTaskStore } from '@ccagent/engine';
+import {
+  MINECRAFT_TASK_KIND,
+  MinecraftActionExecutor,
+  MinecraftEndpoint,
+  ModClient,
+  createMinecraftStrategy,
+  defaultModelFactory,
+} from '@ccagent/minecraft';
 import { REFERENCE_GPU } from '@ccagent/testkit';
 import {
   BROKEN,
@@ -211,9 +222,189 @@ async function nativeRun(models, variant) {
   );
 }
 
+// ---------------------------------------------------------------- Minecraft
+
+/**
+ * A scripted world for the Minecraft session: goto moves the player, mine adds what was mined (the first "mine 12
+ * stone" finds only 5: the rest is under water), place uses a block from the inventory and fails once on a corner
+ * an oak log occupies, until the log is mined.
+ */
+class QuarryWorld {
+  position = { x: 0, y: 64, z: 0 };
+  inventory = new Map([
+    ['cobblestone', 2],
+    ['oak_planks', 4],
+    ['coal', 3],
+  ]);
+  logCleared = false;
+  firstMine = true;
+  add(item, n) {
+    this.inventory.set(item, (this.inventory.get(item) ?? 0) + n);
+  }
+  run(action) {
+    const ok = (result) => Promise.resolve({ ok: true, result });
+    const fail = (error) => Promise.resolve({ ok: false, error });
+    switch (action.type) {
+      case 'goto':
+        this.position = { x: action.x + 0.5, y: action.y, z: action.z + 0.5 };
+        return ok(`arrived at ${action.x} ${action.y} ${action.z}`);
+      case 'mine': {
+        if (action.target === 'stone' && this.firstMine) {
+          this.firstMine = false;
+          this.add('cobblestone', 5);
+          return fail(
+            `mined 5 of ${action.quantity} stone: the rest near ${this.position.x} ${this.position.z} is under water`,
+          );
+        }
+        if (action.target === 'oak_log') this.logCleared = true;
+        this.add(action.target === 'stone' ? 'cobblestone' : action.target, action.quantity);
+        return ok(`mined ${action.quantity} ${action.target}`);
+      }
+      case 'place': {
+        if (action.x === 21 && action.z === 21 && !this.logCleared)
+          return fail(`cannot place ${action.block} at 21 63 21: occupied by oak_log`);
+        const have = this.inventory.get(action.block) ?? 0;
+        if (have < 1) return fail(`no ${action.block} in the inventory`);
+        this.inventory.set(action.block, have - 1);
+        return ok(`placed ${action.block} at ${action.x} ${action.y} ${action.z}`);
+      }
+      case 'craft':
+        this.add(action.recipe, action.quantity);
+        return ok(`crafted ${action.quantity} ${action.recipe}`);
+      default:
+        return ok(`${action.type} done`);
+    }
+  }
+  state() {
+    return {
+      position: this.position,
+      health: 20,
+      hunger: 17,
+      saturation: 3,
+      inventory: [...this.inventory]
+        .filter(([, n]) => n > 0)
+        .map(([item, count], slot) => ({ slot: 36 + slot, item, count })),
+      dimension: 'overworld',
+      gameMode: 'survival',
+    };
+  }
+}
+
+const floor = (except = []) => {
+  const places = [];
+  for (const x of [19, 20, 21])
+    for (const z of [19, 20, 21])
+      if (!except.some(([ex, ez]) => ex === x && ez === z))
+        places.push({ type: 'place', block: 'cobblestone', x, y: 63, z });
+  return places;
+};
+
+/** What a 7-8B model plans for the shelter-floor task: a plan, expansions and two re-plans after failed actions. */
+const MC_REPLIES = [
+  {
+    goals: [
+      { goal: 'walk to the quarry', actions: [{ type: 'goto', x: 12, y: 64, z: 4 }] },
+      { goal: 'mine 12 cobblestone' },
+      { goal: 'walk to the site', actions: [{ type: 'goto', x: 20, y: 64, z: 20 }] },
+      { goal: 'lay the 3x3 floor', actions: floor() },
+      { goal: 'light the floor' },
+      { goal: 'report', actions: [{ type: 'chat', message: 'The floor at 20 64 20 is done and lit.' }] },
+    ],
+  },
+  { actions: [{ type: 'mine', target: 'stone', quantity: 12 }] },
+  {
+    goals: [
+      { goal: 'walk to the hill', actions: [{ type: 'goto', x: 30, y: 70, z: -6 }] },
+      { goal: 'mine 7 more cobblestone', actions: [{ type: 'mine', target: 'stone', quantity: 7 }] },
+      { goal: 'walk to the site', actions: [{ type: 'goto', x: 20, y: 64, z: 20 }] },
+      { goal: 'lay the 3x3 floor', actions: floor() },
+      { goal: 'light the floor' },
+      { goal: 'report', actions: [{ type: 'chat', message: 'The floor at 20 64 20 is done and lit.' }] },
+    ],
+  },
+  {
+    goals: [
+      { goal: 'clear the corner', actions: [{ type: 'mine', target: 'oak_log', quantity: 1 }] },
+      { goal: 'finish the floor', actions: [{ type: 'place', block: 'cobblestone', x: 21, y: 63, z: 21 }] },
+      { goal: 'light the floor' },
+      { goal: 'report', actions: [{ type: 'chat', message: 'The floor at 20 64 20 is done and lit.' }] },
+    ],
+  },
+  {
+    actions: [
+      { type: 'craft', recipe: 'torch', quantity: 4 },
+      { type: 'place', block: 'torch', x: 19, y: 64, z: 19 },
+      { type: 'place', block: 'torch', x: 21, y: 64, z: 21 },
+    ],
+  },
+];
+
+const MC_LAYOUT = { naive: 'single', single: 'single', conversation: 'conversation' };
+
+async function minecraftRun(models, variant) {
+  models.fake.script(
+    MODEL,
+    MC_REPLIES.map((json) => ({ json })),
+  );
+  const endpoint = new MinecraftEndpoint({ port: 0 });
+  const { url } = await endpoint.start();
+  const mod = new ModClient({ url, instanceId: 'steve', runner: new QuarryWorld() });
+  await mod.start();
+  const store = new InMemoryTaskStore();
+  const engine = new Engine({
+    store,
+    strategies: {
+      [MINECRAFT_TASK_KIND]: createMinecraftStrategy({
+        states: endpoint,
+        modelFor: defaultModelFactory(),
+        layout: MC_LAYOUT[variant],
+      }),
+    },
+    executor: new MinecraftActionExecutor(endpoint),
+    tickIntervalMs: 0,
+  });
+  await engine.start();
+  try {
+    const ended = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the Minecraft task did not end within 60 s')), 60_000);
+      const end = ({ task }) => {
+        clearTimeout(timer);
+        resolve(task);
+      };
+      engine.on('taskCompleted', end);
+      engine.on('taskFailed', end);
+    });
+    const created = await engine.createTask({
+      kind: MINECRAFT_TASK_KIND,
+      prompt:
+        'Lay a 3x3 cobblestone floor for a shelter centred on 20 63 20, light it with torches, and tell me when done.',
+      context: {
+        instanceId: 'steve',
+        model: MODEL,
+        ollamaUrl: models.fake.url,
+        mode: 'hybrid',
+        maxReplans: 3,
+      },
+    });
+    const task = await ended;
+    return { task, steps: await engine.getSteps(created.id), root: null };
+  } finally {
+    await engine.stop();
+    await store.close();
+    mod.close();
+    await endpoint.close();
+  }
+}
+
 // ---------------------------------------------------------------- measuring
 
-const MODEL_STEPS = new Set(['planner', 'executor', 'executor_repair', 'native']);
+const MODEL_STEPS = new Set([
+  'planner',
+  'executor',
+  'executor_repair',
+  'native',
+  ...['mc_plan', 'mc_replan', 'mc_expand'].flatMap((k) => [k, `${k}_repair`, `${k}_reask`]),
+]);
 
 /**
  * Figures of one run from the fake server's records: every model call, priced on the reference GPU. The step log's
@@ -229,7 +420,7 @@ function figures(run, fake) {
   const records = run.steps.filter((s) => MODEL_STEPS.has(s.kind));
   const compacting = calls.map((_, i) => {
     const layout = records[i]?.input?.layout;
-    return layout?.compacted === true || layout?.windowMoved === true;
+    return layout?.compacted === true || layout?.windowMoved === true || layout?.restarted === true;
   });
   const sum = (list, f) => list.reduce((n, c) => n + f(c), 0);
   const prompt = sum(calls, (c) => c.promptTokens);
@@ -268,17 +459,24 @@ const SESSIONS = [
   { id: 'todo', name: 'TODO.lua acceptance run', run: todoRun },
   { id: 'synthetic', name: 'synthetic 60-step session', run: syntheticRun },
   { id: 'native', name: `native task, ${NATIVE_CALLS} tool calls`, run: nativeRun },
+  // The Minecraft strategy's seed design is its single-message layout, so its baseline row is that layout.
+  {
+    id: 'minecraft',
+    name: 'Minecraft plan/re-plan task',
+    run: minecraftRun,
+    variants: ['single', 'conversation'],
+  },
 ];
 
 const results = [];
 for (const session of SESSIONS) {
   if (flags.only && session.id !== flags.only) continue;
-  for (const variant of VARIANTS) {
+  for (const variant of session.variants ?? VARIANTS) {
     if (flags.layout && variant !== flags.layout) continue;
     const models = await startModels({ tokenizer: 'auto' });
     try {
       const run = await session.run(models, variant);
-      await removeRoot(run.root);
+      if (run.root) await removeRoot(run.root);
       if (run.task.status !== 'completed')
         console.log(
           `${session.name} (${variant}): ${run.task.status} ${JSON.stringify(run.task.error ?? null)}; ` +
@@ -343,11 +541,13 @@ console.log('\nratios against the raw baseline (naive) and the single-message la
 for (const s of SESSIONS) {
   const by = (v) => results.find((r) => r.session === s.id && r.variant === v);
   const [naive, single, conv] = VARIANTS.map(by);
-  if (!naive || !single || !conv) continue;
+  if (!single || !conv) continue;
+  const against = (base, label) =>
+    `evaluated tokens/step ${f(conv.evaluatedPerStep / base.evaluatedPerStep, 2)} of ${label}, model seconds ` +
+    `${f(conv.seconds / base.seconds, 2)} of ${label}`;
   console.log(
-    `  ${pad(s.name, 30)} evaluated tokens/step ${f(conv.evaluatedPerStep / naive.evaluatedPerStep, 2)} of naive, ` +
-      `${f(conv.evaluatedPerStep / single.evaluatedPerStep, 2)} of single; model seconds ` +
-      `${f(conv.seconds / naive.seconds, 2)} of naive, ${f(conv.seconds / single.seconds, 2)} of single`,
+    `  ${pad(s.name, 30)} ${naive ? `${against(naive, 'naive')}; ` : ''}${against(single, 'single')}` +
+      (naive ? '' : ' (its seed design)'),
   );
 }
 console.log(`\nsources of the time model: ${REFERENCE_GPU.sources.join('; ')}`);

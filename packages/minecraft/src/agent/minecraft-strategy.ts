@@ -33,6 +33,19 @@ export interface MinecraftStrategyOptions {
   modelFor: ModelFactory;
   /** How far (blocks, horizontally) the player may end from a `goto` target before the state contradicts the plan. */
   arrivalTolerance?: number;
+  /**
+   * How model requests are laid out. `conversation` (default): one stable system message (role, actions, answer
+   * shapes), then an append-only conversation — each plan, expansion or re-plan adds one user message with the state
+   * and only the results since the message before, so a model server's prompt cache covers everything earlier.
+   * `single`: every request one message rebuilt from the prompt files (the layout before; the bench's baseline).
+   */
+  layout?: 'conversation' | 'single';
+  /**
+   * Characters of conversation (after the system message) past which the next request restarts it from one fresh
+   * message with the task, the state and the last results (default 8,000: with the system message, well inside a
+   * 4,096-token context, Ollama's default when a request names none).
+   */
+  conversationChars?: number;
 }
 
 interface Goal {
@@ -59,9 +72,21 @@ interface McMemory {
   pending: { id: string; action: ActionSpec } | null;
   results: ResultNote[];
   completed: number;
+  /** The model conversation of the `conversation` layout (absent in memories written before it). */
+  conversation?: McConversation;
+}
+
+/** The messages after the system message, as sent and answered; the next request sends them unchanged. */
+interface McConversation {
+  messages: ChatMessage[];
+  /** Id of the last result the conversation has shown (later results go into the next message). */
+  lastResultId: string | null;
+  /** Times the conversation restarted because it outgrew `conversationChars`. */
+  restarts: number;
 }
 
 const MAX_RESULTS_IN_MEMORY = 40;
+const DEFAULT_CONVERSATION_CHARS = 8_000;
 
 const MODE_RULES: Record<PlanMode, { rule: string; shape: string }> = {
   'low-level': {
@@ -107,8 +132,8 @@ function stateText(info: InstanceInfo | undefined): string {
   );
 }
 
-function resultsText(results: ResultNote[]): string {
-  if (results.length === 0) return 'none yet';
+function resultsText(results: ResultNote[], none = 'none yet'): string {
+  if (results.length === 0) return none;
   return results
     .slice(-12)
     .map((r) => `- ${JSON.stringify(r.action)} → ${r.ok ? 'done' : 'FAILED'}: ${JSON.stringify(r.detail)}`)
@@ -160,6 +185,8 @@ class StepFailure extends Error {
  */
 export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStrategy {
   const tolerance = opts.arrivalTolerance ?? 2;
+  const layout = opts.layout ?? 'conversation';
+  const conversationChars = opts.conversationChars ?? DEFAULT_CONVERSATION_CHARS;
   const actions = actionsText();
 
   async function modelJson(
@@ -170,7 +197,8 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
     schema: z.ZodType,
     format: Record<string, unknown>,
     prompt: McPrompt,
-  ): Promise<unknown> {
+    layout: JsonValue = null,
+  ): Promise<{ value: unknown; exchange: ChatMessage[] }> {
     const model = opts.modelFor(settings);
     const attempt = async (
       msgs: ChatMessage[],
@@ -182,6 +210,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
         options: settings.temperature !== undefined ? { temperature: settings.temperature } : {},
         provider: settings.provider,
         prompt: { name: prompt.name, version: prompt.version },
+        ...(layout !== null ? { layout } : {}),
       };
       const startedAt = ctx.clock.now();
       let response: ChatResponse;
@@ -222,21 +251,24 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
       await ctx.logStep(record);
       return v.ok ? { text, errors: [], value: v.value } : { text, errors: v.errors };
     };
-    // validate → repair once → re-ask (a fresh request) once.
+    // validate → repair once → re-ask (a fresh request) once. `exchange`: the messages sent and the accepted reply.
     const first = await attempt(messages, kind);
-    if (first.value !== undefined) return first.value;
+    const answered = (sent: ChatMessage[], text: string) => [
+      ...sent,
+      { role: 'assistant' as const, content: text },
+    ];
+    if (first.value !== undefined) return { value: first.value, exchange: answered(messages, first.text) };
     const repairPrompt = loadMcPrompt('repair');
-    const repaired = await attempt(
-      [
-        ...messages,
-        { role: 'assistant', content: first.text },
-        { role: 'user', content: fillMcPrompt(repairPrompt.text, { errors: first.errors.join('; ') }) },
-      ],
-      `${kind}_repair`,
-    );
-    if (repaired.value !== undefined) return repaired.value;
+    const repairMessages: ChatMessage[] = [
+      ...messages,
+      { role: 'assistant', content: first.text },
+      { role: 'user', content: fillMcPrompt(repairPrompt.text, { errors: first.errors.join('; ') }) },
+    ];
+    const repaired = await attempt(repairMessages, `${kind}_repair`);
+    if (repaired.value !== undefined)
+      return { value: repaired.value, exchange: answered(repairMessages, repaired.text) };
     const again = await attempt(messages, `${kind}_reask`);
-    if (again.value !== undefined) return again.value;
+    if (again.value !== undefined) return { value: again.value, exchange: answered(messages, again.text) };
     throw new StepFailure({
       code: 'plan_invalid',
       message: `the model gave no valid plan after a repair and a re-ask: ${again.errors.join('; ')}`,
@@ -245,6 +277,101 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
 
   function baseVars(task: Task, info: InstanceInfo | undefined, mem: McMemory): Record<string, string> {
     return { actions, task: task.prompt, state: stateText(info), results: resultsText(mem.results) };
+  }
+
+  /**
+   * One model request in the task's layout. `single`: the prompt file rendered into one message (plus `extra`, the
+   * re-plan note). `conversation`: the system message, the conversation so far unchanged and one new message with
+   * the state, the results since the last message and `request`; it restarts from the task when it outgrew its
+   * budget. Returns the parsed answer and the memory with the exchange appended.
+   */
+  async function ask(
+    task: Task,
+    settings: MinecraftTaskSettings,
+    ctx: StepContext,
+    info: InstanceInfo | undefined,
+    mem: McMemory,
+    call: {
+      kind: 'mc_plan' | 'mc_replan' | 'mc_expand';
+      single: { prompt: McPrompt; vars: Record<string, string>; extra?: string; logged?: McPrompt };
+      request: string;
+      schema: z.ZodType;
+      format: Record<string, unknown>;
+    },
+  ): Promise<{ value: unknown; mem: McMemory }> {
+    if (layout === 'single') {
+      const messages: ChatMessage[] = [
+        { role: 'user', content: fillMcPrompt(call.single.prompt.text, call.single.vars) },
+      ];
+      if (call.single.extra !== undefined) messages.push({ role: 'user', content: call.single.extra });
+      const r = await modelJson(
+        ctx,
+        settings,
+        call.kind,
+        messages,
+        call.schema,
+        call.format,
+        call.single.logged ?? call.single.prompt,
+      );
+      return { value: r.value, mem };
+    }
+    const mode = MODE_RULES[settings.mode];
+    const systemPrompt = loadMcPrompt('system');
+    const system: ChatMessage = {
+      role: 'system',
+      content: fillMcPrompt(systemPrompt.text, {
+        actions,
+        mode: settings.mode,
+        modeRule: mode.rule,
+        shape: mode.shape,
+      }),
+    };
+    const conv: McConversation = mem.conversation ?? { messages: [], lastResultId: null, restarts: 0 };
+    const since = conv.lastResultId === null ? -1 : mem.results.findIndex((r) => r.id === conv.lastResultId);
+    const turn = (fresh: boolean): string =>
+      fillMcPrompt(loadMcPrompt('turn').text, {
+        head: fresh ? `TASK: ${task.prompt}\n\n` : '',
+        state: stateText(info),
+        resultsTitle: fresh ? 'RESULTS SO FAR' : 'RESULTS SINCE THE LAST MESSAGE',
+        results: fresh ? resultsText(mem.results) : resultsText(mem.results.slice(since + 1), 'none'),
+        request: call.request,
+      });
+    let earlier = conv.messages;
+    let user = earlier.length === 0 ? turn(true) : turn(false);
+    let restarted = false;
+    const size = earlier.reduce((n, m) => n + m.content.length, 0) + user.length;
+    if (earlier.length > 0 && size > conversationChars) {
+      earlier = [];
+      user = turn(true);
+      restarted = true;
+    }
+    const restarts = conv.restarts + (restarted ? 1 : 0);
+    const r = await modelJson(
+      ctx,
+      settings,
+      call.kind,
+      [system, ...earlier, { role: 'user', content: user }],
+      call.schema,
+      call.format,
+      loadMcPrompt('turn'),
+      {
+        conversation: true,
+        turn: earlier.filter((m) => m.role === 'user').length + 1,
+        restarted,
+        restarts,
+      },
+    );
+    return {
+      value: r.value,
+      mem: {
+        ...mem,
+        conversation: {
+          messages: r.exchange.slice(1),
+          lastResultId: mem.results.at(-1)?.id ?? null,
+          restarts,
+        },
+      },
+    };
   }
 
   async function plan(
@@ -257,31 +384,21 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
   ): Promise<McMemory> {
     const p = loadMcPrompt('plan');
     const mode = MODE_RULES[settings.mode];
-    const messages: ChatMessage[] = [
-      {
-        role: 'user',
-        content: fillMcPrompt(p.text, {
-          ...baseVars(task, info, mem),
-          mode: settings.mode,
-          modeRule: mode.rule,
-          shape: mode.shape,
-        }),
+    const replan = loadMcPrompt('replan');
+    const replanText = problem === null ? undefined : fillMcPrompt(replan.text, { problem });
+    const asked = await ask(task, settings, ctx, info, mem, {
+      kind: problem === null ? 'mc_plan' : 'mc_replan',
+      single: {
+        prompt: p,
+        vars: { ...baseVars(task, info, mem), mode: settings.mode, modeRule: mode.rule, shape: mode.shape },
+        ...(replanText !== undefined ? { extra: replanText, logged: replan } : {}),
       },
-    ];
-    let prompt = p;
-    if (problem !== null) {
-      prompt = loadMcPrompt('replan');
-      messages.push({ role: 'user', content: fillMcPrompt(prompt.text, { problem }) });
-    }
-    const value = await modelJson(
-      ctx,
-      settings,
-      problem === null ? 'mc_plan' : 'mc_replan',
-      messages,
-      planSchema(settings.mode),
-      planJsonSchema(settings.mode),
-      prompt,
-    );
+      request: replanText ?? 'Plan the task.',
+      schema: planSchema(settings.mode),
+      format: planJsonSchema(settings.mode),
+    });
+    const value = asked.value;
+    mem = asked.mem;
     const goals: Goal[] =
       settings.mode === 'low-level'
         ? [{ goal: null, actions: (value as { actions: ActionSpec[] }).actions }]
@@ -317,18 +434,16 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
     info: InstanceInfo | undefined,
     mem: McMemory,
     goal: string,
-  ): Promise<ActionSpec[]> {
+  ): Promise<{ actions: ActionSpec[]; mem: McMemory }> {
     const p = loadMcPrompt('expand');
-    const value = await modelJson(
-      ctx,
-      settings,
-      'mc_expand',
-      [{ role: 'user', content: fillMcPrompt(p.text, { ...baseVars(task, info, mem), goal }) }],
-      LowLevelPlanSchema,
-      planJsonSchema('expand'),
-      p,
-    );
-    return (value as { actions: ActionSpec[] }).actions;
+    const asked = await ask(task, settings, ctx, info, mem, {
+      kind: 'mc_expand',
+      single: { prompt: p, vars: { ...baseVars(task, info, mem), goal } },
+      request: `GOAL NOW: ${goal}\nTurn this goal into actions.`,
+      schema: LowLevelPlanSchema,
+      format: planJsonSchema('expand'),
+    });
+    return { actions: (asked.value as { actions: ActionSpec[] }).actions, mem: asked.mem };
   }
 
   /** The last outcome recorded for the pending action (by its id in the tool call's args). */
@@ -456,10 +571,11 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
             };
           }
           if (goal.actions === null) {
-            const expanded = await expand(task, settings, ctx, info, mem, goal.goal ?? task.prompt);
+            const expansion = await expand(task, settings, ctx, info, mem, goal.goal ?? task.prompt);
+            const expanded = expansion.actions;
             const goals = mem.goals.slice();
             goals[mem.goalIndex] = { goal: goal.goal, actions: expanded };
-            mem = { ...mem, goals, actionIndex: 0 };
+            mem = { ...expansion.mem, goals, actionIndex: 0 };
             await ctx.logStep({
               kind: 'mc_goal_expanded',
               directive: toJson({

@@ -1,0 +1,184 @@
+// The minecraft_agent strategy's model requests as a model server's prompt cache sees them: the real Engine, the
+// mod endpoint with a scripted mod over a real WebSocket, the real `ollama` client against the fake Ollama server
+// (which models Ollama's prompt cache with the real Qwen tokenizer).
+import { Engine, InMemoryTaskStore, type Task } from '@ccagent/engine';
+import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ModClient, type ActionRunner, type RunOutcome } from '../bridge/mod-client.js';
+import { MinecraftActionExecutor } from '../endpoint/action-executor.js';
+import { MinecraftEndpoint } from '../endpoint/mc-endpoint.js';
+import type { Action, PlayerState } from '../protocol/messages.js';
+import { createMinecraftStrategy, type MinecraftStrategyOptions } from './minecraft-strategy.js';
+import { defaultModelFactory, MINECRAFT_TASK_KIND } from './settings.js';
+
+const MODEL = 'qwen3:8b';
+
+/** goto moves the player, place fails at x = 3 (no support block there), everything else succeeds. */
+class World implements ActionRunner {
+  position = { x: 0, y: 64, z: 0 };
+  run(action: Action): Promise<RunOutcome> {
+    if (action.type === 'place' && action.x === 3)
+      return Promise.resolve({ ok: false, error: 'no solid block next to 3 64 0' });
+    if (action.type === 'goto') this.position = { x: action.x + 0.5, y: action.y, z: action.z + 0.5 };
+    return Promise.resolve({ ok: true, result: `${action.type} done` });
+  }
+  state(): PlayerState {
+    return {
+      position: this.position,
+      health: 20,
+      hunger: 20,
+      saturation: 5,
+      inventory: [{ slot: 36, item: 'cobblestone', count: 8 }],
+      dimension: 'overworld',
+      gameMode: 'survival',
+    };
+  }
+}
+
+/** A hybrid plan with a goal to expand, whose place fails, then a re-plan that works. */
+const REPLIES = [
+  {
+    json: {
+      goals: [
+        { goal: 'walk to the wall', actions: [{ type: 'goto', x: 2, y: 64, z: 0 }] },
+        { goal: 'close the gap in the wall' },
+      ],
+    },
+  },
+  { json: { actions: [{ type: 'place', block: 'cobblestone', x: 3, y: 64, z: 0 }] } },
+  {
+    json: {
+      goals: [
+        {
+          goal: 'close the gap from below',
+          actions: [
+            { type: 'place', block: 'cobblestone', x: 4, y: 63, z: 0 },
+            { type: 'chat', message: 'gap closed' },
+          ],
+        },
+      ],
+    },
+  },
+];
+
+let fake: FakeOllama | undefined;
+let endpoint: MinecraftEndpoint | undefined;
+let engine: Engine | undefined;
+let mod: ModClient | undefined;
+
+afterEach(async () => {
+  await engine?.stop();
+  mod?.close();
+  await endpoint?.close();
+  await fake?.close();
+  engine = undefined;
+  mod = undefined;
+  endpoint = undefined;
+  fake = undefined;
+});
+
+async function play(
+  options: Partial<MinecraftStrategyOptions> = {},
+): Promise<{ task: Task; fake: FakeOllama }> {
+  const f = await startFakeOllama({ tokenizer: 'auto' });
+  fake = f;
+  f.script(MODEL, REPLIES);
+  const ep = new MinecraftEndpoint({ port: 0 });
+  endpoint = ep;
+  const { url } = await ep.start();
+  mod = new ModClient({ url, instanceId: 'steve', runner: new World() });
+  await mod.start();
+  const e = new Engine({
+    store: new InMemoryTaskStore(),
+    strategies: {
+      [MINECRAFT_TASK_KIND]: createMinecraftStrategy({
+        states: ep,
+        modelFor: defaultModelFactory(),
+        ...options,
+      }),
+    },
+    executor: new MinecraftActionExecutor(ep),
+  });
+  engine = e;
+  await e.start();
+  const created = await e.createTask({
+    kind: MINECRAFT_TASK_KIND,
+    prompt: 'close the gap in the wall at 3 64 0',
+    context: { instanceId: 'steve', model: MODEL, ollamaUrl: f.url, mode: 'hybrid' },
+  });
+  const task = await new Promise<Task>((resolve) => {
+    const done = ({ task: t }: { task: Task }): void => {
+      if (t.id === created.id) resolve(t);
+    };
+    e.on('taskCompleted', done);
+    e.on('taskFailed', done);
+  });
+  return { task, fake: f };
+}
+
+type Body = { messages: { role: string; content: string }[] };
+
+describe('minecraft_agent prompt layout', () => {
+  it('a plan, an expansion and a re-plan are one append-only conversation and the server evaluates only the new message (guards against every request rebuilt from the top)', async () => {
+    const { task, fake: f } = await play();
+    expect(task.status).toBe('completed');
+    const reqs = f.chatRequests(MODEL);
+    expect(reqs).toHaveLength(3);
+    const bodies = reqs.map((r) => r.body as Body);
+    expect(bodies[0]?.messages.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(bodies[0]?.messages[1]?.content).toMatch(/^TASK: close the gap/);
+    for (let i = 1; i < bodies.length; i++) {
+      const before = bodies[i - 1]?.messages ?? [];
+      const now = bodies[i]?.messages ?? [];
+      expect(now.slice(0, before.length)).toEqual(before);
+      expect(now).toHaveLength(before.length + 2);
+      expect(now[before.length]?.role).toBe('assistant');
+      expect(JSON.parse(now[before.length]?.content ?? '')).toEqual(REPLIES[i - 1]?.json);
+      const previous = reqs[i - 1]?.modelCall;
+      expect(reqs[i]?.modelCall?.cachedTokens).toBeGreaterThanOrEqual(
+        (previous?.promptTokens ?? 0) + (previous?.outputTokens ?? 0) - 2,
+      );
+    }
+    // Each new message has the state and only the results since the message before.
+    const expansion = bodies[1]?.messages.at(-1)?.content ?? '';
+    expect(expansion).toMatch(/^CURRENT STATE \(from the game\):\nposition 2\.5 64\.0 0\.5/);
+    expect(expansion).toMatch(
+      /RESULTS SINCE THE LAST MESSAGE:\n- \{"type":"goto","x":2,"y":64,"z":0\} → done/,
+    );
+    expect(expansion).toMatch(/GOAL NOW: close the gap in the wall\nTurn this goal into actions\.$/);
+    const replan = bodies[2]?.messages.at(-1)?.content ?? '';
+    expect(replan).toMatch(/RESULTS SINCE THE LAST MESSAGE:\n- \{"type":"place".*→ FAILED/);
+    expect(replan).not.toContain('"type":"goto"');
+    expect(replan).toMatch(/The plan did not work out: action .* failed: no solid block next to 3 64 0/);
+    expect((task.result as { replans: number }).replans).toBe(1);
+  });
+
+  it('restarts an outgrown conversation from one message with the task, the state and the results, and counts it (guards against a conversation passing the context)', async () => {
+    const { task, fake: f } = await play({ conversationChars: 1_000 });
+    expect(task.status).toBe('completed');
+    const bodies = f.chatRequests(MODEL).map((r) => r.body as Body);
+    expect(bodies.map((b) => b.messages.length)).toEqual([2, 4, 2]);
+    expect(bodies[2]?.messages[1]?.content).toMatch(
+      /^TASK: close the gap[\s\S]*RESULTS SO FAR:\n- \{"type":"goto"/,
+    );
+    const steps = await engine?.getSteps(task.id);
+    const layouts = (steps ?? [])
+      .filter((s) => s.kind.startsWith('mc_') && s.model !== undefined)
+      .map((s) => (s.input as { layout?: unknown }).layout);
+    expect(layouts).toEqual([
+      { conversation: true, turn: 1, restarted: false, restarts: 0 },
+      { conversation: true, turn: 2, restarted: false, restarts: 0 },
+      { conversation: true, turn: 1, restarted: true, restarts: 1 },
+    ]);
+  });
+
+  it('the single layout still sends one rebuilt message per request (guards against the baseline changing under the bench)', async () => {
+    const { task, fake: f } = await play({ layout: 'single' });
+    expect(task.status).toBe('completed');
+    const bodies = f.chatRequests(MODEL).map((r) => r.body as Body);
+    expect(bodies.map((b) => b.messages.map((m) => m.role))).toEqual([['user'], ['user'], ['user', 'user']]);
+    expect(bodies[1]?.messages[0]?.content).toMatch(
+      /^You control a Minecraft player[\s\S]*GOAL NOW: close the gap/,
+    );
+  });
+});
