@@ -3,10 +3,18 @@
  * They go through the running orchestrator (it holds the keys in memory and closes a revoked computer's socket);
  * `audit --db` reads the log from the SQLite file instead.
  */
+import {
+  AuditResponseSchema,
+  CreateKeyResponseSchema,
+  CredentialsResponseSchema,
+  EnrollResponseSchema,
+  RevokeResponseSchema,
+  RotateResponseSchema,
+  type HttpAuditEntry,
+} from '@ccagent/protocol';
 import { openSqliteStore } from '@ccagent/store';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { z } from 'zod';
 import { CliError } from './errors.js';
 import { HttpTaskSource } from './http-source.js';
 
@@ -21,37 +29,13 @@ export interface SecurityCommandDeps {
   printJson(value: unknown): void;
 }
 
-const credential = z.looseObject({
-  id: z.string(),
-  role: z.string(),
-  client_id: z.string().optional(),
-  name: z.string().optional(),
-  grants: z.looseObject({ kinds: z.array(z.string()).optional(), observe_others: z.boolean().optional() }),
-  created_at: z.number(),
-  expires_at: z.number().optional(),
-  revoked_at: z.number().optional(),
-});
-const enrolled = z.looseObject({
-  code: z.string(),
-  expires_at: z.number(),
-  client_id: z.string().optional(),
-});
-const revoked = z.looseObject({ revoked: z.array(credential) });
-const rotated = z.looseObject({ key: z.string(), credential, old_valid_until: z.number() });
-const created = z.looseObject({ key: z.string(), credential });
-const credentials = z.looseObject({ credentials: z.array(credential) });
-const auditEntry = z.looseObject({
-  id: z.number(),
-  at: z.number(),
-  actor: z.string(),
-  role: z.string(),
-  source: z.string(),
-  action: z.string(),
-  target: z.string().optional(),
-  outcome: z.string(),
-  detail: z.unknown().optional(),
-});
-const audit = z.looseObject({ entries: z.array(auditEntry) });
+// The bodies are @ccagent/protocol's: one shape per record, shared with the server that answers them.
+const enrolled = EnrollResponseSchema;
+const revoked = RevokeResponseSchema;
+const rotated = RotateResponseSchema;
+const created = CreateKeyResponseSchema;
+const credentials = CredentialsResponseSchema;
+const audit = AuditResponseSchema;
 
 const positive = (value: string): number => {
   if (!/^\d+$/.test(value) || Number(value) < 1)
@@ -183,7 +167,7 @@ export function addSecurityCommands(program: Command, clients: Command, d: Secur
     .option('--action <action>', 'only this action (task.create, task.cancel, client.revoke …)')
     .action(async (o: { limit?: number; actor?: string; action?: string }) => {
       const limit = o.limit ?? 50;
-      let entries: z.infer<typeof auditEntry>[];
+      let entries: HttpAuditEntry[];
       const db = d.dbPath();
       if (db !== undefined) {
         const store = openSqliteStore({ path: db, readonly: true });

@@ -333,6 +333,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     models: availability,
     lua,
     dashboard: new DashboardAssets(o.dashboardDir ?? defaultDashboardDir()),
+    security,
     events,
     taskKinds: [...Object.keys(config.taskKinds), ...Object.keys(config.kindAliases)],
     dbPath,

@@ -111,7 +111,24 @@ describe('@ccagent/protocol', () => {
       'renderHttpApiReference',
       'withHttpApiReference',
     ];
-    expect(Object.keys(api).sort()).toEqual([...schemas, ...rest, ...http].sort());
+    const security = [
+      'AuditQuerySchema',
+      'AuditResponseSchema',
+      'CreateKeyBodySchema',
+      'CreateKeyResponseSchema',
+      'CredentialsResponseSchema',
+      'EnrollBodySchema',
+      'EnrollResponseSchema',
+      'HttpAuditEntrySchema',
+      'HttpCredentialSchema',
+      'PairBodySchema',
+      'PairResponseSchema',
+      'RevokeBodySchema',
+      'RevokeResponseSchema',
+      'RotateBodySchema',
+      'RotateResponseSchema',
+    ];
+    expect(Object.keys(api).sort()).toEqual([...schemas, ...rest, ...http, ...security].sort());
   });
 
   it('counts UTF-8 bytes like Buffer.byteLength, lone surrogates as 3 (what TextEncoder sends)', () => {

@@ -48,7 +48,10 @@ export class HttpApi {
       throw new HttpError(404, 'not_found', `no route ${req.method} ${url.pathname}`);
     } catch (err) {
       if (err instanceof HttpError) {
-        const extra: Record<string, string> = err.status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+        const extra: Record<string, string> = {
+          ...(err.status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
+          ...err.headers,
+        };
         sendJson(
           res,
           err.status,

@@ -10,13 +10,14 @@ import type { ServiceError } from '../task-service.js';
 /** Largest accepted request body. */
 const MAX_BODY_BYTES = 1024 * 1024;
 
-/** A refused request: status, stable code, message, and the JSON path of the bad field if any. */
+/** A refused request: status, stable code, message, the JSON path of the bad field if any, extra headers. */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly path?: string,
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }

@@ -8,6 +8,7 @@ import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence } from '../client-persistence.js';
 import type { Metrics } from '../metrics.js';
 import type { ModelAvailability } from '../model-availability.js';
+import type { SecurityService } from '../security/security-service.js';
 import type { TaskService } from '../task-service.js';
 import type { DashboardAssets } from './dashboard-assets.js';
 import type { EventHub } from './event-hub.js';
@@ -40,6 +41,8 @@ export interface HttpApiOptions {
   lua: LuaAssets;
   /** The web dashboard's files, served at `/`. */
   dashboard: DashboardAssets;
+  /** Keys, pairing and the audit log (the security routes); absent, those routes answer 404. */
+  security?: SecurityService;
   /** Live events (`GET /api/events`). */
   events: EventHub;
   /** Task kinds and aliases a create request may name (the dashboard's kind list). */

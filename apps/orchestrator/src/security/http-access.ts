@@ -1,13 +1,13 @@
 /**
  * The front of the HTTP server: every request passes {@link guardHttp} (Host, Origin, Content-Type), then is
- * authenticated and checked against its role before the API handles it; the security routes (pairing, keys, audit)
- * live here. The dashboard's routes get the same treatment by being served behind it: pages and assets are public,
+ * authenticated and checked against its role before the API handles it (the caller's principal travels with the
+ * request to the security routes in http/routes/security.ts, which audit under it). The dashboard's routes get the same treatment by being served behind it: pages and assets are public,
  * everything under `/api/` needs a key in the `Authorization` header (never in the URL).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Task } from '@ccagent/engine';
-import { z } from 'zod';
 import { CREATOR_KEY } from '../wire.js';
+import { requestSource, setRequestPrincipal } from './request-principal.js';
 import {
   checkContentType,
   checkHost,
@@ -28,37 +28,6 @@ export interface HttpAccessOptions {
   next(req: IncomingMessage, res: ServerResponse): void;
   logger: { warn(obj: unknown, msg?: string): void; error(obj: unknown, msg?: string): void };
 }
-
-const MAX_BODY = 64 * 1024;
-
-const pairBody = z.strictObject({ code: z.string().min(1).max(64), client_id: z.string().min(1).max(200) });
-const enrollBody = z.strictObject({
-  client_id: z.string().min(1).max(200).optional(),
-  name: z.string().min(1).max(200).optional(),
-  kinds: z.array(z.string().min(1)).optional(),
-  observe_others: z.boolean().optional(),
-  ttl_s: z
-    .number()
-    .int()
-    .min(10)
-    .max(7 * 24 * 3600)
-    .optional(),
-});
-const revokeBody = z.union([
-  z.strictObject({ id: z.string().min(1) }),
-  z.strictObject({ client_id: z.string().min(1) }),
-]);
-const rotateBody = z.strictObject({ client_id: z.string().min(1) });
-const keyBody = z.strictObject({
-  role: z.enum(['viewer', 'operator']),
-  name: z.string().min(1).max(200).optional(),
-});
-const auditQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
-  before: z.coerce.number().int().min(1).optional(),
-  actor: z.string().min(1).optional(),
-  action: z.string().min(1).optional(),
-});
 
 /** An HTTP refusal: status, stable code, message. */
 class Refusal {
@@ -100,10 +69,11 @@ export class HttpAccess {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
     if (isPublic(method, path)) return this.o.next(req, res);
-    const source = sourceOf(req);
+    const source = requestSource(req);
     if (method === 'POST' && path === '/api/pair') {
+      // Open: the enrollment code in the body is the credential (the route redeems it, rate-limited per source).
       this.refuseUnless(req, checkContentType(method, req.headers));
-      return this.pair(req, res, source);
+      return this.o.next(req, res);
     }
 
     const auth = this.o.security.authenticateBearer(req.headers.authorization, source);
@@ -120,7 +90,8 @@ export class HttpAccess {
     if (path.startsWith('/api/credentials') || path === '/api/audit') {
       if (who.role !== 'operator')
         throw forbidden(who, 'only an operator manages keys and reads the audit log');
-      return this.securityRoute(req, res, method, path, url, who);
+      setRequestPrincipal(req, who);
+      return this.o.next(req, res);
     }
     await this.permit(who, method, path, url);
     this.auditAfter(req, res, method, path, who);
@@ -130,7 +101,7 @@ export class HttpAccess {
   private refuseUnless(req: IncomingMessage, verdict: GuardVerdict): void {
     if (verdict.ok) return;
     this.o.logger.warn(
-      { source: sourceOf(req), origin: req.headers.origin, host: req.headers.host, code: verdict.code },
+      { source: requestSource(req), origin: req.headers.origin, host: req.headers.host, code: verdict.code },
       'request refused',
     );
     throw new Refusal(verdict.status, verdict.code, verdict.message);
@@ -208,91 +179,6 @@ export class HttpAccess {
       void this.o.security.audit(who, action, target, 'ok', { via: 'http', status: res.statusCode });
     });
   }
-
-  /** `POST /api/pair`: a computer trades an enrollment code for its key (the code is the credential). */
-  private async pair(req: IncomingMessage, res: ServerResponse, source: string): Promise<void> {
-    const b = parse(pairBody, await readJson(req));
-    const r = await this.o.security.redeem(b.code, b.client_id, source);
-    if (!r.ok) {
-      if (r.code === 'rate_limited') {
-        throw new Refusal(429, r.code, r.message, {
-          'retry-after': String(Math.ceil((r.retryAfterMs ?? 1000) / 1000)),
-        });
-      }
-      throw new Refusal(r.code === 'client_taken' ? 409 : 403, r.code, r.message);
-    }
-    send(res, 200, {
-      client_id: r.credential.clientId,
-      key: r.key,
-      credential_id: r.credential.id,
-    });
-  }
-
-  private async securityRoute(
-    req: IncomingMessage,
-    res: ServerResponse,
-    method: string,
-    path: string,
-    url: URL,
-    who: Principal,
-  ): Promise<void> {
-    const s = this.o.security;
-    if (method === 'GET' && path === '/api/audit') {
-      const q = parse(auditQuery, Object.fromEntries(url.searchParams));
-      const entries = await s.listAudit({
-        ...(q.limit !== undefined ? { limit: q.limit } : {}),
-        ...(q.before !== undefined ? { beforeId: q.before } : {}),
-        ...(q.actor !== undefined ? { actor: q.actor } : {}),
-        ...(q.action !== undefined ? { action: q.action } : {}),
-      });
-      return send(res, 200, { entries: entries.map(auditToWire) });
-    }
-    if (method === 'GET' && path === '/api/credentials') {
-      return send(res, 200, { credentials: (await s.listCredentials()).map(credentialToWire) });
-    }
-    if (method === 'POST' && path === '/api/credentials/enroll') {
-      const b = parse(enrollBody, await readJson(req));
-      const t = await s.enroll(
-        {
-          ...(b.client_id !== undefined ? { clientId: b.client_id } : {}),
-          ...(b.name !== undefined ? { name: b.name } : {}),
-          grants: {
-            ...(b.kinds !== undefined ? { kinds: b.kinds } : {}),
-            ...(b.observe_others !== undefined ? { observeOthers: b.observe_others } : {}),
-          },
-          ...(b.ttl_s !== undefined ? { ttlMs: b.ttl_s * 1000 } : {}),
-        },
-        who,
-      );
-      return send(res, 201, {
-        code: t.code,
-        expires_at: t.expiresAt,
-        ...(t.clientId !== undefined ? { client_id: t.clientId } : {}),
-      });
-    }
-    if (method === 'POST' && path === '/api/credentials/revoke') {
-      const b = parse(revokeBody, await readJson(req));
-      const revoked = await s.revoke('id' in b ? { id: b.id } : { clientId: b.client_id }, who);
-      if (revoked.length === 0) throw new Refusal(404, 'not_found', 'no live key matches');
-      return send(res, 200, { revoked: revoked.map(credentialToWire) });
-    }
-    if (method === 'POST' && path === '/api/credentials/rotate') {
-      const b = parse(rotateBody, await readJson(req));
-      const r = await s.rotate(b.client_id, who);
-      if (!r) throw new Refusal(404, 'not_found', `client "${b.client_id}" has no key to rotate`);
-      return send(res, 201, {
-        key: r.key,
-        credential: credentialToWire(r.credential),
-        old_valid_until: r.oldValidUntil,
-      });
-    }
-    if (method === 'POST' && path === '/api/credentials/keys') {
-      const b = parse(keyBody, await readJson(req));
-      const r = await s.createKey(b.role, b.name, who);
-      return send(res, 201, { key: r.key, credential: credentialToWire(r.credential) });
-    }
-    throw new Refusal(404, 'not_found', `no route ${method} ${path}`);
-  }
 }
 
 /** Routes anyone may call: health, the Lua bundle, and the dashboard's pages and assets (not the API). */
@@ -304,10 +190,6 @@ function isPublic(method: string, path: string): boolean {
 
 function forbidden(who: Principal, message: string): Refusal {
   return new Refusal(403, 'forbidden', `${message} (${who.role} ${who.actor})`);
-}
-
-function sourceOf(req: IncomingMessage): string {
-  return `http ${req.socket.remoteAddress ?? 'unknown'}`;
 }
 
 function safeDecode(p: string): string {
@@ -332,82 +214,4 @@ function send(
     ...headers,
   });
   res.end(text);
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new Refusal(413, 'body_too_large', `request body exceeds ${MAX_BODY} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return {};
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new Refusal(400, 'invalid_json', `the request body is not JSON: ${(err as Error).message}`);
-  }
-}
-
-function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
-  const r = schema.safeParse(input);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  const path = `$${(issue?.path ?? []).map((k) => (typeof k === 'number' ? `[${k}]` : `.${String(k)}`)).join('')}`;
-  throw new Refusal(
-    400,
-    'invalid_body',
-    `${path}: ${(issue?.message ?? 'invalid').replace(/^Invalid input: /, '')}`,
-  );
-}
-
-function credentialToWire(c: {
-  id: string;
-  role: string;
-  clientId?: string;
-  name?: string;
-  grants: { kinds?: string[]; observeOthers?: boolean };
-  createdAt: number;
-  expiresAt?: number;
-  revokedAt?: number;
-}): Record<string, unknown> {
-  return {
-    id: c.id,
-    role: c.role,
-    ...(c.clientId !== undefined ? { client_id: c.clientId } : {}),
-    ...(c.name !== undefined ? { name: c.name } : {}),
-    grants: {
-      ...(c.grants.kinds !== undefined ? { kinds: c.grants.kinds } : {}),
-      ...(c.grants.observeOthers !== undefined ? { observe_others: c.grants.observeOthers } : {}),
-    },
-    created_at: c.createdAt,
-    ...(c.expiresAt !== undefined ? { expires_at: c.expiresAt } : {}),
-    ...(c.revokedAt !== undefined ? { revoked_at: c.revokedAt } : {}),
-  };
-}
-
-function auditToWire(r: {
-  id: number;
-  at: number;
-  actor: string;
-  role: string;
-  source: string;
-  action: string;
-  target?: string;
-  outcome: string;
-  detail?: unknown;
-}): Record<string, unknown> {
-  return {
-    id: r.id,
-    at: r.at,
-    actor: r.actor,
-    role: r.role,
-    source: r.source,
-    action: r.action,
-    ...(r.target !== undefined ? { target: r.target } : {}),
-    outcome: r.outcome,
-    ...(r.detail !== undefined ? { detail: r.detail } : {}),
-  };
 }

@@ -34,6 +34,23 @@ import {
   TaskEventBodySchema,
   TaskMessageBodySchema,
 } from './http-schemas.js';
+import {
+  AuditQuerySchema,
+  AuditResponseSchema,
+  CreateKeyBodySchema,
+  CreateKeyResponseSchema,
+  CredentialsResponseSchema,
+  EnrollBodySchema,
+  EnrollResponseSchema,
+  HttpAuditEntrySchema,
+  HttpCredentialSchema,
+  PairBodySchema,
+  PairResponseSchema,
+  RevokeBodySchema,
+  RevokeResponseSchema,
+  RotateBodySchema,
+  RotateResponseSchema,
+} from './security-schemas.js';
 
 /** One route of the HTTP API. */
 export interface HttpRouteSpec {
@@ -67,6 +84,12 @@ export const HTTP_RECORDS: ReadonlyArray<{ name: string; schema: z.ZodType; desc
     schema: HttpToolSchema,
     description: 'A model-written tool as its client last reported it.',
   },
+  {
+    name: 'Credential',
+    schema: HttpCredentialSchema,
+    description: 'A key (its secret is shown once, when it is made; the server keeps a hash).',
+  },
+  { name: 'AuditEntry', schema: HttpAuditEntrySchema, description: 'Who did what, from where, when.' },
   { name: 'ErrorInfo', schema: HttpErrorInfoSchema, description: 'A failure (of a task, of a step).' },
   { name: 'Error', schema: HttpErrorBodySchema, description: 'The body of every refusal.' },
 ];
@@ -181,6 +204,58 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     summary: 'Model-written tools as each client last reported them.',
     query: ToolsQuerySchema,
     responses: [{ status: 200, schema: ToolsResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/pair',
+    summary:
+      'A computer trades an enrollment code for its own key (open: the code is the credential; failures are rate-limited per source).',
+    open: true,
+    body: PairBodySchema,
+    responses: [{ status: 200, schema: PairResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/credentials',
+    summary: 'Every key (operator only), live, rotated or revoked; never a secret.',
+    responses: [{ status: 200, schema: CredentialsResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/credentials/enroll',
+    summary: 'An enrollment code for one computer (operator only), for `install.lua --code`.',
+    body: EnrollBodySchema,
+    responses: [{ status: 201, schema: EnrollResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/credentials/revoke',
+    summary:
+      'Revoke one key by id, or every live key of a computer (operator only); its open connection closes at once. 404 when nothing matches.',
+    body: RevokeBodySchema,
+    responses: [{ status: 200, schema: RevokeResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/credentials/rotate',
+    summary:
+      'A new key for a computer (operator only); the old one works until `old_valid_until`, then its connection is closed.',
+    body: RotateBodySchema,
+    responses: [{ status: 201, schema: RotateResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/credentials/keys',
+    summary: 'A key for a person: an operator, or a read-only viewer (operator only).',
+    body: CreateKeyBodySchema,
+    responses: [{ status: 201, schema: CreateKeyResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/audit',
+    summary: 'The audit log, newest first (operator only).',
+    query: AuditQuerySchema,
+    responses: [{ status: 200, schema: AuditResponseSchema }],
   },
   {
     method: 'GET',

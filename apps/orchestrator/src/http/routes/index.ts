@@ -7,6 +7,7 @@ import { listClients, listTools } from './clients.js';
 import { dashboardFeatures, dashboardFile, eventStream } from './dashboard.js';
 import { health, metricsText } from './health.js';
 import { installer, luaFile, manifest } from './lua.js';
+import { createKey, enroll, listAudit, listCredentials, pair, revoke, rotate } from './security.js';
 import { postEvent, postMessage, retryTask } from './steering.js';
 import { answerTask, cancelTask, createTask, getSteps, getTask, listTasks } from './tasks.js';
 
@@ -39,6 +40,15 @@ export const ROUTES: readonly Route[] = [
   },
   { method: 'GET', pattern: /^\/api\/clients$/, name: 'clients', handler: listClients },
   { method: 'GET', pattern: /^\/api\/tools$/, name: 'tools', handler: listTools },
+  // Pairing is open (the enrollment code is the credential); keys and the audit log are for operators (the front
+  // checks the role before the API sees the request).
+  { method: 'POST', pattern: /^\/api\/pair$/, name: 'security.pair', open: true, handler: pair },
+  { method: 'GET', pattern: /^\/api\/credentials$/, name: 'security.credentials', handler: listCredentials },
+  { method: 'POST', pattern: /^\/api\/credentials\/enroll$/, name: 'security.enroll', handler: enroll },
+  { method: 'POST', pattern: /^\/api\/credentials\/revoke$/, name: 'security.revoke', handler: revoke },
+  { method: 'POST', pattern: /^\/api\/credentials\/rotate$/, name: 'security.rotate', handler: rotate },
+  { method: 'POST', pattern: /^\/api\/credentials\/keys$/, name: 'security.keys', handler: createKey },
+  { method: 'GET', pattern: /^\/api\/audit$/, name: 'security.audit', handler: listAudit },
   { method: 'GET', pattern: /^\/metrics$/, name: 'metrics', handler: metricsText },
   // CC's `wget run` cannot send an Authorization header, and the bundle holds no secret: open.
   { method: 'GET', pattern: /^\/lua\/install\.lua$/, name: 'lua.install', open: true, handler: installer },

@@ -1,0 +1,167 @@
+/**
+ * Security routes: pairing (`POST /api/pair`, open: the enrollment code is the credential), computer and person keys,
+ * and the audit log (operator only). Who may call them is decided in front of the API (security/http-access.ts),
+ * which also hands the caller's principal to these handlers; the bodies are @ccagent/protocol's schemas.
+ */
+import {
+  AuditQuerySchema,
+  CreateKeyBodySchema,
+  EnrollBodySchema,
+  PairBodySchema,
+  RevokeBodySchema,
+  RotateBodySchema,
+  type AuditResponse,
+  type CreateKeyResponse,
+  type CredentialsResponse,
+  type EnrollResponse,
+  type HttpAuditEntry,
+  type HttpCredential,
+  type PairResponse,
+  type RevokeResponse,
+  type RotateResponse,
+} from '@ccagent/protocol';
+import type { AuditRecord } from '@ccagent/store';
+import { requestPrincipal, requestSource } from '../../security/request-principal.js';
+import type { CredentialView, Principal, SecurityService } from '../../security/security-service.js';
+import { HttpError, parseWith, readJson, sendJson } from '../http-kit.js';
+import type { HttpApiOptions, RouteRequest } from '../route.js';
+
+/** `POST /api/pair`: a computer trades an enrollment code for its key. */
+export async function pair(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+  const b = parseWith(PairBodySchema, await readJson(req), 'body');
+  const r = await security(d).redeem(b.code, b.client_id, requestSource(req));
+  if (!r.ok) {
+    if (r.code === 'rate_limited') {
+      throw new HttpError(429, r.code, r.message, undefined, {
+        'retry-after': String(Math.ceil((r.retryAfterMs ?? 1000) / 1000)),
+      });
+    }
+    throw new HttpError(r.code === 'client_taken' ? 409 : 403, r.code, r.message);
+  }
+  const body: PairResponse = {
+    client_id: r.credential.clientId ?? b.client_id,
+    key: r.key,
+    credential_id: r.credential.id,
+  };
+  sendJson(res, 200, body, NO_STORE);
+}
+
+/** `GET /api/audit`: newest first. */
+export async function listAudit(d: HttpApiOptions, { res, url }: RouteRequest): Promise<void> {
+  const q = parseWith(AuditQuerySchema, Object.fromEntries(url.searchParams), 'query');
+  const entries = await security(d).listAudit({
+    ...(q.limit !== undefined ? { limit: q.limit } : {}),
+    ...(q.before !== undefined ? { beforeId: q.before } : {}),
+    ...(q.actor !== undefined ? { actor: q.actor } : {}),
+    ...(q.action !== undefined ? { action: q.action } : {}),
+  });
+  const body: AuditResponse = { entries: entries.map(auditToWire) };
+  sendJson(res, 200, body, NO_STORE);
+}
+
+/** `GET /api/credentials`. */
+export async function listCredentials(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
+  const body: CredentialsResponse = {
+    credentials: (await security(d).listCredentials()).map(credentialToWire),
+  };
+  sendJson(res, 200, body, NO_STORE);
+}
+
+/** `POST /api/credentials/enroll`. */
+export async function enroll(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+  const b = parseWith(EnrollBodySchema, await readJson(req, true), 'body');
+  const t = await security(d).enroll(
+    {
+      ...(b.client_id !== undefined ? { clientId: b.client_id } : {}),
+      ...(b.name !== undefined ? { name: b.name } : {}),
+      grants: {
+        ...(b.kinds !== undefined ? { kinds: b.kinds } : {}),
+        ...(b.observe_others !== undefined ? { observeOthers: b.observe_others } : {}),
+      },
+      ...(b.ttl_s !== undefined ? { ttlMs: b.ttl_s * 1000 } : {}),
+    },
+    who(req),
+  );
+  const body: EnrollResponse = {
+    code: t.code,
+    expires_at: t.expiresAt,
+    ...(t.clientId !== undefined ? { client_id: t.clientId } : {}),
+  };
+  sendJson(res, 201, body, NO_STORE);
+}
+
+/** `POST /api/credentials/revoke`. */
+export async function revoke(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+  const b = parseWith(RevokeBodySchema, await readJson(req), 'body');
+  const revoked = await security(d).revoke('id' in b ? { id: b.id } : { clientId: b.client_id }, who(req));
+  if (revoked.length === 0) throw new HttpError(404, 'not_found', 'no live key matches');
+  const body: RevokeResponse = { revoked: revoked.map(credentialToWire) };
+  sendJson(res, 200, body, NO_STORE);
+}
+
+/** `POST /api/credentials/rotate`. */
+export async function rotate(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+  const b = parseWith(RotateBodySchema, await readJson(req), 'body');
+  const r = await security(d).rotate(b.client_id, who(req));
+  if (!r) throw new HttpError(404, 'not_found', `client "${b.client_id}" has no key to rotate`);
+  const body: RotateResponse = {
+    key: r.key,
+    credential: credentialToWire(r.credential),
+    old_valid_until: r.oldValidUntil,
+  };
+  sendJson(res, 201, body, NO_STORE);
+}
+
+/** `POST /api/credentials/keys`. */
+export async function createKey(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+  const b = parseWith(CreateKeyBodySchema, await readJson(req), 'body');
+  const r = await security(d).createKey(b.role, b.name, who(req));
+  const body: CreateKeyResponse = { key: r.key, credential: credentialToWire(r.credential) };
+  sendJson(res, 201, body, NO_STORE);
+}
+
+/** Keys are shown once: no cache may keep an answer. */
+const NO_STORE = { 'cache-control': 'no-store' };
+
+function security(d: HttpApiOptions): SecurityService {
+  if (d.security === undefined) throw new HttpError(404, 'not_found', 'this server has no security service');
+  return d.security;
+}
+
+/** The caller, as the front authenticated it (these routes are never reached without one). */
+function who(req: RouteRequest['req']): Principal {
+  const p = requestPrincipal(req);
+  if (p === undefined)
+    throw new HttpError(401, 'unauthorized', 'no credential', undefined, { 'www-authenticate': 'Bearer' });
+  return p;
+}
+
+function credentialToWire(c: CredentialView): HttpCredential {
+  return {
+    id: c.id,
+    role: c.role,
+    ...(c.clientId !== undefined ? { client_id: c.clientId } : {}),
+    ...(c.name !== undefined ? { name: c.name } : {}),
+    grants: {
+      ...(c.grants.kinds !== undefined ? { kinds: c.grants.kinds } : {}),
+      ...(c.grants.observeOthers !== undefined ? { observe_others: c.grants.observeOthers } : {}),
+    },
+    created_at: c.createdAt,
+    ...(c.expiresAt !== undefined ? { expires_at: c.expiresAt } : {}),
+    ...(c.revokedAt !== undefined ? { revoked_at: c.revokedAt } : {}),
+  };
+}
+
+function auditToWire(r: AuditRecord): HttpAuditEntry {
+  return {
+    id: r.id,
+    at: r.at,
+    actor: r.actor,
+    role: r.role,
+    source: r.source,
+    action: r.action,
+    ...(r.target !== undefined ? { target: r.target } : {}),
+    outcome: r.outcome,
+    ...(r.detail !== undefined ? { detail: r.detail } : {}),
+  };
+}
