@@ -12,7 +12,7 @@ import type {
   TaskErrorInfo,
   TaskStrategy,
 } from '@ccagent/engine';
-import type { ChatMessage, ChatResponse } from '@ccagent/ollama';
+import type { ChatMessage, ChatOptions, ChatResponse } from '@ccagent/ollama';
 import { z } from 'zod';
 import { MC_ACTION_COMMAND } from '../endpoint/action-executor.js';
 import type { InstanceInfo } from '../endpoint/mc-endpoint.js';
@@ -46,6 +46,13 @@ export interface MinecraftStrategyOptions {
    * 4,096-token context, Ollama's default when a request names none).
    */
   conversationChars?: number;
+  /**
+   * The context size to ask for a task's model (sent as `num_ctx` with every request), or undefined for none (the
+   * server's default). A server reloads a model, emptying its prompt cache, when a request asks for another
+   * `num_ctx` than the one it is loaded with: a composition root that also runs other roles on the same model gives
+   * their `num_ctx` here, so switching between task kinds never reloads it.
+   */
+  numCtxFor?: (settings: MinecraftTaskSettings) => number | undefined;
 }
 
 interface Goal {
@@ -200,6 +207,12 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
     layout: JsonValue = null,
   ): Promise<{ value: unknown; exchange: ChatMessage[] }> {
     const model = opts.modelFor(settings);
+    const numCtx = opts.numCtxFor?.(settings);
+    // The same options on every request of a task: a changed load option (num_ctx) would reload the model.
+    const options: ChatOptions = {
+      ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
+      ...(numCtx !== undefined ? { numCtx } : {}),
+    };
     const attempt = async (
       msgs: ChatMessage[],
       label: string,
@@ -207,7 +220,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
       const input = {
         messages: msgs,
         ...(settings.constrained ? { format } : {}),
-        options: settings.temperature !== undefined ? { temperature: settings.temperature } : {},
+        options,
         provider: settings.provider,
         prompt: { name: prompt.name, version: prompt.version },
         ...(layout !== null ? { layout } : {}),
@@ -220,7 +233,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
             model: settings.model,
             messages: msgs,
             ...(settings.constrained ? { format } : {}),
-            ...(settings.temperature !== undefined ? { options: { temperature: settings.temperature } } : {}),
+            ...(Object.keys(options).length > 0 ? { options } : {}),
             stream: false,
             signal,
           }),

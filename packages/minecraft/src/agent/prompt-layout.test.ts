@@ -2,6 +2,7 @@
 // mod endpoint with a scripted mod over a real WebSocket, the real `ollama` client against the fake Ollama server
 // (which models Ollama's prompt cache with the real Qwen tokenizer).
 import { Engine, InMemoryTaskStore, type Task } from '@ccagent/engine';
+import { OllamaChatModel } from '@ccagent/ollama';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModClient, type ActionRunner, type RunOutcome } from '../bridge/mod-client.js';
@@ -12,6 +13,8 @@ import { createMinecraftStrategy, type MinecraftStrategyOptions } from './minecr
 import { defaultModelFactory, MINECRAFT_TASK_KIND } from './settings.js';
 
 const MODEL = 'qwen3:8b';
+
+type Body = { messages: { role: string; content: string }[] };
 
 /** goto moves the player, place fails at x = 3 (no support block there), everything else succeeds. */
 class World implements ActionRunner {
@@ -66,7 +69,9 @@ let endpoint: MinecraftEndpoint | undefined;
 let engine: Engine | undefined;
 let mod: ModClient | undefined;
 
-afterEach(async () => {
+afterEach(() => teardown());
+
+async function teardown(): Promise<void> {
   await engine?.stop();
   mod?.close();
   await endpoint?.close();
@@ -75,14 +80,21 @@ afterEach(async () => {
   mod = undefined;
   endpoint = undefined;
   fake = undefined;
-});
+}
 
 async function play(
   options: Partial<MinecraftStrategyOptions> = {},
+  around: { before?: (f: FakeOllama) => Promise<void>; after?: (f: FakeOllama) => Promise<void> } = {},
 ): Promise<{ task: Task; fake: FakeOllama }> {
   const f = await startFakeOllama({ tokenizer: 'auto' });
   fake = f;
-  f.script(MODEL, REPLIES);
+  // The Minecraft requests get the scripted plans; any other request (a ComputerCraft planner's) a directive.
+  let mc = 0;
+  f.script(MODEL, (req) => {
+    const first = (req.body as Body).messages[0]?.content ?? '';
+    if (/^You control a Minecraft player/.test(first)) return REPLIES[mc++] ?? 'no more plans';
+    return 'RUN\nPATH: a.lua';
+  });
   const ep = new MinecraftEndpoint({ port: 0 });
   endpoint = ep;
   const { url } = await ep.start();
@@ -101,6 +113,7 @@ async function play(
   });
   engine = e;
   await e.start();
+  await around.before?.(f);
   const created = await e.createTask({
     kind: MINECRAFT_TASK_KIND,
     prompt: 'close the gap in the wall at 3 64 0',
@@ -113,10 +126,9 @@ async function play(
     e.on('taskCompleted', done);
     e.on('taskFailed', done);
   });
+  await around.after?.(f);
   return { task, fake: f };
 }
-
-type Body = { messages: { role: string; content: string }[] };
 
 describe('minecraft_agent prompt layout', () => {
   it('a plan, an expansion and a re-plan are one append-only conversation and the server evaluates only the new message (guards against every request rebuilt from the top)', async () => {
@@ -180,5 +192,36 @@ describe('minecraft_agent prompt layout', () => {
     expect(bodies[1]?.messages[0]?.content).toMatch(
       /^You control a Minecraft player[\s\S]*GOAL NOW: close the gap/,
     );
+  });
+
+  it('asks for the num_ctx the composition root gives its model, so a ComputerCraft role on the same model is not reloaded between them (guards against every switch of task kind reloading the model)', async () => {
+    // A planner request of a ComputerCraft task (16k context, as the orchestrator's default roles ask), then a
+    // Minecraft task on the same model and server, then the planner again.
+    const plannerCall = async (f: FakeOllama): Promise<void> => {
+      const planner = new OllamaChatModel({ host: f.url, retry: { retries: 0 } });
+      await planner.chat({
+        model: MODEL,
+        messages: [
+          { role: 'system', content: 'You are the PLANNER.' },
+          { role: 'user', content: 'Fix a.lua.' },
+        ],
+        options: { temperature: 0.2, numCtx: 16384 },
+        stream: false,
+      });
+    };
+    const around = { before: plannerCall, after: plannerCall };
+
+    const unset = await play({}, around);
+    expect(unset.task.status).toBe('completed');
+    expect(unset.fake.modelStats(MODEL).loads).toBe(3);
+    await teardown();
+
+    const given = await play({ numCtxFor: (s) => (s.model === MODEL ? 16384 : undefined) }, around);
+    expect(given.task.status).toBe('completed');
+    expect(given.fake.modelStats(MODEL)).toMatchObject({ requests: 5, loads: 1 });
+    const options = given.fake
+      .chatRequests(MODEL)
+      .map((r) => (r.body as { options?: { num_ctx?: number } }).options?.num_ctx);
+    expect(options).toEqual([16384, 16384, 16384, 16384, 16384]);
   });
 });
