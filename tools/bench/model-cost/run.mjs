@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Model cost bench (not part of `npm test`; run `npm run build` first, then
-// `node tools/bench/model-cost/run.mjs [--only todo|synthetic|native|minecraft] [--layout naive|single|conversation] [--trace]
+// `node tools/bench/model-cost/run.mjs [--only todo|todo-warm|synthetic|native|minecraft] [--layout naive|single|conversation] [--trace]
 // [--json]`; --trace prints every model call: prompt, cached, evaluated and output tokens, compactions and loads).
 //
 // With a local model almost all of a task's wall time is the GPU: evaluating the prompt tokens that are not in the
@@ -81,22 +81,59 @@ const withPolicy = (variant, policy) => {
   return { ...v, policy: { ...v.policy, ...policy, memory: { ...v.policy?.memory, ...policy.memory } } };
 };
 
-async function todoRun(models, variant) {
-  models.fake.script(MODEL, (req) => reply(req));
-  let planner = 0;
-  let executor = 0;
-  const reply = (req) => {
-    const system = String(req.body.messages?.[0]?.content ?? '');
-    if (system.startsWith('You are the EXECUTOR')) return EXECUTOR_REPLIES[executor++] ?? '';
-    return PLANNER_REPLIES[planner++] ?? '';
-  };
+/** The warm-up task of a warm server: hello.lua fixed and run, then DONE (the planner's and executor's replies). */
+const WARM_UP = {
+  prompt: 'hello.lua must print exactly "Hello, world!". Fix it and run it.',
+  files: { 'hello.lua': 'print("Hello world")\n' },
+  planner: [
+    'PLAN:\n1. fix the greeting\n2. run it\n\nWRITE_FILE\nPATH: hello.lua\nLANGUAGE: lua\nCONTENT:\n```lua\nprint("Hello, world!")\n```\nTHEN:\n- hello.lua',
+    'DONE\nSUMMARY: hello.lua prints "Hello, world!" (see the last run).\nNOTES: none',
+  ],
+};
+
+/**
+ * The TODO.lua acceptance run. With `warm`, the server first serves another task (WARM_UP) in the same layout, as an
+ * orchestrator that has been running does; only the TODO.lua task's calls are counted (`skipCalls`).
+ */
+async function todoRun(models, variant, { warm = false } = {}) {
   const strategy = createPlannerExecutorStrategy({
     planner: role(models, 'planner'),
     executor: role(models, 'executor'),
     completion: COMPLETION,
     ...PLANNER_VARIANT[variant],
   });
-  return runTask(strategy, { prompt: PROMPT, kind: 'code' }, { files: { 'TODO.lua': BROKEN } });
+  let skipCalls = 0;
+  if (warm) {
+    let n = 0;
+    models.fake.script(MODEL, (req) => {
+      const messages = req.body.messages ?? [];
+      if (String(messages[0]?.content ?? '').startsWith('You are the EXECUTOR'))
+        return executorFor(String(messages.at(-1)?.content ?? ''));
+      return WARM_UP.planner[n++] ?? '';
+    });
+    // The same roles and layout; the TODO.lua completion check is the measured task's own.
+    const warmUp = createPlannerExecutorStrategy({
+      planner: role(models, 'planner'),
+      executor: role(models, 'executor'),
+      ...PLANNER_VARIANT[variant],
+    });
+    const before = await runTask(warmUp, { prompt: WARM_UP.prompt, kind: 'code' }, { files: WARM_UP.files });
+    await removeRoot(before.root);
+    if (before.task.status !== 'completed')
+      throw new Error(
+        `the warm-up task ended ${before.task.status}: ${JSON.stringify(before.task.error ?? null)}`,
+      );
+    skipCalls = models.fake.chatRequests(MODEL).length;
+  }
+  let planner = 0;
+  let executor = 0;
+  models.fake.script(MODEL, (req) => {
+    const system = String(req.body.messages?.[0]?.content ?? '');
+    if (system.startsWith('You are the EXECUTOR')) return EXECUTOR_REPLIES[executor++] ?? '';
+    return PLANNER_REPLIES[planner++] ?? '';
+  });
+  const run = await runTask(strategy, { prompt: PROMPT, kind: 'code' }, { files: { 'TODO.lua': BROKEN } });
+  return { ...run, skipCalls };
 }
 
 /** quarry.lua as the synthetic session writes it at `step`: 80 numbered lines, then the subcommands. */
@@ -415,6 +452,7 @@ const MODEL_STEPS = new Set([
 function figures(run, fake) {
   const calls = fake
     .chatRequests(MODEL)
+    .slice(run.skipCalls ?? 0)
     .map((r) => r.modelCall)
     .filter(Boolean);
   const records = run.steps.filter((s) => MODEL_STEPS.has(s.kind));
@@ -457,6 +495,12 @@ function figures(run, fake) {
 
 const SESSIONS = [
   { id: 'todo', name: 'TODO.lua acceptance run', run: todoRun },
+  // The same run as the second task of a server that has served one already (its system prompt may be cached).
+  {
+    id: 'todo-warm',
+    name: 'TODO.lua run, warm server',
+    run: (models, variant) => todoRun(models, variant, { warm: true }),
+  },
   { id: 'synthetic', name: 'synthetic 60-step session', run: syntheticRun },
   { id: 'native', name: `native task, ${NATIVE_CALLS} tool calls`, run: nativeRun },
   // The Minecraft strategy's seed design is its single-message layout, so its baseline row is that layout.
