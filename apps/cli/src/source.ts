@@ -3,6 +3,7 @@
  * orchestrator's HTTP API. Both sources produce exactly these shapes, so the output (human and `--json`) is the same.
  * Field names follow the engine's domain types (camelCase); times are epoch milliseconds.
  */
+import type { Task } from '@ccagent/engine';
 
 /** A structured error as stored on a failed task or step. */
 export interface ErrorView {
@@ -11,27 +12,31 @@ export interface ErrorView {
   details?: unknown;
 }
 
-/** One task. */
-export interface TaskView {
-  id: string;
-  kind: string;
-  status: string;
-  clientId: string | null;
-  prompt: string;
-  /** Commands the task may call; empty means any command the client offers. */
-  allowedCommands: string[];
-  counters: { steps: number; toolCalls: number; questions: number };
-  budgets: { maxSteps?: number; maxToolCalls?: number; deadlineAt?: number };
-  result?: unknown;
-  error?: ErrorView;
-  /** Last progress the strategy reported (0..1) and its message. */
-  progress?: number;
-  progressMessage?: string;
+/**
+ * One task: the engine's {@link Task} without what the CLI never shows (memory, metadata, context, wake time), plus
+ * the per-task settings in their wire form (`settings` of the create request). Derived, not redefined: a field the
+ * engine adds or renames reaches both sources and the renderer through the compiler.
+ */
+export type TaskView = Pick<
+  Task,
+  | 'id'
+  | 'kind'
+  | 'status'
+  | 'clientId'
+  | 'prompt'
+  | 'allowedCommands'
+  | 'counters'
+  | 'budgets'
+  | 'result'
+  | 'error'
+  | 'progress'
+  | 'progressMessage'
+  | 'createdAt'
+  | 'updatedAt'
+> & {
   /** Per-task settings chosen at creation, in their wire form (`settings` of the create request). */
   settings?: Record<string, unknown>;
-  createdAt: number;
-  updatedAt: number;
-}
+};
 
 /** Token usage and model-side timing of one model call. */
 export interface UsageView {

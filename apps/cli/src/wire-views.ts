@@ -54,8 +54,9 @@ const wireTask = HttpTaskSchema.transform((t): TaskView => {
     createdAt: t.created_at,
     updatedAt: t.updated_at,
   };
-  if (t.result !== undefined) out.result = t.result;
-  if (t.error !== undefined) out.error = t.error;
+  // Parsed from JSON text, so JSON values by construction.
+  if (t.result !== undefined) out.result = t.result as TaskView['result'];
+  if (t.error !== undefined) out.error = t.error as TaskView['error'];
   if (t.progress !== undefined) out.progress = t.progress;
   if (t.progress_message !== undefined) out.progressMessage = t.progress_message;
   if (t.settings !== undefined) out.settings = t.settings;
