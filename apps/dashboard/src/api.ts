@@ -157,5 +157,5 @@ export const api = {
   clients: () => request<{ clients: WireClient[] }>('/api/clients'),
   tools: () => request<{ tools: WireTool[] }>('/api/tools'),
   health: () => request<WireHealth>('/health'),
-  features: () => request<{ features: string[]; task_kinds: string[] }>('/api/dashboard'),
+  features: () => request<{ features: string[]; task_kinds: string[]; role?: string }>('/api/dashboard'),
 };

@@ -10,8 +10,13 @@ import { api } from './api.js';
 export interface Features {
   features: string[];
   taskKinds: string[];
+  /** The caller's role (`operator`, `viewer`, `computer`); `operator` until known or from an older server. */
+  role: string;
   loaded: boolean;
 }
+
+/** Text shown on what a viewer key may not do (the server refuses it with 403 anyway). */
+export const VIEWER_NOTE = 'Signed in with a viewer key: you can watch tasks, not start, stop or steer them.';
 
 let cached: Promise<Features> | undefined;
 
@@ -19,17 +24,22 @@ let cached: Promise<Features> | undefined;
 export function loadFeatures(): Promise<Features> {
   cached ??= api
     .features()
-    .then((f) => ({ features: f.features, taskKinds: f.task_kinds, loaded: true }))
+    .then((f) => ({
+      features: f.features,
+      taskKinds: f.task_kinds,
+      role: f.role ?? 'operator',
+      loaded: true,
+    }))
     .catch(() => {
       cached = undefined;
-      return { features: [], taskKinds: [], loaded: false };
+      return { features: [], taskKinds: [], role: 'operator', loaded: false };
     });
   return cached;
 }
 
 /** The features, re-rendering when they arrive. */
 export function useFeatures(): Features {
-  const [f, setF] = useState<Features>({ features: [], taskKinds: [], loaded: false });
+  const [f, setF] = useState<Features>({ features: [], taskKinds: [], role: 'operator', loaded: false });
   useEffect(() => {
     void loadFeatures().then(setF);
   }, []);

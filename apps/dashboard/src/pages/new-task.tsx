@@ -4,7 +4,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
-import { useFeatures } from '../features.js';
+import { useFeatures, VIEWER_NOTE } from '../features.js';
 import { navigate } from '../router.js';
 import type { WireClient } from '../wire.js';
 
@@ -82,6 +82,11 @@ export function NewTaskPage() {
   return (
     <section class="page" aria-labelledby="new-h">
       <h1 id="new-h">New task</h1>
+      {f.role === 'viewer' && (
+        <p class="note" role="status">
+          {VIEWER_NOTE}
+        </p>
+      )}
       <form class="form" onSubmit={submit}>
         <label>
           Kind
@@ -196,7 +201,7 @@ export function NewTaskPage() {
             {error}
           </p>
         )}
-        <button type="submit" class="primary" disabled={busy}>
+        <button type="submit" class="primary" disabled={busy || f.role === 'viewer'}>
           {busy ? 'Creating…' : 'Create task'}
         </button>
       </form>

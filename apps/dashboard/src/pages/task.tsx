@@ -7,7 +7,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
 import { live } from '../events.js';
-import { useFeatures } from '../features.js';
+import { useFeatures, VIEWER_NOTE } from '../features.js';
 import { age, duration, statusText, when } from '../format.js';
 import { Clip, CopyButton, Line, visible } from '../text.js';
 import { MODEL_REQUEST, requestRole, shownSteps } from '../timeline.js';
@@ -369,14 +369,20 @@ function Actions({ task, onChange }: { task: WireTask; onChange: () => void }) {
       .catch((e: unknown) => setNote(`${what}: ${e instanceof ApiError ? e.message : String(e)}`))
       .finally(() => setBusy(false));
   };
-  const canMessage = f.features.includes('message');
-  const canRetry = f.features.includes('retry');
+  const viewer = f.role === 'viewer';
+  const canMessage = f.features.includes('message') && !viewer;
+  const canRetry = f.features.includes('retry') && !viewer;
   return (
     <div class="actions" role="group" aria-label="Task actions">
+      {viewer && (
+        <p class="note" role="status">
+          {VIEWER_NOTE}
+        </p>
+      )}
       <button
         type="button"
         class="danger"
-        disabled={busy || terminal}
+        disabled={busy || terminal || viewer}
         onClick={() => act('Cancel', api.cancel(task.id))}
       >
         Cancel task
@@ -384,7 +390,7 @@ function Actions({ task, onChange }: { task: WireTask; onChange: () => void }) {
       <button
         type="button"
         disabled={busy || !canRetry || !(task.status === 'failed' || task.status === 'cancelled')}
-        title={canRetry ? 'Run this task again' : 'This server has no retry route yet'}
+        title={canRetry ? 'Run this task again' : viewer ? VIEWER_NOTE : 'This server has no retry route yet'}
         onClick={() => act('Retry', api.retry(task.id))}
       >
         Retry
@@ -404,7 +410,13 @@ function Actions({ task, onChange }: { task: WireTask; onChange: () => void }) {
             value={message}
             onInput={(e) => setMessage(e.currentTarget.value)}
             disabled={!canMessage}
-            placeholder={canMessage ? 'tell the model something' : 'not offered by this server yet'}
+            placeholder={
+              canMessage
+                ? 'tell the model something'
+                : viewer
+                  ? 'a viewer key cannot send messages'
+                  : 'not offered by this server yet'
+            }
           />
         </label>
         <button type="submit" disabled={busy || !canMessage || terminal}>
@@ -431,6 +443,7 @@ function AnswerForm({
 }) {
   const [text, setText] = useState('');
   const [err, setErr] = useState<string | undefined>(undefined);
+  const viewer = useFeatures().role === 'viewer';
   return (
     <form
       class="question"
@@ -453,7 +466,7 @@ function AnswerForm({
         Your answer
         <textarea value={text} onInput={(e) => setText(e.currentTarget.value)} rows={2} required />
       </label>
-      <button type="submit" class="primary">
+      <button type="submit" class="primary" disabled={viewer} title={viewer ? VIEWER_NOTE : undefined}>
         Answer
       </button>
       {err !== undefined && (

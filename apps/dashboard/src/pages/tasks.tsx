@@ -6,6 +6,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
 import { live } from '../events.js';
+import { useFeatures } from '../features.js';
 import { age, statusText } from '../format.js';
 import { navigate } from '../router.js';
 import { Line } from '../text.js';
@@ -23,6 +24,7 @@ const FILTERS: Record<string, string[]> = {
 
 /** Tasks page. */
 export function TasksPage({ now }: { now: number }) {
+  const features = useFeatures();
   const [filter, setFilter] = useState('all');
   const [kind, setKind] = useState('');
   const [client, setClient] = useState('');
@@ -146,9 +148,11 @@ export function TasksPage({ now }: { now: number }) {
         <span class="muted" aria-live="polite">
           {total === undefined ? '' : `${total.toLocaleString('en-US')} tasks`}
         </span>
-        <a class="button primary" href="#/new">
-          New task
-        </a>
+        {features.role !== 'viewer' && (
+          <a class="button primary" href="#/new">
+            New task
+          </a>
+        )}
       </div>
       <form class="filters" onSubmit={apply} role="search">
         <label>

@@ -86,11 +86,12 @@ export class HttpAccess {
       throw new Refusal(401, 'unauthorized', auth.message, { 'www-authenticate': 'Bearer' });
     }
     const who = auth.principal;
+    // Every route may ask who called (the key routes audit the actor; GET /api/dashboard tells the page its role).
+    setRequestPrincipal(req, who);
     this.refuseUnless(req, checkContentType(method, req.headers));
     if (path.startsWith('/api/credentials') || path === '/api/audit') {
       if (who.role !== 'operator')
         throw forbidden(who, 'only an operator manages keys and reads the audit log');
-      setRequestPrincipal(req, who);
       return this.o.next(req, res);
     }
     await this.permit(who, method, path, url);

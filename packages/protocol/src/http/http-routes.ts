@@ -176,13 +176,14 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     method: 'GET',
     path: '/api/events',
     summary:
-      'Server-Sent Events: task, step, question, call, client and tool events; resumable with `Last-Event-ID`, `task_id` filters one task, a `resync` event when a reader fell behind.',
+      'Server-Sent Events: task, step, question, call, client and tool events; resumable with `Last-Event-ID`, `?task=ID[,ID…]` filters to those tasks, a `resync` event when a reader fell behind.',
     responses: [{ status: 200, contentType: 'text/event-stream' }],
   },
   {
     method: 'GET',
     path: '/api/dashboard',
-    summary: 'What the dashboard may offer on this server: version, task kinds, features.',
+    summary:
+      "What the dashboard may offer on this server: version, task kinds, features, and the caller's role.",
     responses: [{ status: 200 }],
   },
   {

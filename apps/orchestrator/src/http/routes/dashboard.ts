@@ -3,6 +3,7 @@
  * offers the page (task kinds, optional features).
  */
 import { z } from 'zod';
+import { requestPrincipal } from '../../security/request-principal.js';
 import { ORCHESTRATOR_VERSION } from '../../version.js';
 import { HttpError, parseWith, sendJson } from '../http-kit.js';
 import type { HttpApiOptions, RouteRequest } from '../route.js';
@@ -32,16 +33,19 @@ export function eventStream(d: HttpApiOptions, { req, res, url }: RouteRequest):
 }
 
 /**
- * `GET /api/dashboard`: the task kinds, and `features` naming what this server has beyond the basic routes
- * (`message`, `retry`, `task_settings`, …), so the page shows the others disabled.
+ * `GET /api/dashboard`: the task kinds, `features` naming what this server has beyond the basic routes
+ * (`message`, `retry`, `task_settings`, …), so the page shows the others disabled, and the caller's `role`
+ * (`operator`, `viewer` or `computer`; `operator` on a server without a token), so a viewer's page disables what the
+ * server would refuse it.
  */
-export function dashboardFeatures(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
+export function dashboardFeatures(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
   const features = ['events', 'search', 'step_summary'];
   const has = (name: string): boolean => ROUTES.some((r) => r.name === name);
   if (has('tasks.message')) features.push('message');
   if (has('tasks.retry')) features.push('retry');
   if (CREATE_TAKES_SETTINGS) features.push('task_settings');
-  sendJson(res, 200, { version: ORCHESTRATOR_VERSION, task_kinds: d.taskKinds, features });
+  const role = requestPrincipal(req)?.role ?? 'operator';
+  sendJson(res, 200, { version: ORCHESTRATOR_VERSION, task_kinds: d.taskKinds, features, role });
   return Promise.resolve();
 }
 
