@@ -1,3 +1,10 @@
+/**
+ * The `ccagent` command tree (commander): every command's flags and help, each action calling a source (`--db` or
+ * `--url`) and a renderer.
+ *
+ * Size (over 500 lines): one declaration per command, in the order `--help` shows them, so a reader finds a command's
+ * flags and action in one place; the work is elsewhere (sources, render.ts, task-watch.ts, security-commands.ts).
+ */
 import { MODEL_REQUEST_KIND, TASK_STATUSES } from '@ccagent/engine';
 import { defaultDbPath } from '@ccagent/store';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';

@@ -1,3 +1,12 @@
+/**
+ * The native tool-calling strategy: the model gets the commands as tools and calls them itself; each step sends a
+ * window of the conversation (its turns kept in task memory), runs the calls the model made, and ends on a final
+ * answer, a budget or the max-iterations summary.
+ *
+ * Size (over 500 lines): the memory codec, the prompt window (which turns fit, when it moves so the server's prompt
+ * cache stays hot) and the step function share one memory shape and are read together when a prompt looks wrong;
+ * the tool table, history view and prompt files are already in their own modules.
+ */
 import type {
   CommandDescriptor,
   Decision,

@@ -1,3 +1,12 @@
+/**
+ * The planner/executor strategy: a planner model writes one loose directive, the parser or an executor model turns it
+ * into one validated tool call (repaired once, then bounced), with the policies that stop small models from
+ * spiralling (duplicates, bounces, done-rejections, questions).
+ *
+ * Size (over 500 lines): the `Step` class holds one engine step's decision path (plan → derive → dispatch → record),
+ * whose branches share its state; the parser, executor schema, derivation rules, memory rendering, policy and
+ * prompts are each in their own module already.
+ */
 import type {
   Decision,
   HistoryEntry,

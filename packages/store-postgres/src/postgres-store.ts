@@ -1,3 +1,12 @@
+/**
+ * `PostgresStore`: the engine's `TaskStore` port on PostgreSQL, plus the store-specific queries (task pages, clients,
+ * tools, health) the orchestrator and CLI use, behind the write fence of the leader lease.
+ *
+ * Size (over 500 lines): one class implementing a wide port (about forty methods, most a few lines over a prepared
+ * query). The parts that stand alone are already out: the write queue (write-queue.ts), staging of committed state
+ * (staged.ts), the lease (lease.ts), error mapping (errors.ts), migrations and the schema. Splitting the class by
+ * table like packages/store/src/sqlite/ is the next step, left until the security tables land here too.
+ */
 import {
   EngineError,
   canTransition,

@@ -1,6 +1,9 @@
 /**
  * The `minecraft_agent` strategy: plan in the task's mode, send one action at a time, read each result and the
  * player's state, re-plan (bounded) when an action fails or the state contradicts the plan.
+ *
+ * Size (over 500 lines): the plan → action → result → re-plan loop and its memory are one state machine; the plan
+ * modes (plan-modes.ts), settings and prompts are in their own modules.
  */
 import type {
   Decision,
