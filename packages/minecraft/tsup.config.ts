@@ -5,6 +5,7 @@ export default defineConfig({
     index: 'src/index.ts',
     'testing/index': 'src/testing/index.ts',
     'bridge-bin': 'src/bridge-bin.ts',
+    'conformance-bin': 'src/conformance-bin.ts',
   },
   format: ['esm', 'cjs'],
   dts: { entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' } },

@@ -72,6 +72,14 @@ program
     'PEM certificate: serve https:// and wss:// (env CCAGENT_TLS_CERT; with --tls-key)',
   )
   .option('--tls-key <file>', 'PEM private key of --tls-cert (env CCAGENT_TLS_KEY)')
+  .option(
+    '--mc-port <port>',
+    'Minecraft mod endpoint port, 0 = ephemeral, off = none (env CCAGENT_MC_PORT; default 9876, skipped with a warning when busy)',
+  )
+  .option(
+    '--mc-host <host>',
+    'Minecraft mod endpoint address, loopback only (env CCAGENT_MC_HOST; default 127.0.0.1)',
+  )
   .option('--lua-dir <dir>', 'serve the Lua client from this directory instead of the bundled one')
   .action(async (flags: ServeFlags & { luaDir?: string; advertiseUrl?: string; leaseTtl?: string }) => {
     const opts = resolveServeOptions(flags, process.env, process.stderr.isTTY === true);
@@ -100,6 +108,7 @@ program
       port: o.port,
       ollamaUrl: o.ollamaUrl,
       durability: o.durability,
+      ...(o.minecraft !== undefined ? { minecraft: o.minecraft } : {}),
       ...(o.token !== undefined ? { token: o.token } : {}),
       ...(tls !== undefined ? { tls } : {}),
       ...(flags.luaDir !== undefined ? { luaDir: flags.luaDir } : {}),
@@ -166,6 +175,13 @@ program
         `  websocket:  ${r.url.replace(/^http/, 'ws')}/ws${o.token !== undefined ? ' (token required)' : ''}`,
         `  install:    wget run ${r.url}/lua/install.lua   (${r.luaFiles} Lua files)`,
         `  dashboard:  ${r.url}/`,
+        ...(r.minecraft === undefined
+          ? []
+          : 'url' in r.minecraft
+            ? [
+                `  minecraft:  ${r.minecraft.url} (mod endpoint; ccagent-mc-bridge --orchestrator ${r.minecraft.url})`,
+              ]
+            : [`  minecraft:  not running: ${r.minecraft.error}`]),
       ].join('\n'),
     );
     r.models

@@ -16,6 +16,7 @@ import {
   type StrategyResolver,
   type TaskStore,
 } from '@ccagent/engine';
+import { createMinecraftAgent } from '@ccagent/minecraft';
 import type { ModelLogger } from '@ccagent/ollama';
 import { openSqliteStore } from '@ccagent/store';
 import {
@@ -89,6 +90,11 @@ export interface OrchestratorOptions {
   role?: () => Record<string, unknown>;
   /** Embedding/tests: strategies instead of the configured agent ones (models are still checked for `/health`). */
   strategies?: StrategyResolver;
+  /**
+   * The Minecraft mod endpoint and `minecraft_agent` tasks (docs/minecraft.md). `required`: a port that cannot be
+   * bound fails startup; otherwise it is logged and the orchestrator runs without it. Omitted: not started.
+   */
+  minecraft?: { host: string; port: number; required: boolean };
 }
 
 /** A store the orchestrator uses for tasks, clients, task pages and `/health` (`SqliteStore`, `PostgresStore`). */
@@ -109,6 +115,8 @@ export interface StartupReport {
   luaFiles: number;
   /** Tasks found unfinished in the database and resumed. */
   resumed: number;
+  /** The Minecraft mod endpoint's URL, or why it is not running (undefined when not asked for). */
+  minecraft?: { url: string } | { error: string };
   /** The first model check (not awaited by startup: a down model server must not delay listening). */
   models: Promise<ModelReport>;
 }
@@ -249,11 +257,20 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     disconnectPolicy: s.disconnectPolicy,
     graceMs: s.reconnectGraceMs,
   });
+  const minecraft = o.minecraft
+    ? createMinecraftAgent({
+        host: o.minecraft.host,
+        port: o.minecraft.port,
+        ollamaUrl: o.ollamaUrl,
+        clock,
+        logger,
+      })
+    : undefined;
   const engine = new Engine({
     ...(confirm ? { confirm: (task, command, args) => confirm(task.kind, command, args) } : {}),
     store,
-    strategies: resolver,
-    executor,
+    strategies: minecraft ? minecraft.withStrategy(resolver) : resolver,
+    executor: minecraft ? minecraft.routeExecutor(executor) : executor,
     clock,
     logger,
     modelConcurrency: s.modelConcurrency,
@@ -342,6 +359,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     startedAt,
     now: () => clock.now(),
     logger,
+    minecraft,
   });
 
   // Recover before anyone can connect: unfinished tasks resume, pending calls wait for their clients.
@@ -349,6 +367,22 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     status: ['queued', 'running', 'waiting_for_command', 'waiting_for_user'],
   });
   await engine.start();
+  let minecraftReport: StartupReport['minecraft'];
+  if (minecraft && o.minecraft) {
+    try {
+      minecraftReport = { url: await minecraft.start() };
+    } catch (err) {
+      if (o.minecraft.required) {
+        await engine.stop();
+        executor.dispose();
+        registry.dispose();
+        await closeStore();
+        throw new OrchestratorError('listen_failed', (err as Error).message, { cause: err });
+      }
+      minecraftReport = { error: (err as Error).message };
+      logger.warn({ err: (err as Error).message }, 'running without the Minecraft mod endpoint');
+    }
+  }
 
   const front = new HttpAccess({
     policy,
@@ -417,6 +451,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     executor.dispose();
     registry.dispose();
     await gateway.close();
+    await minecraft?.close();
     await closeStore();
     throw new OrchestratorError(
       'listen_failed',
@@ -460,6 +495,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       executor.dispose();
       registry.dispose();
       await gateway.close();
+      await minecraft?.close();
       server.closeAllConnections();
       await closeStore();
       logger.info({}, 'stopped');
@@ -477,6 +513,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       dbPath,
       luaFiles: lua.manifest().length,
       resumed: unfinished.length,
+      ...(minecraftReport !== undefined ? { minecraft: minecraftReport } : {}),
       models,
     },
     close,

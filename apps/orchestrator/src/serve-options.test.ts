@@ -16,6 +16,7 @@ describe('resolveServeOptions', () => {
         logLevel: 'info',
         logFormat: 'json',
         durability: 'full',
+        minecraft: { host: '127.0.0.1', port: 9876, required: false },
       },
     });
   });
@@ -31,6 +32,7 @@ describe('resolveServeOptions', () => {
       CCAGENT_LOG_LEVEL: 'debug',
       CCAGENT_DURABILITY: 'normal',
       CCAGENT_LOG_FORMAT: 'pretty',
+      CCAGENT_MC_PORT: '9900',
     };
     const r = resolveServeOptions({ port: '0', db: '/tmp/b.db' }, env);
     expect(r.ok && r.value).toEqual({
@@ -43,6 +45,7 @@ describe('resolveServeOptions', () => {
       logLevel: 'debug',
       logFormat: 'pretty',
       durability: 'normal',
+      minecraft: { host: '127.0.0.1', port: 9900, required: true },
     });
     const flag = resolveServeOptions({ durability: 'full' }, env);
     expect(flag.ok && flag.value.durability).toBe('full');
@@ -58,6 +61,16 @@ describe('resolveServeOptions', () => {
     expect(at(true, { logFormat: 'json' })).toBe('json');
     expect(at(false, {}, { CCAGENT_LOG_FORMAT: 'pretty' })).toBe('pretty');
     expect(at(true, { logFormat: 'yaml' })).toMatch(/--log-format: expected one of pretty, json/);
+  });
+
+  it('turns the Minecraft mod endpoint off with --mc-port off, and refuses a bad port or a non-loopback host', () => {
+    const off = resolveServeOptions({ mcPort: 'off' }, {});
+    expect(off.ok && off.value.minecraft).toBeUndefined();
+    const bad = resolveServeOptions({ mcPort: '99999' }, {});
+    expect(!bad.ok && bad.error.message).toMatch(/--mc-port: expected an integer 0\.\.65535 or off/);
+    // The mod protocol has no authentication: the endpoint must not be reachable from other machines.
+    const open = resolveServeOptions({ mcHost: '0.0.0.0', token: 'long-enough-token' }, {});
+    expect(!open.ok && open.error.message).toMatch(/--mc-host: the mod endpoint listens on loopback only/);
   });
 
   it('refuses an unknown durability level (guards against a typo silently weakening or keeping durability)', () => {

@@ -34,6 +34,8 @@ export interface ServeFlags {
   durability?: string;
   tlsCert?: string;
   tlsKey?: string;
+  mcHost?: string;
+  mcPort?: string;
 }
 
 /** Resolved `serve` options. `dbPath` undefined means "the per-user default". */
@@ -55,7 +57,15 @@ export interface ServeOptions {
   durability: Durability;
   /** PEM files of the certificate and private key: serve `https://` and `wss://` (both or neither). */
   tls: { certPath: string; keyPath: string } | undefined;
+  /**
+   * The Minecraft mod endpoint (docs/minecraft.md): loopback only, port 9876 by default. `required` when the port was
+   * given explicitly (a busy port then fails startup; the default one is skipped with a warning). Undefined: off.
+   */
+  minecraft: { host: string; port: number; required: boolean } | undefined;
 }
+
+/** Default port of the Minecraft mod endpoint (the seed's `ws://localhost:9876`). */
+export const DEFAULT_MC_PORT = 9876;
 
 /** Default orchestrator port. */
 export const DEFAULT_PORT = 7420;
@@ -71,7 +81,8 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * Flags win over env (`CCAGENT_HOST`, `CCAGENT_PORT`, `CCAGENT_DB`, `CCAGENT_CONFIG`, `OLLAMA_HOST`, `CCAGENT_TOKEN`,
- * `CCAGENT_LOG_LEVEL`, `CCAGENT_LOG_FORMAT`, `CCAGENT_DURABILITY`, `CCAGENT_TLS_CERT`, `CCAGENT_TLS_KEY`), env over defaults. Refuses (`unsafe_bind`) a non-loopback host without a token.
+ * `CCAGENT_LOG_LEVEL`, `CCAGENT_LOG_FORMAT`, `CCAGENT_DURABILITY`, `CCAGENT_TLS_CERT`, `CCAGENT_TLS_KEY`,
+ * `CCAGENT_MC_HOST`, `CCAGENT_MC_PORT`), env over defaults. Refuses (`unsafe_bind`) a non-loopback host without a token.
  */
 export function resolveServeOptions(
   flags: ServeFlags,
@@ -109,6 +120,19 @@ export function resolveServeOptions(
   if ((certPath === undefined) !== (keyPath === undefined)) {
     return bad('--tls-cert and --tls-key go together: give both PEM files, or neither');
   }
+  const mcPortText = flags.mcPort ?? env.CCAGENT_MC_PORT;
+  const mcHost = flags.mcHost ?? env.CCAGENT_MC_HOST ?? '127.0.0.1';
+  let minecraft: ServeOptions['minecraft'];
+  if (mcPortText !== 'off') {
+    const mcPort = Number(mcPortText ?? DEFAULT_MC_PORT);
+    if (mcPortText !== undefined && (!/^\d+$/.test(mcPortText) || mcPort > 65535)) {
+      return bad(`--mc-port: expected an integer 0..65535 or off, got "${mcPortText}"`);
+    }
+    // The mod protocol has no authentication (the seed's): anyone reaching it could play as the bot.
+    if (!isLoopbackHost(mcHost))
+      return bad(`--mc-host: the mod endpoint listens on loopback only, got "${mcHost}"`);
+    minecraft = { host: mcHost, port: mcPort, required: mcPortText !== undefined };
+  }
   const token = flags.token ?? (env.CCAGENT_TOKEN || undefined);
   if (token !== undefined && token.length < 8) return bad('--token: use at least 8 characters');
   if (!isLoopbackHost(host) && token === undefined) {
@@ -135,6 +159,7 @@ export function resolveServeOptions(
       logFormat: logFormat as LogFormat,
       durability: durability as Durability,
       tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : undefined,
+      minecraft,
     },
   };
 }

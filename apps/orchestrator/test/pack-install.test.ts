@@ -35,6 +35,7 @@ const PACKAGES = [
   '@ccagent/store-postgres',
   '@ccagent/agent',
   '@ccagent/ollama',
+  '@ccagent/minecraft',
   'cc-orchestrator',
 ];
 

@@ -82,3 +82,18 @@ export {
   type MineflayerBot,
   type MineflayerBotOptions,
 } from './bridge/mineflayer-runner.js';
+export {
+  createMinecraftAgent,
+  McTaskRequestSchema,
+  type McResult,
+  type McTaskHost,
+  type MinecraftAgent,
+  type MinecraftAgentOptions,
+} from './service/minecraft-agent.js';
+export {
+  defaultConformanceActions,
+  runConformance,
+  type ConformanceCheck,
+  type ConformanceOptions,
+  type ConformanceReport,
+} from './conformance/conformance.js';

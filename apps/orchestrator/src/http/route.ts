@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine, Task, TaskStatus, TaskStore } from '@ccagent/engine';
+import type { MinecraftAgent } from '@ccagent/minecraft';
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence } from '../client-persistence.js';
 import type { Metrics } from '../metrics.js';
@@ -54,6 +55,8 @@ export interface HttpApiOptions {
   role?: () => Record<string, unknown>;
   startedAt: number;
   now: () => number;
+  /** The Minecraft side (mod endpoint, `minecraft_agent` tasks), when it runs in this process. */
+  minecraft?: MinecraftAgent | undefined;
   logger: { error(obj: unknown, msg?: string): void };
 }
 

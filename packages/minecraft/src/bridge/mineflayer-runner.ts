@@ -75,9 +75,21 @@ function abortable<T>(p: Promise<T>, signal: AbortSignal, onAbort: () => void): 
  * `MinecraftError('bridge_failed')` when the server refuses or does not answer.
  */
 export async function startMineflayerBot(opts: MineflayerBotOptions): Promise<MineflayerBot> {
-  const mineflayer = require('mineflayer') as Mineflayer;
-  const pf = require('mineflayer-pathfinder') as Pathfinder;
-  const { Vec3 } = require('vec3') as { Vec3: Vec3Ctor };
+  let mineflayer: Mineflayer;
+  let pf: Pathfinder;
+  let Vec3: Vec3Ctor;
+  try {
+    mineflayer = require('mineflayer') as Mineflayer;
+    pf = require('mineflayer-pathfinder') as Pathfinder;
+    ({ Vec3 } = require('vec3') as { Vec3: Vec3Ctor });
+  } catch (cause) {
+    throw new MinecraftError(
+      'bridge_failed',
+      'the bridge needs mineflayer (optional peer dependencies): npm install mineflayer@4.25.0 ' +
+        `mineflayer-pathfinder@2.4.5 prismarine-item vec3 (${(cause as Error).message})`,
+      { cause },
+    );
+  }
   const bot = mineflayer.createBot({
     host: opts.host,
     port: opts.port,

@@ -152,17 +152,23 @@ export class ModClient {
     const earlier = this.outcomes.get(action.id);
     if (earlier !== undefined) {
       this.duplicatesDropped.push(action.id);
+      this.logger.info(
+        { action_id: action.id },
+        'repeated action id: reporting the earlier outcome, not running it',
+      );
       this.report(action.id, earlier);
       return;
     }
     if (this.running.has(action.id)) {
       // Still running: its outcome is reported when it ends (to whichever connection is open then).
       this.duplicatesDropped.push(action.id);
+      this.logger.info({ action_id: action.id }, 'repeated action id still running: its outcome follows');
       return;
     }
     const ctl = new AbortController();
     this.running.set(action.id, ctl);
     this.executed.push(action.id);
+    this.logger.info({ action_id: action.id, action_type: action.type }, 'running action');
     const done = (o: RunOutcome): void => {
       this.running.delete(action.id);
       this.outcomes.set(action.id, o);

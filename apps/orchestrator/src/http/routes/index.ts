@@ -7,6 +7,7 @@ import { listClients, listTools } from './clients.js';
 import { dashboardFeatures, dashboardFile, eventStream } from './dashboard.js';
 import { health, metricsText } from './health.js';
 import { installer, luaFile, manifest } from './lua.js';
+import { createMinecraftTask, listInstances, retryMinecraftTask, stopInstance } from './minecraft.js';
 import { createKey, enroll, listAudit, listCredentials, pair, revoke, rotate } from './security.js';
 import { postEvent, postMessage, retryTask } from './steering.js';
 import { answerTask, cancelTask, createTask, getSteps, getTask, listTasks } from './tasks.js';
@@ -49,6 +50,30 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', pattern: /^\/api\/credentials\/rotate$/, name: 'security.rotate', handler: rotate },
   { method: 'POST', pattern: /^\/api\/credentials\/keys$/, name: 'security.keys', handler: createKey },
   { method: 'GET', pattern: /^\/api\/audit$/, name: 'security.audit', handler: listAudit },
+  {
+    method: 'GET',
+    pattern: /^\/api\/minecraft\/instances$/,
+    name: 'minecraft.instances',
+    handler: listInstances,
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/minecraft\/instances\/([^/]+)\/stop$/,
+    name: 'minecraft.stop',
+    handler: stopInstance,
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/minecraft\/tasks$/,
+    name: 'minecraft.create',
+    handler: createMinecraftTask,
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/minecraft\/tasks\/([^/]+)\/retry$/,
+    name: 'minecraft.retry',
+    handler: retryMinecraftTask,
+  },
   { method: 'GET', pattern: /^\/metrics$/, name: 'metrics', handler: metricsText },
   // CC's `wget run` cannot send an Authorization header, and the bundle holds no secret: open.
   { method: 'GET', pattern: /^\/lua\/install\.lua$/, name: 'lua.install', open: true, handler: installer },

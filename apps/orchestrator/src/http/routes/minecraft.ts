@@ -1,0 +1,102 @@
+/**
+ * Minecraft routes (seed 003's UI functions): the mod instances (connected, version, last state), a
+ * `minecraft_agent` task with its settings, stop an instance (sends `stop`, cancels its tasks), retry a task. The
+ * task's status and step log are the ordinary task routes. Bodies snake_case here, mapped to the package's settings.
+ */
+import type { InstanceInfo, MinecraftAgent } from '@ccagent/minecraft';
+import { z } from 'zod';
+import { taskToWire } from '../../wire.js';
+import { HttpError, parseWith, readJson, safeDecode, sendJson } from '../http-kit.js';
+import type { HttpApiOptions, RouteRequest } from '../route.js';
+
+const createBody = z.strictObject({
+  instance_id: z.string().min(1),
+  prompt: z.string().min(1),
+  mode: z.enum(['high-level', 'low-level', 'hybrid']).optional(),
+  provider: z.enum(['ollama', 'lmstudio']).optional(),
+  model: z.string().min(1),
+  temperature: z.number().optional(),
+  lm_studio_url: z.string().optional(),
+  ollama_url: z.string().optional(),
+  max_replans: z.number().optional(),
+  action_timeout_ms: z.number().optional(),
+  constrained: z.boolean().optional(),
+});
+
+function agent(d: HttpApiOptions): MinecraftAgent {
+  if (d.minecraft === undefined) {
+    throw new HttpError(
+      503,
+      'minecraft_unavailable',
+      'the Minecraft mod endpoint is not running in this orchestrator',
+    );
+  }
+  return d.minecraft;
+}
+
+function instanceToWire(i: InstanceInfo): Record<string, unknown> {
+  return {
+    instance_id: i.instanceId,
+    status: i.status,
+    connected: i.status === 'connected',
+    version: i.version,
+    // The mod's own state object, as the mod protocol defines it.
+    last_state: i.lastState,
+    last_state_at: i.lastStateAt,
+    open_action_id: i.openActionId,
+    connected_at: i.connectedAt,
+    disconnected_at: i.disconnectedAt,
+    state_updates: i.stateUpdates,
+  };
+}
+
+/** `GET /api/minecraft/instances`. */
+export function listInstances(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
+  sendJson(res, 200, { instances: agent(d).listInstances().map(instanceToWire) });
+  return Promise.resolve();
+}
+
+/** `POST /api/minecraft/tasks`: a `minecraft_agent` task for an instance, with its settings. */
+export async function createMinecraftTask(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+  const mc = agent(d);
+  const b = parseWith(createBody, await readJson(req), 'body');
+  const settings = Object.fromEntries(
+    Object.entries({
+      instanceId: b.instance_id,
+      mode: b.mode,
+      provider: b.provider,
+      model: b.model,
+      temperature: b.temperature,
+      lmStudioUrl: b.lm_studio_url,
+      ollamaUrl: b.ollama_url,
+      maxReplans: b.max_replans,
+      actionTimeoutMs: b.action_timeout_ms,
+      constrained: b.constrained,
+    }).filter(([, v]) => v !== undefined),
+  );
+  const r = await mc.createTask(d.engine, { prompt: b.prompt, settings });
+  if (!r.ok) {
+    const snake = (r.path ?? []).map((k) =>
+      k === 'settings' ? '' : k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+    );
+    const path = `$${snake
+      .filter((k) => k !== '')
+      .map((k) => `.${k}`)
+      .join('')}`;
+    throw new HttpError(400, 'invalid_body', `${path}: ${r.message.replace(/^[^:]*: /, '')}`, path);
+  }
+  sendJson(res, 201, { task: taskToWire(r.value) });
+}
+
+/** `POST /api/minecraft/instances/:id/stop`: `stop` to the mod, and its unfinished tasks cancelled. */
+export async function stopInstance(d: HttpApiOptions, { res, params }: RouteRequest): Promise<void> {
+  const r = await agent(d).stopInstance(d.engine, safeDecode(params[0] ?? ''));
+  sendJson(res, 200, { stop_sent: r.stopSent, cancelled_tasks: r.cancelled });
+}
+
+/** `POST /api/minecraft/tasks/:id/retry`: a new task with the settings of a failed or cancelled one. */
+export async function retryMinecraftTask(d: HttpApiOptions, { res, params }: RouteRequest): Promise<void> {
+  const r = await agent(d).retryTask(d.engine, safeDecode(params[0] ?? ''));
+  if (!r.ok) throw new HttpError(r.code === 'not_found' ? 404 : 409, r.code, r.message);
+  sendJson(res, 201, { task: taskToWire(r.value) });
+}
