@@ -14,9 +14,12 @@ class ScriptedWorld implements ActionRunner {
   readonly chat: string[] = [];
   readonly ran: Action[] = [];
   stuck = false;
+  /** Actions of this type are never answered (a mod that hangs). */
+  hangOn: Action['type'] | null = null;
   failWhen: (a: Action) => string | null = () => null;
   run(action: Action): Promise<RunOutcome> {
     this.ran.push(action);
+    if (action.type === this.hangOn) return new Promise<RunOutcome>(() => undefined);
     const why = this.failWhen(action);
     if (why !== null) return Promise.resolve({ ok: false, error: why });
     if (action.type === 'goto' && !this.stuck)
@@ -175,6 +178,28 @@ describe('minecraft_agent strategy', () => {
     expect(done.error?.message).toMatch(/contradicts the plan.*20 64 20/);
     expect(world.ran).toHaveLength(3);
     expect(fake.chatRequests('qwen3:8b')).toHaveLength(3);
+  });
+
+  it('fails an action that is not answered within its timeout and re-plans instead of waiting for ever', async () => {
+    await setup();
+    world.hangOn = 'interact';
+    fake.script('qwen3:8b', [
+      {
+        json: {
+          actions: [
+            { type: 'interact', target: 'lever', x: 1, y: 64, z: 1 },
+            { type: 'chat', message: 'never' },
+          ],
+        },
+      },
+      { json: { actions: [{ type: 'chat', message: 'lever skipped' }] } },
+    ]);
+    const started = Date.now();
+    const done = await run({ mode: 'low-level', actionTimeoutMs: 1_000 });
+    expect(done.status).toBe('completed');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    expect(world.chat).toEqual(['lever skipped']);
+    expect(userText(1)).toMatch(/timed out after 1000 ms/);
   });
 
   it('high-level: expands each goal into actions when it is reached, with the state at that moment', async () => {
