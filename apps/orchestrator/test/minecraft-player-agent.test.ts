@@ -67,8 +67,9 @@ function startOrchestrator(): Promise<Served> {
 async function api<T>(method: string, p: string, body?: unknown): Promise<{ status: number; body: T }> {
   const res = await fetch(`${orch.url}${p}`, {
     method,
-    ...(body !== undefined
-      ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }
+    // Every POST carries a JSON body (the server refuses a POST without Content-Type: application/json).
+    ...(method === 'POST'
+      ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) }
       : {}),
   });
   return { status: res.status, body: (await res.json()) as T };
