@@ -154,11 +154,24 @@ export class HttpAccess {
     who: Principal,
   ): void {
     if (method !== 'POST') return;
-    const m = /^\/api\/tasks(?:\/([^/]+)\/(cancel|answer))?$/.exec(path);
+    const m =
+      /^\/api\/tasks(?:\/([^/]+)\/(cancel|answer))?$/.exec(path) ??
+      /^\/api\/minecraft\/(?:tasks|instances\/([^/]+)\/stop|tasks\/([^/]+)\/retry)$/.exec(path);
     if (!m) return;
-    const action = m[2] === undefined ? 'task.create' : `task.${m[2]}`;
+    const minecraft = path.startsWith('/api/minecraft/');
+    const action = minecraft
+      ? path.endsWith('/stop')
+        ? 'minecraft.stop'
+        : path.endsWith('/retry')
+          ? 'minecraft.retry'
+          : 'minecraft.create'
+      : m[2] === undefined
+        ? 'task.create'
+        : `task.${m[2]}`;
+    // The acted-on id from the path: the task, or the Minecraft instance a stop is for.
+    const fromPath = minecraft ? (m[1] ?? m[2]) : m[1];
     let body = '';
-    if (action === 'task.create') {
+    if (action === 'task.create' || action === 'minecraft.create') {
       const end = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
       (res as { end: (...a: unknown[]) => ServerResponse }).end = (...args: unknown[]) => {
         const chunk = args[0];
@@ -169,7 +182,7 @@ export class HttpAccess {
     }
     res.once('finish', () => {
       if (res.statusCode >= 300) return;
-      let target = m[1] !== undefined ? safeDecode(m[1]) : undefined;
+      let target = fromPath !== undefined ? safeDecode(fromPath) : undefined;
       if (target === undefined) {
         try {
           target = (JSON.parse(body) as { task?: { id?: string } }).task?.id;

@@ -47,6 +47,8 @@ export interface HarnessOptions {
   dir?: string;
   /** A store opened by the test (e.g. an SQLite store with a short lock timeout); the server closes it. */
   store?: TaskStore;
+  /** Run the Minecraft mod endpoint on an ephemeral loopback port (`running.report.minecraft.url`). */
+  minecraft?: boolean;
 }
 
 /** Start the orchestrator in this process. */
@@ -68,6 +70,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...(opts.luaDir !== undefined ? { luaDir: opts.luaDir } : {}),
     ...(opts.dashboardDir !== undefined ? { dashboardDir: opts.dashboardDir } : {}),
     ...(opts.store !== undefined ? { store: opts.store } : {}),
+    ...(opts.minecraft === true ? { minecraft: { host: '127.0.0.1', port: 0, required: true } } : {}),
     logger: pino({ level: process.env.CCO_TEST_LOG ?? 'silent' }),
     env: {},
   });

@@ -51,6 +51,14 @@ import {
   RotateBodySchema,
   RotateResponseSchema,
 } from './security-schemas.js';
+import {
+  HttpMinecraftInstanceSchema,
+  MinecraftEmptyBodySchema,
+  MinecraftInstancesResponseSchema,
+  MinecraftStopResponseSchema,
+  MinecraftTaskBodySchema,
+  MinecraftTaskResponseSchema,
+} from './minecraft-http-schemas.js';
 
 /** One route of the HTTP API. */
 export interface HttpRouteSpec {
@@ -90,6 +98,11 @@ export const HTTP_RECORDS: ReadonlyArray<{ name: string; schema: z.ZodType; desc
     description: 'A key (its secret is shown once, when it is made; the server keeps a hash).',
   },
   { name: 'AuditEntry', schema: HttpAuditEntrySchema, description: 'Who did what, from where, when.' },
+  {
+    name: 'MinecraftInstance',
+    schema: HttpMinecraftInstanceSchema,
+    description: 'A Minecraft mod instance the mod endpoint knows (docs/minecraft.md).',
+  },
   { name: 'ErrorInfo', schema: HttpErrorInfoSchema, description: 'A failure (of a task, of a step).' },
   { name: 'Error', schema: HttpErrorBodySchema, description: 'The body of every refusal.' },
 ];
@@ -257,6 +270,37 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     summary: 'The audit log, newest first (operator only).',
     query: AuditQuerySchema,
     responses: [{ status: 200, schema: AuditResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/minecraft/instances',
+    summary:
+      'The Minecraft mod instances: connected or not, version, last state (503 when the mod endpoint does not run).',
+    responses: [{ status: 200, schema: MinecraftInstancesResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/minecraft/instances/:id/stop',
+    summary:
+      'Send `stop` to the mod and cancel the instance’s unfinished `minecraft_agent` tasks (operator).',
+    body: MinecraftEmptyBodySchema,
+    responses: [{ status: 200, schema: MinecraftStopResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/minecraft/tasks',
+    summary:
+      'Start a `minecraft_agent` task on an instance with its settings: plan mode, provider, model (operator).',
+    body: MinecraftTaskBodySchema,
+    responses: [{ status: 201, schema: MinecraftTaskResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/minecraft/tasks/:id/retry',
+    summary:
+      'A new task with the prompt and settings of a failed or cancelled `minecraft_agent` task (operator).',
+    body: MinecraftEmptyBodySchema,
+    responses: [{ status: 201, schema: MinecraftTaskResponseSchema }],
   },
   {
     method: 'GET',

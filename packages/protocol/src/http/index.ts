@@ -1,5 +1,6 @@
 /** The HTTP API's schemas, its route list and the generated reference (re-exported by the package index). */
 export * from './http-schemas.js';
 export * from './security-schemas.js';
+export * from './minecraft-http-schemas.js';
 export { HTTP_RECORDS, HTTP_ROUTES, type HttpRouteSpec } from './http-routes.js';
 export { HTTP_DOC_BEGIN, HTTP_DOC_END, renderHttpApiReference, withHttpApiReference } from './http-doc.js';

@@ -1,27 +1,19 @@
 /**
  * Minecraft routes (seed 003's UI functions): the mod instances (connected, version, last state), a
  * `minecraft_agent` task with its settings, stop an instance (sends `stop`, cancels its tasks), retry a task. The
- * task's status and step log are the ordinary task routes. Bodies snake_case here, mapped to the package's settings.
+ * task's status and step log are the ordinary task routes. Bodies are @ccagent/protocol's (snake_case), mapped here to the package's settings.
  */
 import type { InstanceInfo, MinecraftAgent } from '@ccagent/minecraft';
-import { z } from 'zod';
+import {
+  MinecraftEmptyBodySchema,
+  MinecraftTaskBodySchema,
+  type HttpMinecraftInstance,
+  type MinecraftInstancesResponse,
+  type MinecraftStopResponse,
+} from '@ccagent/protocol';
 import { taskToWire } from '../../wire.js';
 import { HttpError, parseWith, readJson, safeDecode, sendJson } from '../http-kit.js';
 import type { HttpApiOptions, RouteRequest } from '../route.js';
-
-const createBody = z.strictObject({
-  instance_id: z.string().min(1),
-  prompt: z.string().min(1),
-  mode: z.enum(['high-level', 'low-level', 'hybrid']).optional(),
-  provider: z.enum(['ollama', 'lmstudio']).optional(),
-  model: z.string().min(1),
-  temperature: z.number().optional(),
-  lm_studio_url: z.string().optional(),
-  ollama_url: z.string().optional(),
-  max_replans: z.number().optional(),
-  action_timeout_ms: z.number().optional(),
-  constrained: z.boolean().optional(),
-});
 
 function agent(d: HttpApiOptions): MinecraftAgent {
   if (d.minecraft === undefined) {
@@ -34,7 +26,7 @@ function agent(d: HttpApiOptions): MinecraftAgent {
   return d.minecraft;
 }
 
-function instanceToWire(i: InstanceInfo): Record<string, unknown> {
+function instanceToWire(i: InstanceInfo): HttpMinecraftInstance {
   return {
     instance_id: i.instanceId,
     status: i.status,
@@ -52,14 +44,15 @@ function instanceToWire(i: InstanceInfo): Record<string, unknown> {
 
 /** `GET /api/minecraft/instances`. */
 export function listInstances(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
-  sendJson(res, 200, { instances: agent(d).listInstances().map(instanceToWire) });
+  const body: MinecraftInstancesResponse = { instances: agent(d).listInstances().map(instanceToWire) };
+  sendJson(res, 200, body);
   return Promise.resolve();
 }
 
 /** `POST /api/minecraft/tasks`: a `minecraft_agent` task for an instance, with its settings. */
 export async function createMinecraftTask(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
   const mc = agent(d);
-  const b = parseWith(createBody, await readJson(req), 'body');
+  const b = parseWith(MinecraftTaskBodySchema, await readJson(req), 'body');
   const settings = Object.fromEntries(
     Object.entries({
       instanceId: b.instance_id,
@@ -89,14 +82,22 @@ export async function createMinecraftTask(d: HttpApiOptions, { req, res }: Route
 }
 
 /** `POST /api/minecraft/instances/:id/stop`: `stop` to the mod, and its unfinished tasks cancelled. */
-export async function stopInstance(d: HttpApiOptions, { res, params }: RouteRequest): Promise<void> {
-  const r = await agent(d).stopInstance(d.engine, safeDecode(params[0] ?? ''));
-  sendJson(res, 200, { stop_sent: r.stopSent, cancelled_tasks: r.cancelled });
+export async function stopInstance(d: HttpApiOptions, { req, res, params }: RouteRequest): Promise<void> {
+  const mc = agent(d);
+  parseWith(MinecraftEmptyBodySchema, await readJson(req, true), 'body');
+  const r = await mc.stopInstance(d.engine, safeDecode(params[0] ?? ''));
+  const body: MinecraftStopResponse = { stop_sent: r.stopSent, cancelled_tasks: r.cancelled };
+  sendJson(res, 200, body);
 }
 
 /** `POST /api/minecraft/tasks/:id/retry`: a new task with the settings of a failed or cancelled one. */
-export async function retryMinecraftTask(d: HttpApiOptions, { res, params }: RouteRequest): Promise<void> {
-  const r = await agent(d).retryTask(d.engine, safeDecode(params[0] ?? ''));
+export async function retryMinecraftTask(
+  d: HttpApiOptions,
+  { req, res, params }: RouteRequest,
+): Promise<void> {
+  const mc = agent(d);
+  parseWith(MinecraftEmptyBodySchema, await readJson(req, true), 'body');
+  const r = await mc.retryTask(d.engine, safeDecode(params[0] ?? ''));
   if (!r.ok) throw new HttpError(r.code === 'not_found' ? 404 : 409, r.code, r.message);
   sendJson(res, 201, { task: taskToWire(r.value) });
 }

@@ -1,0 +1,81 @@
+/**
+ * The Minecraft routes' bodies (`/api/minecraft/...`, docs/minecraft.md): the mod instances the orchestrator's mod
+ * endpoint knows, and the request that starts a `minecraft_agent` task with its per-task settings. The mod protocol
+ * itself (what a mod and the backend say over the WebSocket) lives in `@ccagent/minecraft`; here `last_state` is
+ * that protocol's `state_update` data as the mod sent it.
+ */
+import { z } from 'zod';
+import { HttpTaskSchema } from './http-schemas.js';
+
+const time = z.number().describe('epoch ms');
+
+/** The seed's three plan modes. */
+export const MINECRAFT_PLAN_MODES = ['high-level', 'low-level', 'hybrid'] as const;
+
+/** A mod instance as the orchestrator's mod endpoint knows it (connected, version, last state). */
+export const HttpMinecraftInstanceSchema = z.object({
+  instance_id: z.string(),
+  /** `connected`; `disconnected` (state kept for 30 s while it reconnects); `dead` after that. */
+  status: z.string(),
+  connected: z.boolean(),
+  version: z.string(),
+  /** The latest `state_update` data (position, health, hunger, saturation, inventory, dimension, gameMode). */
+  last_state: z.unknown().nullable(),
+  last_state_at: time.nullable(),
+  /** The action the instance is running, if any. */
+  open_action_id: z.string().nullable(),
+  connected_at: time,
+  disconnected_at: time.nullable(),
+  /** `state_update`s received (a flood is coalesced into `last_state`). */
+  state_updates: z.number(),
+});
+
+/**
+ * Body of `POST /api/minecraft/tasks`: which instance plays, the prompt, and the settings of this task. The provider
+ * is chosen per task: `ollama` (at `ollama_url` or the server's), or `lmstudio` (any OpenAI-compatible server at
+ * `lm_studio_url`, default `http://localhost:1234/v1`).
+ */
+export const MinecraftTaskBodySchema = z.strictObject({
+  instance_id: z.string().min(1).max(128),
+  prompt: z.string().min(1).max(20_000),
+  /** Default `hybrid`. */
+  mode: z.enum(MINECRAFT_PLAN_MODES).optional(),
+  /** Default `ollama`. */
+  provider: z.enum(['ollama', 'lmstudio']).optional(),
+  model: z.string().min(1).max(200),
+  temperature: z.number().min(0).max(2).optional(),
+  lm_studio_url: z.url().optional(),
+  ollama_url: z.url().optional(),
+  /** Re-plans allowed after a failed action or a contradicting state (default 3). */
+  max_replans: z.number().int().min(0).max(20).optional(),
+  /** Per-action timeout (default 60,000). */
+  action_timeout_ms: z.number().int().min(1_000).max(3_600_000).optional(),
+  /** Send the plan's JSON Schema as `format` (default true); false for servers that reject it. */
+  constrained: z.boolean().optional(),
+});
+
+/** Body of `POST /api/minecraft/instances/:id/stop` and `POST /api/minecraft/tasks/:id/retry` (empty, or `{}`). */
+export const MinecraftEmptyBodySchema = z.strictObject({});
+
+/** `GET /api/minecraft/instances`. */
+export const MinecraftInstancesResponseSchema = z.object({
+  instances: z.array(HttpMinecraftInstanceSchema),
+});
+
+/** `POST /api/minecraft/tasks` and `POST /api/minecraft/tasks/:id/retry`: the new task. */
+export const MinecraftTaskResponseSchema = z.object({ task: HttpTaskSchema });
+
+/** `POST /api/minecraft/instances/:id/stop`: whether `stop` reached the mod, and the tasks cancelled. */
+export const MinecraftStopResponseSchema = z.object({
+  stop_sent: z.boolean(),
+  cancelled_tasks: z.array(z.string()),
+});
+
+/** A mod instance as the HTTP API sends it. */
+export type HttpMinecraftInstance = z.infer<typeof HttpMinecraftInstanceSchema>;
+/** `POST /api/minecraft/tasks` request body (parsed). */
+export type MinecraftTaskBody = z.infer<typeof MinecraftTaskBodySchema>;
+/** `GET /api/minecraft/instances` body. */
+export type MinecraftInstancesResponse = z.infer<typeof MinecraftInstancesResponseSchema>;
+/** `POST /api/minecraft/instances/:id/stop` body. */
+export type MinecraftStopResponse = z.infer<typeof MinecraftStopResponseSchema>;
