@@ -38,6 +38,7 @@ import { setupModels } from './strategies.js';
 import { confirmationRule } from './security/confirmation-rule.js';
 import { InMemoryCredentialStore, type CredentialStore } from './security/credential-store.js';
 import { HttpAccess } from './security/http-access.js';
+import { authorizeMod } from './security/mod-access.js';
 import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
 import { SecurityService } from './security/security-service.js';
 import { TaskService } from './task-service.js';
@@ -262,6 +263,9 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
         host: o.minecraft.host,
         port: o.minecraft.port,
         ollamaUrl: o.ollamaUrl,
+        // Mods connect like computers: the same Host/Origin policy (no web page may register as a mod or receive
+        // its actions), and a credential when the server has a token.
+        authorize: (req) => authorizeMod(req, policy, security),
         clock,
         logger,
       })

@@ -68,7 +68,7 @@ describe('resolveServeOptions', () => {
     expect(off.ok && off.value.minecraft).toBeUndefined();
     const bad = resolveServeOptions({ mcPort: '99999' }, {});
     expect(!bad.ok && bad.error.message).toMatch(/--mc-port: expected an integer 0\.\.65535 or off/);
-    // The mod protocol has no authentication: the endpoint must not be reachable from other machines.
+    // Mods on a server without a token connect without a credential: the endpoint stays unreachable from elsewhere.
     const open = resolveServeOptions({ mcHost: '0.0.0.0', token: 'long-enough-token' }, {});
     expect(!open.ok && open.error.message).toMatch(/--mc-host: the mod endpoint listens on loopback only/);
   });

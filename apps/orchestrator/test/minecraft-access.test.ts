@@ -1,8 +1,11 @@
 /**
- * Who may use the Minecraft side of a server with a token: the `/api/minecraft` routes behind the same front as the
- * task API (roles, Origin, Content-Type, audit).
+ * Who may use the Minecraft side of a server: the `/api/minecraft` routes behind the same front as the task API
+ * (roles, Origin, Content-Type, audit), and the mod endpoint's WebSocket (`--mc-port`) behind the same Host/Origin
+ * rules and credentials as the ComputerCraft one, with real sockets.
  */
+import { ModClient, type ActionRunner } from '@ccagent/minecraft';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { eventually, type Harness } from './support/harness.js';
 import { enroll } from './support/security.js';
 import { useHarness } from './support/session.js';
@@ -103,5 +106,122 @@ describe('the /api/minecraft routes behind the security front', () => {
         { action: 'minecraft.stop', target: 'Bot', actor: 'token' },
       ]),
     );
+  });
+});
+
+/** A mod that completes every action (the bridge's client with a scripted runner). */
+const idle: ActionRunner = { run: () => Promise.resolve({ ok: true }), state: () => null };
+
+function modUrl(h: Harness): string {
+  const mc = h.running.report.minecraft;
+  if (mc === undefined || !('url' in mc)) throw new Error('the mod endpoint is not running');
+  return mc.url;
+}
+
+type Upgrade =
+  | { refused: true; status: number; code: string }
+  | { refused: false; frames: Array<Record<string, unknown>>; closeCode: number };
+
+/** Open the mod endpoint with `headers`; if it opens, register as `instanceId` and collect frames until closed or 1 s. */
+function upgrade(url: string, headers: Record<string, string>, instanceId = 'Bot'): Promise<Upgrade> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    const frames: Array<Record<string, unknown>> = [];
+    ws.on('error', () => undefined);
+    ws.on('unexpected-response', (req, res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => {
+        req.destroy();
+        try {
+          const code = (JSON.parse(body) as { error: { code: string } }).error.code;
+          resolve({ refused: true, status: res.statusCode ?? 0, code });
+        } catch (e) {
+          reject(e as Error);
+        }
+      });
+    });
+    ws.on('open', () => {
+      ws.send(JSON.stringify({ type: 'register', instanceId, version: '1.0' }));
+      setTimeout(() => ws.close(), 1000);
+    });
+    ws.on('message', (d) => frames.push(JSON.parse(String(d)) as Record<string, unknown>));
+    ws.on('close', (closeCode) => resolve({ refused: false, frames, closeCode }));
+  });
+}
+
+async function instances(h: Harness): Promise<Array<{ instance_id: string; connected: boolean }>> {
+  const r = await h.http('/api/minecraft/instances');
+  return ((await r.json()) as { instances: Array<{ instance_id: string; connected: boolean }> }).instances;
+}
+
+describe('the mod endpoint (WebSocket) behind the same rules as the CC endpoint', () => {
+  it('refuses an upgrade from a web page or under a foreign Host name, before any frame, and the bridge client still registers (guards against a page in the player’s browser taking over the bot)', async () => {
+    const h = await t.start({ minecraft: true });
+    const url = modUrl(h);
+    const bridge = new ModClient({ url, instanceId: 'Bot', runner: idle, reconnectDelayMs: 200 });
+    try {
+      await bridge.start();
+      expect(await upgrade(url, { Origin: 'http://evil.example' })).toEqual({
+        refused: true,
+        status: 403,
+        code: 'forbidden_origin',
+      });
+      expect(await upgrade(url, { Origin: 'null' })).toMatchObject({ refused: true, status: 403 });
+      const port = new URL(url).port;
+      expect(await upgrade(url, { Host: `evil.example:${port}` })).toEqual({
+        refused: true,
+        status: 421,
+        code: 'forbidden_host',
+      });
+      // The real mod kept its connection: nothing replaced it, nothing else registered.
+      expect(await instances(h)).toEqual([expect.objectContaining({ instance_id: 'Bot', connected: true })]);
+      expect(bridge.connections).toBe(1);
+      expect(bridge.refusals).toEqual([]);
+    } finally {
+      bridge.close();
+    }
+  });
+
+  it('on a server with a token, needs a credential from mods: none or a wrong one 401, a viewer key 403, the token any instance, a computer key only its own instance id (guards against an unauthenticated local process playing the game)', async () => {
+    const h = await t.start({ token: TOKEN, minecraft: true });
+    const url = modUrl(h);
+    const made = await h.http('/api/credentials/keys', { method: 'POST', json: { role: 'viewer' } });
+    const viewer = ((await made.json()) as { key: string }).key;
+    const botKey = await enroll(h, 'Bot');
+
+    expect(await upgrade(url, {})).toEqual({ refused: true, status: 401, code: 'unauthorized' });
+    expect(await upgrade(url, { authorization: 'Bearer wrong-token' })).toEqual({
+      refused: true,
+      status: 401,
+      code: 'unauthorized',
+    });
+    expect(await upgrade(url, { authorization: `Bearer ${viewer}` })).toEqual({
+      refused: true,
+      status: 403,
+      code: 'forbidden',
+    });
+    // A computer key enrolled for Bot cannot register as another instance.
+    const other = await upgrade(url, { authorization: `Bearer ${botKey}` }, 'Other');
+    expect(other).toMatchObject({ refused: false, closeCode: 4003 });
+    expect(!other.refused && other.frames).toEqual([
+      expect.objectContaining({ type: 'error', code: 'instance_mismatch' }),
+      { type: 'registered', success: false },
+    ]);
+    expect(await instances(h)).toEqual([]);
+
+    const withToken = new ModClient({ url, instanceId: 'Alex', token: TOKEN, runner: idle });
+    const withKey = new ModClient({ url, instanceId: 'Bot', token: botKey, runner: idle });
+    try {
+      await withToken.start();
+      await withKey.start();
+      expect((await instances(h)).map((i) => [i.instance_id, i.connected])).toEqual([
+        ['Alex', true],
+        ['Bot', true],
+      ]);
+    } finally {
+      withToken.close();
+      withKey.close();
+    }
   });
 });

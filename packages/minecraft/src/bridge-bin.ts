@@ -6,10 +6,12 @@ import type { Logger } from '@ccagent/engine';
 import { startBridge } from './bridge/bridge.js';
 
 const USAGE = `usage: ccagent-mc-bridge --server HOST[:PORT] --username NAME [--orchestrator ws://HOST:9876]
-                         [--instance-id ID] [--mc-version 1.18.2] [--auth offline|microsoft]
+                         [--instance-id ID] [--mc-version 1.18.2] [--auth offline|microsoft] [--token TOKEN]
 
 Joins the Minecraft server as player NAME (offline mode unless --auth microsoft) and connects to the orchestrator's
-mod endpoint (default ws://localhost:9876) as instance ID (default NAME), reconnecting every 5 s when it is lost.`;
+mod endpoint (default ws://localhost:9876) as instance ID (default NAME), reconnecting every 5 s when it is lost.
+When the orchestrator has a token, pass it (or an operator key, or a key enrolled for instance ID) with --token or
+the environment variable CCAGENT_TOKEN.`;
 
 function line(level: string, obj: unknown, msg?: string): void {
   process.stderr.write(JSON.stringify({ level, time: Date.now(), msg, ...(obj as object) }) + '\n');
@@ -32,6 +34,7 @@ async function main(): Promise<void> {
         'instance-id': { type: 'string' },
         'mc-version': { type: 'string' },
         auth: { type: 'string' },
+        token: { type: 'string' },
         help: { type: 'boolean' },
       },
     }));
@@ -51,6 +54,7 @@ async function main(): Promise<void> {
     process.stderr.write(`--auth must be offline or microsoft\n`);
     process.exit(2);
   }
+  const token = values.token ?? process.env['CCAGENT_TOKEN'];
   try {
     const bridge = await startBridge({
       server: values.server,
@@ -59,6 +63,7 @@ async function main(): Promise<void> {
       ...(values['instance-id'] !== undefined ? { instanceId: values['instance-id'] } : {}),
       ...(values['mc-version'] !== undefined ? { version: values['mc-version'] } : {}),
       ...(values.auth !== undefined ? { auth: values.auth } : {}),
+      ...(token !== undefined && token !== '' ? { token } : {}),
       logger,
     });
     logger.info({ server: values.server, username: values.username }, 'bridge joined and registered');

@@ -42,6 +42,9 @@ export { mcJsonSchemas, mcMessageJsonSchema, type McJsonSchema } from './protoco
 export { MinecraftError, isMinecraftError, type MinecraftErrorCode } from './minecraft-error.js';
 export {
   MinecraftEndpoint,
+  refuseBrowserUpgrades,
+  type McUpgradeCheck,
+  type McUpgradeVerdict,
   type ActionOutcome,
   type InstanceInfo,
   type InstanceStatus,

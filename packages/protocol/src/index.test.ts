@@ -108,6 +108,13 @@ describe('@ccagent/protocol', () => {
       'RetryBodySchema',
       'TaskEventBodySchema',
       'TaskMessageBodySchema',
+      'HttpMinecraftInstanceSchema',
+      'MINECRAFT_PLAN_MODES',
+      'MinecraftEmptyBodySchema',
+      'MinecraftInstancesResponseSchema',
+      'MinecraftStopResponseSchema',
+      'MinecraftTaskBodySchema',
+      'MinecraftTaskResponseSchema',
       'renderHttpApiReference',
       'withHttpApiReference',
     ];

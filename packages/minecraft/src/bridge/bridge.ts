@@ -11,6 +11,8 @@ export interface BridgeOptions {
   username: string;
   /** The orchestrator's mod endpoint (default `ws://localhost:9876`). */
   orchestrator?: string;
+  /** Sent as `Authorization: Bearer` when the orchestrator has a token (its token, an operator key, or a key for this instance). */
+  token?: string;
   /** Instance id sent in `register` (default: the username). */
   instanceId?: string;
   /** Minecraft version; default: asked from the server. */
@@ -56,6 +58,7 @@ export async function startBridge(opts: BridgeOptions): Promise<Bridge> {
   const client = new ModClient({
     url: opts.orchestrator ?? `ws://localhost:${DEFAULT_MC_PORT}`,
     instanceId: opts.instanceId ?? opts.username,
+    ...(opts.token !== undefined ? { token: opts.token } : {}),
     runner: bot.runner,
     ...(opts.reconnectDelayMs !== undefined ? { reconnectDelayMs: opts.reconnectDelayMs } : {}),
     ...(opts.logger !== undefined ? { logger: opts.logger } : {}),

@@ -24,6 +24,11 @@ export interface ModClientOptions {
   /** Backend endpoint, e.g. `ws://localhost:9876`. */
   url: string;
   instanceId: string;
+  /**
+   * Credential for a backend that requires one, sent as `Authorization: Bearer <token>` on every connection (the
+   * orchestrator's token, an operator key, or a key enrolled for this instance id). None by default.
+   */
+  token?: string;
   runner: ActionRunner;
   /** Protocol version sent in `register` (default this package's). */
   version?: string;
@@ -98,7 +103,10 @@ export class ModClient {
 
   private connect(): void {
     if (this.closed) return;
-    const ws = new WebSocket(this.opts.url);
+    const ws = new WebSocket(
+      this.opts.url,
+      this.opts.token !== undefined ? { headers: { authorization: `Bearer ${this.opts.token}` } } : {},
+    );
     this.ws = ws;
     ws.on('open', () => {
       this.connections++;
@@ -111,7 +119,15 @@ export class ModClient {
       );
     });
     ws.on('message', (data) => this.onFrame(String(data)));
-    ws.on('error', (e) => this.logger.debug({ err: e.message }, 'backend connection error'));
+    ws.on('error', (e) => {
+      // A refused upgrade ("Unexpected server response: 401") is a setting to fix, not a network blip.
+      if (e.message.startsWith('Unexpected server response')) {
+        this.logger.warn(
+          { err: e.message, url: this.opts.url },
+          'the backend refused the connection (401: it needs a token, see --token; 403: a web page origin or a viewer key)',
+        );
+      } else this.logger.debug({ err: e.message }, 'backend connection error');
+    });
     ws.on('close', () => {
       if (this.ws === ws) this.ws = null;
       if (this.closed) return;

@@ -248,4 +248,42 @@ describe('MinecraftEndpoint', () => {
     expect(await m.next('stop')).toEqual({ type: 'stop' });
     expect(await outcome).toMatchObject({ ok: false, code: 'stopped' });
   });
+
+  it('refuses a web page (an upgrade with Origin) and a foreign Host name by default, and still takes mods (guards against a browser page registering as the mod)', async () => {
+    const url = await setup();
+    const refused = (headers: Record<string, string>): Promise<{ status: number; body: string }> =>
+      new Promise((resolve) => {
+        const ws = new WebSocket(url, { headers });
+        ws.on('error', () => undefined);
+        ws.on('open', () => resolve({ status: 101, body: '' }));
+        ws.on('unexpected-response', (req, res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => {
+            req.destroy();
+            resolve({ status: res.statusCode ?? 0, body });
+          });
+        });
+      });
+    const page = await refused({ Origin: 'http://evil.example' });
+    expect(page.status).toBe(403);
+    expect(JSON.parse(page.body)).toMatchObject({ error: { code: 'forbidden_origin' } });
+    expect((await refused({ Host: `rebound.example:${new URL(url).port}` })).status).toBe(421);
+    await mod(url, 'steve');
+    expect(endpoint.listInstances().map((i) => i.instanceId)).toEqual(['steve']);
+    // A plain HTTP request is told what this port is.
+    const plain = await fetch(url.replace('ws:', 'http:'));
+    expect(plain.status).toBe(426);
+  });
+
+  it('binds a connection to the instance its credential names (authorize returns instanceId)', async () => {
+    endpoint = new MinecraftEndpoint({ port: 0, authorize: () => ({ ok: true, instanceId: 'steve' }) });
+    const { url } = await endpoint.start();
+    const m = await RawMod.open(url);
+    mods.push(m);
+    m.send({ type: 'register', instanceId: 'alex', version: '1.0' });
+    expect(await m.next('error')).toMatchObject({ code: 'instance_mismatch', path: ['instanceId'] });
+    expect(await m.next('registered')).toEqual({ type: 'registered', success: false });
+    expect(endpoint.listInstances()).toEqual([]);
+  });
 });

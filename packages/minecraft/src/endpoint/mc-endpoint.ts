@@ -3,7 +3,8 @@
  * registry of instances, their latest state (coalesced, latest wins), and the one-open-action-at-a-time dispatch with
  * stable action ids.
  */
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { isIP, type AddressInfo, type Socket } from 'node:net';
 import { systemClock, type Clock, type Logger, type TimerHandle } from '@ccagent/engine';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { MinecraftError } from '../minecraft-error.js';
@@ -26,9 +27,64 @@ export interface MinecraftEndpointOptions {
   keepMs?: number;
   /** Closed action ids remembered per instance to refuse late reports with `action_closed` (default 1,000). */
   closedMemory?: number;
+  /**
+   * Who may connect: called for every WebSocket upgrade before anything else. Default {@link refuseBrowserUpgrades}
+   * (no browser page, no foreign host name). A host with credentials passes its own check (the orchestrator: its
+   * Host/Origin policy, then the bearer token or key).
+   */
+  authorize?: McUpgradeCheck;
   clock?: Clock;
   logger?: Logger;
 }
+
+/**
+ * Whether an upgrade may become a mod connection. `instanceId`: the only instance this connection may register as
+ * (a key bound to one instance). A refusal is answered with `status` and `{error: {code, message}}`, and the
+ * connection changes nothing.
+ */
+export type McUpgradeVerdict =
+  { ok: true; instanceId?: string } | { ok: false; status: number; code: string; message: string };
+
+/** Decides an upgrade request from its headers and socket. */
+export type McUpgradeCheck = (req: IncomingMessage) => McUpgradeVerdict;
+
+/**
+ * The default {@link McUpgradeCheck}: mods are not web pages. Refuses an upgrade that carries `Origin` (every browser
+ * sends it on a WebSocket upgrade; mods, the bridge and Java's WebSocket clients do not) or `Sec-Fetch-Site`, and a
+ * `Host` that is not an IP literal or `localhost` (a DNS-rebinding page reaches the port under its own name).
+ */
+export function refuseBrowserUpgrades(req: IncomingMessage): McUpgradeVerdict {
+  const h = req.headers;
+  if (h.origin !== undefined || h['sec-fetch-site'] !== undefined) {
+    return {
+      ok: false,
+      status: 403,
+      code: 'forbidden_origin',
+      message: `a web page (origin ${h.origin ?? 'unknown'}) may not connect to the mod endpoint`,
+    };
+  }
+  const host = h.host?.trim().toLowerCase();
+  if (host !== undefined) {
+    const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d*$/, '');
+    if (isIP(name) === 0 && name !== 'localhost' && !name.endsWith('.localhost')) {
+      return {
+        ok: false,
+        status: 421,
+        code: 'forbidden_host',
+        message: 'the Host header is not one of this endpoint’s names',
+      };
+    }
+  }
+  return { ok: true };
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  421: 'Misdirected Request',
+  429: 'Too Many Requests',
+};
 
 /** What an action ended with. `code` on failure: `action_failed`, `action_timeout`, `instance_dead`, `stopped`, `closed`. */
 export type ActionOutcome =
@@ -99,6 +155,7 @@ export class MinecraftEndpoint {
   private readonly stateListeners = new Set<(instanceId: string) => void>();
   private readonly notifyPending = new Set<string>();
   private wss: WebSocketServer | null = null;
+  private server: Server | null = null;
   private closing = false;
   /** Frames refused with an `error` frame since start (for tests and metrics). */
   refusedFrames = 0;
@@ -113,24 +170,63 @@ export class MinecraftEndpoint {
   /** Start listening; resolves with the bound port. Rejects with `MinecraftError('listen_failed')`. */
   async start(): Promise<{ host: string; port: number; url: string }> {
     const host = this.opts.host ?? '127.0.0.1';
-    const wss = new WebSocketServer({
-      host,
-      port: this.opts.port ?? DEFAULT_MC_PORT,
-      maxPayload: MAX_FRAME_BYTES * 2,
+    const authorize = this.opts.authorize ?? refuseBrowserUpgrades;
+    const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES * 2 });
+    const server = createServer((_req, res) => {
+      const body = JSON.stringify({
+        error: {
+          code: 'upgrade_required',
+          message: 'this is the Minecraft mod endpoint: connect with a WebSocket',
+        },
+      });
+      res.writeHead(426, { 'content-type': 'application/json', connection: 'close' });
+      res.end(body);
+    });
+    server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      socket.on('error', () => socket.destroy());
+      let v: McUpgradeVerdict;
+      try {
+        v = authorize(req);
+      } catch (e) {
+        this.logger.error({ err: (e as Error).message }, 'mod upgrade check failed');
+        v = { ok: false, status: 500, code: 'internal', message: 'internal error' };
+      }
+      if (!v.ok) {
+        this.logger.warn(
+          {
+            source: req.socket.remoteAddress,
+            origin: req.headers.origin,
+            host: req.headers.host,
+            code: v.code,
+          },
+          'mod connection refused',
+        );
+        const text = JSON.stringify({ error: { code: v.code, message: v.message } });
+        socket.end(
+          `HTTP/1.1 ${v.status} ${STATUS_TEXT[v.status] ?? 'Error'}\r\nConnection: close\r\n` +
+            `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+        );
+        return;
+      }
+      const bound = v.instanceId;
+      wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, bound));
+    });
+    server.on('clientError', (_e, socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     });
     await new Promise<void>((resolve, reject) => {
-      wss.once('listening', resolve);
-      wss.once('error', (e) =>
+      server.once('error', (e) =>
         reject(
           new MinecraftError('listen_failed', `mod endpoint cannot listen on ${host}: ${e.message}`, {
             cause: e,
           }),
         ),
       );
+      server.listen(this.opts.port ?? DEFAULT_MC_PORT, host, () => resolve());
     });
     this.wss = wss;
-    wss.on('connection', (ws) => this.onConnection(ws));
-    const port = (wss.address() as AddressInfo).port;
+    this.server = server;
+    const port = (server.address() as AddressInfo).port;
     return { host, port, url: `ws://${host}:${port}` };
   }
 
@@ -261,8 +357,13 @@ export class MinecraftEndpoint {
       inst.socket?.terminate();
     }
     const wss = this.wss;
+    const server = this.server;
     this.wss = null;
+    this.server = null;
+    // Connections that never registered are not in `instances`.
+    for (const ws of wss?.clients ?? []) ws.terminate();
     if (wss !== null) await new Promise<void>((resolve) => wss.close(() => resolve()));
+    if (server !== null) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   private info(i: Instance): InstanceInfo {
@@ -296,7 +397,8 @@ export class MinecraftEndpoint {
     this.send(ws, { type: 'error', ...error });
   }
 
-  private onConnection(ws: WebSocket): void {
+  /** `bound`: the only instance id this connection may register as (from its credential). */
+  private onConnection(ws: WebSocket, bound: string | undefined): void {
     let inst: Instance | null = null;
     ws.on('message', (data, isBinary) => {
       if (isBinary)
@@ -310,6 +412,16 @@ export class MinecraftEndpoint {
       if (inst === null || inst.socket !== ws) {
         if (msg.type !== 'register') {
           return this.refuse(ws, { code: 'not_registered', message: `send register before ${msg.type}` });
+        }
+        if (bound !== undefined && msg.instanceId !== bound) {
+          this.refuse(ws, {
+            code: 'instance_mismatch',
+            message: `this connection's key is for instance ${bound}, not ${msg.instanceId}`,
+            path: ['instanceId'],
+          });
+          this.send(ws, { type: 'registered', success: false });
+          ws.close(4003, 'key for another instance');
+          return;
         }
         inst = this.register(ws, msg.instanceId, msg.version);
         return;

@@ -22,7 +22,7 @@ import {
   type ModelFactory,
 } from '../agent/settings.js';
 import { MinecraftActionExecutor } from '../endpoint/action-executor.js';
-import { MinecraftEndpoint, type InstanceInfo } from '../endpoint/mc-endpoint.js';
+import { MinecraftEndpoint, type InstanceInfo, type McUpgradeCheck } from '../endpoint/mc-endpoint.js';
 
 /** The engine operations the Minecraft API needs (the orchestrator's `Engine` satisfies it). */
 export interface McTaskHost {
@@ -42,6 +42,8 @@ export interface MinecraftAgentOptions {
   ollamaUrl?: string;
   /** Chat model per task settings (default: Ollama or OpenAI-compatible adapters). */
   modelFor?: ModelFactory;
+  /** Who may connect as a mod (default: no browser pages, no foreign Host; see `MinecraftEndpointOptions.authorize`). */
+  authorize?: McUpgradeCheck;
   clock?: Clock;
   logger?: Logger;
 }
@@ -85,6 +87,7 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
     ...(opts.port !== undefined ? { port: opts.port } : {}),
     ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
     ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
+    ...(opts.authorize !== undefined ? { authorize: opts.authorize } : {}),
   });
   const actions = new MinecraftActionExecutor(endpoint);
   const strategy = createMinecraftStrategy({
