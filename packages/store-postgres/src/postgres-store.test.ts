@@ -87,6 +87,49 @@ describe.skipIf(TEST_PG_URL === undefined)('PostgresStore beyond the contract', 
     await raw.end();
   });
 
+  it('searches task pages like the SQLite store: id prefix or prompt words, any case, with filters and the total (guards against a search that returns every task)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ccagent-pg-search-'));
+    let sqlite: SqliteStore | undefined;
+    try {
+      sqlite = openSqliteStore({ path: path.join(dir, 's.db') });
+      const tasks = [
+        newTask('abc-1', { prompt: 'Fix the Quarry script', createdAt: 1, kind: 'code_job' }),
+        newTask('abc-2', { prompt: 'build a house', createdAt: 2, kind: 'build' }),
+        newTask('xyz-3', { prompt: 'the quarry is stuck again', createdAt: 3, kind: 'code_job' }),
+        newTask('xyz-4', { prompt: 'plant wheat (abc)', createdAt: 4, kind: 'farm', status: 'completed' }),
+      ];
+      for (const s of [store, sqlite]) for (const t of tasks) await s.commit({ task: t, create: true });
+      const queries = [
+        { search: 'QUARRY' },
+        { search: 'abc' },
+        { search: 'abc-2' },
+        { search: 'quarry', kind: 'code_job', limit: 1 },
+        { search: 'quarry', kind: 'code_job', limit: 1, offset: 1 },
+        { search: 'nothing like this' },
+        { search: '%' },
+        { search: 'abc', status: 'completed' as const },
+      ];
+      for (const q of queries) {
+        const pgPage = await store.listTasksPage(q);
+        const sqlitePage = await sqlite.listTasksPage(q);
+        expect({ q, ids: pgPage.tasks.map((t) => t.id), total: pgPage.total }).toEqual({
+          q,
+          ids: sqlitePage.tasks.map((t) => t.id),
+          total: sqlitePage.total,
+        });
+      }
+      expect((await store.listTasksPage({ search: 'QUARRY' })).tasks.map((t) => t.id)).toEqual([
+        'xyz-3',
+        'abc-1',
+      ]);
+      expect((await store.listTasksPage({ search: 'abc' })).total).toBe(3);
+      expect((await store.listTasksPage({ search: '%' })).total).toBe(0);
+    } finally {
+      await sqlite?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reads back the step log exactly as the SQLite store does, packed the same way (guards against a second store with another step-log shape)', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'ccagent-pg-parity-'));
     let sqlite: SqliteStore | undefined;

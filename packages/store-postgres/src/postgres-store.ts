@@ -883,8 +883,16 @@ function taskWhere(f: {
   status?: TaskStatus | TaskStatus[];
   kind?: string;
   clientId?: string;
+  search?: string;
 }): DrizzleSQL | undefined {
   const conds: DrizzleSQL[] = [];
+  if (f.search !== undefined && f.search !== '') {
+    // As the SQLite store: the id starts with the text, or the prompt contains it, letters in any case. strpos, not
+    // LIKE, so `%` and `_` in the text are themselves; a scan of the prompts, as there.
+    conds.push(
+      sql`(left(${schema.tasks.id}, ${f.search.length}) = ${f.search} OR strpos(lower(${schema.tasks.prompt}), ${f.search.toLowerCase()}) > 0)`,
+    );
+  }
   if (f.status !== undefined) conds.push(inArray(schema.tasks.status, [f.status].flat()));
   if (f.kind !== undefined) conds.push(eq(schema.tasks.kind, f.kind));
   if (f.clientId !== undefined) conds.push(eq(schema.tasks.clientId, f.clientId));
