@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDirective, splitArgs } from './directive-parser.js';
+import { formatDirective, parseDirective, splitArgs, type Directive } from './directive-parser.js';
 
 function ok(reply: string) {
   const r = parseDirective(reply);
@@ -180,5 +180,40 @@ describe("the spec's own directive forms all parse the same", () => {
     const v = ok('## **WRITE_FILE**\nPATH: a.lua\nLANGUAGE: "lua"\nCONTENT:\n```lua\nx()\n```');
     expect(v.directive).toMatchObject({ kind: 'WRITE_FILE', language: 'lua' });
     expect(ok('**ASK_USER**\nQUESTION: which?\nWHY: two readings').directive.kind).toBe('ASK_USER');
+  });
+});
+
+describe('formatDirective and parseDirective agree', () => {
+  const directives: Directive[] = [
+    { kind: 'WRITE_FILE', path: 'TODO.lua', language: 'lua', content: 'print("hi")\n', then: [] },
+    {
+      kind: 'WRITE_FILE',
+      path: 'todo.lua',
+      language: 'lua',
+      content: 'local x = 1\nprint(x)\n',
+      then: [
+        { path: 'todo.lua', args: ['add', 'buy milk'] },
+        { path: 'todo.lua', args: ['list'] },
+      ],
+    },
+    { kind: 'RUN', path: 'todo.lua', args: ['done', '1'], expect: 'marks item 1 done' },
+    { kind: 'SHELL', command: 'ls /tools', expect: 'the tool files' },
+    { kind: 'ASK_USER', question: 'Which file?', why: 'two match', next: 'edit it' },
+    { kind: 'DONE', summary: 'fixed TODO.lua', notes: 'every command tested' },
+  ];
+  for (const d of directives) {
+    it(`reads back a ${d.kind}${d.kind === 'WRITE_FILE' ? ` with ${d.then.length} runs` : ''} exactly as written (guards against "THEN: (none)" becoming a program named "(none)")`, () => {
+      const r = parseDirective(formatDirective(d));
+      expect(r.ok && r.value.directive).toEqual(d);
+    });
+  }
+
+  it('a planner that writes "THEN: (none)" or "THEN: none." runs nothing after the write', () => {
+    for (const then of ['(none)', 'none.', '(None)', 'n/a']) {
+      const r = parseDirective(
+        `WRITE_FILE\nPATH: a.lua\nLANGUAGE: lua\nCONTENT:\n\`\`\`lua\nprint(1)\n\`\`\`\nTHEN: ${then}`,
+      );
+      expect(r.ok && r.value.directive.kind === 'WRITE_FILE' && r.value.directive.then, then).toEqual([]);
+    }
   });
 });

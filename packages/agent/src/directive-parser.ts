@@ -215,7 +215,7 @@ function cleanPath(p: string): string {
 // A list item marker: `-`, `*`, `+`, `1.`, `1)`, `1:` or a bare number (`1 RUN /TODO.lua list`, as seed 001 writes).
 const LIST_ITEM = /^\s*(?:[-*+]|\d+[.):]?)\s+/;
 
-const NONE = /^(?:none|nothing|n\/a|-|\[\])?\.?$/i;
+const NONE = /^\(?(?:none|nothing|n\/a|-|\[\])?\)?\.?$/i;
 
 function parseRunLine(line: string): RunSpec | null {
   let text = line
