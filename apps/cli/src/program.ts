@@ -333,7 +333,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
       if (isTerminal(status)) break;
       // Pushed (the server's event stream) when there is one: read as soon as something was committed, and at
       // least every PUSH_FALLBACK_MS in case a wake-up was lost; else poll every pollMs.
-      if (watch) await watch.wait(unreachable ? pollMs : Math.max(pollMs, PUSH_FALLBACK_MS));
+      if (watch?.pushing) await watch.wait(unreachable ? pollMs : Math.max(pollMs, PUSH_FALLBACK_MS));
       else await new Promise((r) => setTimeout(r, pollMs));
       d = await poll(lastSeq, d);
     }

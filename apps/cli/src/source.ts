@@ -177,7 +177,9 @@ export interface TaskSource {
    * Optional push: wake-ups when the task changes (the orchestrator's event stream), so `tasks follow` need not
    * sleep a poll interval; undefined when the source cannot push (a database file, an older server).
    */
-  watchTask?(id: string): Promise<{ wait(maxMs: number): Promise<void>; close(): void } | undefined>;
+  watchTask?(
+    id: string,
+  ): Promise<{ wait(maxMs: number): Promise<void>; readonly pushing: boolean; close(): void } | undefined>;
   close(): Promise<void>;
 }
 

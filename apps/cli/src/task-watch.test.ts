@@ -49,4 +49,22 @@ describe('openTaskWatch', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
     watch!.close();
   });
+
+  it('gives no watch when the stream answers nothing in time (a buffering proxy holds it back), instead of hanging', async () => {
+    // Neither headers nor records: a proxy waiting for the never-ending response to end.
+    let base = await listen(() => {});
+    let t0 = Date.now();
+    expect(await openTaskWatch(base, 't1', undefined, { firstRecordMs: 300 })).toBeUndefined();
+    expect(Date.now() - t0).toBeLessThan(3000);
+    server?.closeAllConnections();
+    await new Promise<void>((r) => server!.close(() => r()));
+    // Headers at once, but the records held back.
+    base = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+    });
+    t0 = Date.now();
+    expect(await openTaskWatch(base, 't1', undefined, { firstRecordMs: 300 })).toBeUndefined();
+    expect(Date.now() - t0).toBeLessThan(3000);
+  });
 });

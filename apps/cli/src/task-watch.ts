@@ -4,12 +4,26 @@
  * interval. The follower still reads what changed with the same paged request as before; the stream only says when.
  * A server without the route (an older orchestrator) gives no watch, and the follower polls as it always did; a
  * dropped stream (a restarting server) makes `wait` sleep the poll interval while it reconnects with `Last-Event-ID`.
+ * A stream that says nothing within `firstRecordMs` (the server sends a `hello` record at once) is taken for one a
+ * buffering proxy holds back — it would deliver the response headers or the records only when the never-ending
+ * stream ends — so the watch gives up and the follower polls.
  */
+
+/** How long the stream may take to deliver its first record (the server's `hello`) before the follower polls. */
+export const FIRST_RECORD_MS = 3000;
+
+/** Options of {@link openTaskWatch}. */
+export interface TaskWatchOptions {
+  /** See {@link FIRST_RECORD_MS}. */
+  firstRecordMs?: number;
+}
 
 /** See the module comment. */
 export interface TaskWatch {
   /** Resolve when a record of the task arrives (or one already arrived since the last call), or after `maxMs`. */
   wait(maxMs: number): Promise<void>;
+  /** False once the watch gave up (the route went away, or a proxy holds the stream back): poll instead. */
+  readonly pushing: boolean;
   /** Close the stream. */
   close(): void;
 }
@@ -19,7 +33,9 @@ export async function openTaskWatch(
   base: URL,
   taskId: string,
   token: string | undefined,
+  options: TaskWatchOptions = {},
 ): Promise<TaskWatch | undefined> {
+  const firstRecordMs = options.firstRecordMs ?? FIRST_RECORD_MS;
   const url = new URL(`/api/events?task=${encodeURIComponent(taskId)}`, base);
   let lastEventId: string | undefined;
   let pending = false;
@@ -28,35 +44,49 @@ export async function openTaskWatch(
   let wake: (() => void) | undefined;
   let ctl: AbortController | undefined;
 
-  const connect = async (): Promise<'ok' | 'absent' | 'failed'> => {
-    ctl = new AbortController();
-    let res: Response;
+  /** `held`: nothing came within `firstRecordMs` (no headers, or headers but no record): a buffering proxy. */
+  const connect = async (): Promise<'ok' | 'absent' | 'failed' | 'held'> => {
+    const c = new AbortController();
+    ctl = c;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      c.abort();
+    }, firstRecordMs);
     try {
-      res = await fetch(url, {
-        headers: {
-          accept: 'text/event-stream',
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-          ...(lastEventId !== undefined ? { 'last-event-id': lastEventId } : {}),
-        },
-        signal: ctl.signal,
-      });
-    } catch {
-      return 'failed';
+      let res: Response;
+      try {
+        res = await fetch(url, {
+          headers: {
+            accept: 'text/event-stream',
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+            ...(lastEventId !== undefined ? { 'last-event-id': lastEventId } : {}),
+          },
+          signal: c.signal,
+        });
+      } catch {
+        return timedOut ? 'held' : 'failed';
+      }
+      if (res.status === 404 || res.status === 405) {
+        await res.body?.cancel();
+        return 'absent';
+      }
+      if (!res.ok || !res.body) {
+        await res.body?.cancel();
+        return 'failed';
+      }
+      const first = new Promise<boolean>((resolve) => void read(res.body!, resolve));
+      if (!(await first)) return timedOut ? 'held' : 'failed';
+      live = true;
+      return 'ok';
+    } finally {
+      clearTimeout(timer);
     }
-    if (res.status === 404 || res.status === 405) {
-      await res.body?.cancel();
-      return 'absent';
-    }
-    if (!res.ok || !res.body) {
-      await res.body?.cancel();
-      return 'failed';
-    }
-    live = true;
-    void read(res.body);
-    return 'ok';
   };
 
-  const read = async (body: ReadableStream<Uint8Array>): Promise<void> => {
+  /** Read records until the stream ends; `opened(true)` on the first one, `opened(false)` if it ends before. */
+  const read = async (body: ReadableStream<Uint8Array>, opened: (ok: boolean) => void): Promise<void> => {
+    let first = true;
     const reader = body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = '';
     try {
@@ -68,6 +98,10 @@ export async function openTaskWatch(
         while ((end = buf.indexOf('\n\n')) >= 0) {
           const record = buf.slice(0, end);
           buf = buf.slice(end + 2);
+          if (first) {
+            first = false;
+            opened(true);
+          }
           const id = /^id: (.*)$/m.exec(record)?.[1];
           if (id !== undefined) lastEventId = id;
           const event = /^event: (.*)$/m.exec(record)?.[1];
@@ -79,6 +113,10 @@ export async function openTaskWatch(
     } catch {
       // Dropped: the next wait reconnects.
     }
+    if (first) {
+      opened(false);
+      return;
+    }
     live = false;
     // Whatever happened while it was down is read by the follower's next request.
     pending = true;
@@ -86,15 +124,22 @@ export async function openTaskWatch(
   };
 
   const first = await connect();
-  if (first === 'absent') return undefined;
+  if (first === 'absent' || first === 'held') {
+    ctl?.abort();
+    return undefined;
+  }
 
   return {
+    get pushing(): boolean {
+      return !closed;
+    },
     async wait(maxMs: number): Promise<void> {
       if (closed) return;
       if (!live) {
         // Down: poll at the follower's pace while trying to get the stream back.
         const r = await connect();
-        if (r === 'absent') {
+        if (r === 'absent' || r === 'held') {
+          ctl?.abort();
           closed = true;
           return;
         }
