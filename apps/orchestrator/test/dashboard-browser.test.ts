@@ -395,6 +395,7 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
     await page.goto(`${server.url}/#/tasks/${encodeURIComponent(id)}`);
     const prompt = page.locator('.clip', { hasText: 'Prompt' }).first();
     await expect.poll(() => prompt.textContent()).toContain('<img src=x onerror=');
+    await expect.poll(() => shownRecords(page)).toBe(await stepCount(id));
     await screenshot(page, 'dashboard-hostile');
     // The 1 MiB prompt is cut to a preview until asked for.
     expect(((await prompt.locator('pre').textContent()) ?? '').length).toBeLessThan(5000);
