@@ -44,7 +44,8 @@ export function lampPlanner(): (req: FakeChatRequest) => FakeReply {
     calls++;
     const messages = req.body.messages as Array<{ role: string; content: string }>;
     const prompt = messages.map((m) => m.content).join('\n');
-    const answer = /# USER ANSWERS\nQ: [^\n]*\nA: ([^\n]*)/.exec(prompt)?.[1] ?? '(no answer seen)';
+    const answer =
+      /# USER ANSWERS(?: \(new\))?\nQ: [^\n]*\nA: ([^\n]*)/.exec(prompt)?.[1] ?? '(no answer seen)';
     if (calls === 1) {
       return [
         'ASK_USER',
