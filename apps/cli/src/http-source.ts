@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { openTaskWatch, type TaskWatch } from './task-watch.js';
+import { openTaskWatch, type DeltaListener, type TaskWatch } from './task-watch.js';
 import { CliError } from './errors.js';
 import type {
   ClientView,
@@ -196,8 +196,8 @@ export class HttpTaskSource implements TaskSource, TaskActions {
   }
 
   /** Wake-ups from the server's event stream for `tasks follow` (undefined from a server without one). */
-  watchTask(id: string): Promise<TaskWatch | undefined> {
-    return openTaskWatch(this.base, id, this.token);
+  watchTask(id: string, onDelta?: DeltaListener): Promise<TaskWatch | undefined> {
+    return openTaskWatch(this.base, id, this.token, onDelta ? { onDelta } : {});
   }
 
   async close(): Promise<void> {}

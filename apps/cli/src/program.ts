@@ -283,7 +283,20 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     };
     // The whole log once; then each poll reads only the records after the last one printed.
     let d: TaskUpdates = { ...(await s.getTask(id)), hasMore: false };
-    const watch = isTerminal(d.task.status) ? undefined : await s.watchTask?.(id);
+    // A chat task's reply is printed as it is written; the step's records follow once the call ends.
+    let streaming: number | undefined;
+    const onDelta = (delta: { step: number; text: string }): void => {
+      if (json) {
+        printEvent({ event: 'delta', taskId: id, step: delta.step, delta: delta.text });
+        return;
+      }
+      if (streaming !== delta.step) {
+        print(`${streaming !== undefined ? '\n' : ''}${renderStepDivider(out, delta.step)}`);
+        streaming = delta.step;
+      }
+      print(delta.text);
+    };
+    const watch = isTerminal(d.task.status) ? undefined : await s.watchTask?.(id, onDelta);
     let lastSeq = 0;
     let lastStep: number | undefined;
     let status = d.task.status;
@@ -306,6 +319,12 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
         }
         if (json) printEvent({ event: 'step', taskId: id, step: r });
         else {
+          if (streaming !== undefined) {
+            // the streamed reply ends its line before the records of its step
+            print('\n');
+            if (streaming === r.step) lastStep = r.step;
+            streaming = undefined;
+          }
           if (r.step !== lastStep)
             print((lastStep !== undefined ? '\n' : '') + renderStepDivider(out, r.step));
           print(renderRecord(out, r, { full }));
@@ -362,6 +381,16 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     .option('--max-steps <n>', 'most decisions of a run', Number)
     .option('--max-tool-calls <n>', 'most command calls of a run', Number)
     .option('--max-model-calls <n>', 'native: most model calls of a run', Number)
+    .option(
+      '--max-prompt-tokens <n>',
+      'most prompt tokens of a run (as the model server counts them)',
+      Number,
+    )
+    .option(
+      '--max-output-tokens <n>',
+      'most output tokens of a run (as the model server counts them)',
+      Number,
+    )
     .option('--deadline <ms>', 'wall-clock budget of a run, milliseconds', Number)
     .option('--interactive', 'a person is watching (planner/executor: no question limit)')
     .option('--settings <json>', 'any per-task settings as JSON (the flags above win)')
@@ -494,6 +523,8 @@ interface CreateFlags {
   maxSteps?: number;
   maxToolCalls?: number;
   maxModelCalls?: number;
+  maxPromptTokens?: number;
+  maxOutputTokens?: number;
   deadline?: number;
   interactive?: boolean;
   settings?: string;
@@ -530,6 +561,8 @@ function settingsFrom(o: CreateFlags): { settings?: Record<string, unknown> } {
   if (o.maxSteps !== undefined) budgets.max_steps = o.maxSteps;
   if (o.maxToolCalls !== undefined) budgets.max_tool_calls = o.maxToolCalls;
   if (o.maxModelCalls !== undefined) budgets.max_model_calls = o.maxModelCalls;
+  if (o.maxPromptTokens !== undefined) budgets.max_prompt_tokens = o.maxPromptTokens;
+  if (o.maxOutputTokens !== undefined) budgets.max_output_tokens = o.maxOutputTokens;
   if (o.deadline !== undefined) budgets.deadline_ms = o.deadline;
   if (Object.keys(budgets).length > 0) s.budgets = budgets;
   return Object.keys(s).length > 0 ? { settings: s } : {};

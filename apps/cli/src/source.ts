@@ -175,10 +175,12 @@ export interface TaskSource {
   listTools(): Promise<ToolView[]>;
   /**
    * Optional push: wake-ups when the task changes (the orchestrator's event stream), so `tasks follow` need not
-   * sleep a poll interval; undefined when the source cannot push (a database file, an older server).
+   * sleep a poll interval; undefined when the source cannot push (a database file, an older server). `onDelta`
+   * receives a chat task's reply as the model writes it.
    */
   watchTask?(
     id: string,
+    onDelta?: (delta: { step: number; text: string }) => void,
   ): Promise<{ wait(maxMs: number): Promise<void>; readonly pushing: boolean; close(): void } | undefined>;
   close(): Promise<void>;
 }

@@ -50,6 +50,27 @@ describe('openTaskWatch', () => {
     watch!.close();
   });
 
+  it('hands a chat task’s streamed reply (delta records) to onDelta without waking the follower for each piece', async () => {
+    let push: ((text: string) => void) | undefined;
+    const base = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('id: e-0\nevent: hello\ndata: {}\n\n');
+      push = (t) => res.write(t);
+    });
+    const got: Array<{ step: number; text: string }> = [];
+    const watch = await openTaskWatch(base, 't1', undefined, { onDelta: (d) => got.push(d) });
+    push?.('id: e-1\nevent: delta\ndata: {"task_id":"t1","step":2,"delta":"A turtle "}\n\n');
+    push?.('id: e-2\nevent: delta\ndata: {"task_id":"t1","step":2,"delta":"digs."}\n\n');
+    const t0 = Date.now();
+    await watch!.wait(300);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+    expect(got).toEqual([
+      { step: 2, text: 'A turtle ' },
+      { step: 2, text: 'digs.' },
+    ]);
+    watch!.close();
+  });
+
   it('gives no watch when the stream answers nothing in time (a buffering proxy holds it back), instead of hanging', async () => {
     // Neither headers nor records: a proxy waiting for the never-ending response to end.
     let base = await listen(() => {});

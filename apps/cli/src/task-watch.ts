@@ -16,6 +16,8 @@ export const FIRST_RECORD_MS = 3000;
 export interface TaskWatchOptions {
   /** See {@link FIRST_RECORD_MS}. */
   firstRecordMs?: number;
+  /** A chat task's streamed reply (`delta` records); they do not wake the follower. */
+  onDelta?: DeltaListener;
 }
 
 /** See the module comment. */
@@ -28,7 +30,14 @@ export interface TaskWatch {
   close(): void;
 }
 
-/** Open a watch of `taskId` at `base`; undefined when the server has no event stream. */
+/** A chat task's reply as it is written: a `delta` record of the event stream. */
+export type DeltaListener = (delta: { step: number; text: string }) => void;
+
+/**
+ * Open a watch of `taskId` at `base`; undefined when the server has no event stream. `options.onDelta` gets a chat
+ * task's streamed reply (`delta` records); they do not wake the follower (the text is in the step log once the call
+ * ends).
+ */
 export async function openTaskWatch(
   base: URL,
   taskId: string,
@@ -36,6 +45,7 @@ export async function openTaskWatch(
   options: TaskWatchOptions = {},
 ): Promise<TaskWatch | undefined> {
   const firstRecordMs = options.firstRecordMs ?? FIRST_RECORD_MS;
+  const onDelta = options.onDelta;
   const url = new URL(`/api/events?task=${encodeURIComponent(taskId)}`, base);
   let lastEventId: string | undefined;
   let pending = false;
@@ -106,6 +116,19 @@ export async function openTaskWatch(
           if (id !== undefined) lastEventId = id;
           const event = /^event: (.*)$/m.exec(record)?.[1];
           if (event === undefined || event === 'hello') continue;
+          if (event === 'delta') {
+            const data = /^data: (.*)$/m.exec(record)?.[1];
+            if (onDelta && data !== undefined) {
+              try {
+                const d = JSON.parse(data) as { step?: unknown; delta?: unknown };
+                if (typeof d.delta === 'string' && typeof d.step === 'number')
+                  onDelta({ step: d.step, text: d.delta });
+              } catch {
+                // not a delta this client understands: the step log has the text
+              }
+            }
+            continue;
+          }
           pending = true;
           wake?.();
         }

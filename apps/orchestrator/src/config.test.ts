@@ -12,11 +12,11 @@ function file(content: unknown): string {
 }
 
 describe('loadConfig', () => {
-  it('runs with no config: built-in general_agent and code_job kinds and server defaults', () => {
+  it('runs with no config: built-in general_agent, code_job and chat kinds and server defaults', () => {
     const r = loadConfig({});
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(Object.keys(r.value.taskKinds).sort()).toEqual(['code_job', 'general_agent']);
+    expect(Object.keys(r.value.taskKinds).sort()).toEqual(['chat', 'code_job', 'general_agent']);
     expect(r.value.taskKinds.code_job).toMatchObject({
       strategy: 'planner_executor',
       executorMode: 'parser-then-model',

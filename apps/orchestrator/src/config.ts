@@ -53,6 +53,10 @@ const modelSchema = z.strictObject({
 const budgetsSchema = z.strictObject({
   maxSteps: positiveInt.optional(),
   maxToolCalls: positiveInt.optional(),
+  /** Prompt tokens one run may use, summed from the model server's reported counts (`prompt_eval_count`). */
+  maxPromptTokens: positiveInt.optional(),
+  /** Output tokens one run may use, summed from the model server's reported counts (`eval_count`). */
+  maxOutputTokens: positiveInt.optional(),
   /** Wall-clock budget from creation (ms); becomes the task's `deadlineAt`. */
   deadlineMs: positiveInt.optional(),
 });
@@ -100,7 +104,11 @@ const confirmSchema = z.strictObject({
 
 const taskKindSchema = z.strictObject({
   description: z.string().optional(),
-  strategy: z.enum(['planner_executor', 'native']),
+  /**
+   * `planner_executor`, `native` (tool calling), or `chat`: the direct chat mode, which answers without tools and
+   * streams its reply (`task_update.delta`); chat kinds use the `native` model role's configuration.
+   */
+  strategy: z.enum(['planner_executor', 'native', 'chat']),
   /**
    * Planner/executor only: how a directive becomes a tool call — `parser` (deterministic), `model` (the executor
    * model, JSON constrained by a schema), or `parser-then-model` (the parser first, the model when it cannot).
@@ -131,7 +139,7 @@ const taskKindSchema = z.strictObject({
    * (docs/agent.md, "The executor", says why).
    */
   strict: z.boolean().default(false),
-  /** Native only: model calls per task before it fails with `max_iterations`. */
+  /** Native: model calls per run before it ends with a summary (`max_iterations`); chat: per reply (default 3). */
   maxIterations: positiveInt.optional(),
   /** Native only: timeout of each tool call (ms); default the command's own or `server.commandTimeoutMs`. */
   toolTimeoutMs: positiveInt.optional(),
@@ -215,6 +223,10 @@ const limitsSchema = z.strictObject({
   maxToolCalls: positiveInt.default(1_000_000),
   /** Native: most model calls one run may be given. */
   maxModelCalls: positiveInt.default(100_000),
+  /** Most prompt tokens one run may be given (summed from the model server's counts). */
+  maxPromptTokens: positiveInt.default(1_000_000_000),
+  /** Most output tokens one run may be given (summed from the model server's counts). */
+  maxOutputTokens: positiveInt.default(100_000_000),
   /** Longest wall-clock budget of one run (ms); default 30 days. */
   maxDeadlineMs: positiveInt.default(30 * 24 * 3_600_000),
   /** Largest context window a request may ask for (tokens). */
@@ -295,6 +307,11 @@ export const DEFAULT_CONFIG = {
       completion: { requireSuccessfulRun: true, requireLastRunOk: true },
       systemPrompt:
         'You write Lua 5.2 programs for CC:Tweaked. Test every program by running it before finishing.',
+    },
+    chat: {
+      description: 'Talk with the model directly: no tools, the reply streams as it is written.',
+      strategy: 'chat',
+      budgets: { maxSteps: 20, deadlineMs: 600_000 },
     },
   },
   kindAliases: { general: 'general_agent', agent: 'general_agent' },
@@ -430,9 +447,9 @@ export function configuredModels(config: OrchestratorConfig): Map<string, ModelR
   return out;
 }
 
-/** Model roles a task kind needs (planner+executor for planner_executor, native for native). */
+/** Model roles a task kind needs (planner+executor for planner_executor; native for native and chat). */
 export function rolesFor(kind: TaskKindConfig): ModelRoleName[] {
-  return kind.strategy === 'native' ? ['native'] : ['planner', 'executor'];
+  return kind.strategy === 'planner_executor' ? ['planner', 'executor'] : ['native'];
 }
 
 /** The canonical task kind for a requested name (itself or an alias), or undefined when unknown. */

@@ -34,6 +34,7 @@ import { LuaAssets } from './http/lua-assets.js';
 import { Metrics } from './metrics.js';
 import { pullHint, type AvailabilityReport, type ModelAvailability } from './model-availability.js';
 import { OrchestratorError } from './orchestrator-error.js';
+import { ReplyStream } from './reply-stream.js';
 import { setupModels } from './strategies.js';
 import { confirmationRule } from './security/confirmation-rule.js';
 import { InMemoryCredentialStore, type CredentialStore } from './security/credential-store.js';
@@ -189,10 +190,20 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     await store.close().catch((err: unknown) => logger.error({ err }, 'closing the store failed'));
   };
 
+  // Chat replies as they are written, throttled, to WebSocket subscribers and the event stream.
+  const replyStream = new ReplyStream(clock);
+  events.attachReplies(replyStream);
   let availability: ModelAvailability;
   let resolver: StrategyResolver;
   try {
-    const models = setupModels(config, { ollamaUrl: o.ollamaUrl, env: o.env ?? process.env, logger, clock });
+    const models = setupModels(config, {
+      ollamaUrl: o.ollamaUrl,
+      env: o.env ?? process.env,
+      logger,
+      clock,
+      onChatDelta: (task, step, text) => replyStream.push(task, step, text),
+      readSteps: (taskId) => store.getSteps(taskId),
+    });
     availability = models.availability;
     resolver = o.strategies ?? models.resolver;
   } catch (err) {
@@ -281,6 +292,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     defaultCallTimeoutMs: s.commandTimeoutMs,
   });
   events.attach(engine);
+  replyStream.attach(engine);
   await metrics.track(engine);
   const results = new CommandResults({
     engine,
@@ -293,7 +305,15 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   });
   const tasks = new TaskService(engine, store, config, clock);
   const replies = new WsReplies(metrics, new RefusalLog(logger, () => clock.now()));
-  const subscriptions = new TaskSubscriptions({ config, engine, tasks, registry, replies, logger });
+  const subscriptions = new TaskSubscriptions({
+    config,
+    engine,
+    tasks,
+    registry,
+    replies,
+    replyStream,
+    logger,
+  });
   const rateLimits = new ClientRateLimits(s.rateLimit);
   const maxRejected = maxRejectedFor(config);
   const handshake = new Handshake({
@@ -452,6 +472,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     events.close();
     security.close();
     await engine.stop();
+    replyStream.close();
     executor.dispose();
     registry.dispose();
     await gateway.close();
@@ -496,6 +517,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       server.close();
       // Engine first: no new command_calls or events; in-flight steps abort and stay durable for the next start.
       await engine.stop();
+      replyStream.close();
       executor.dispose();
       registry.dispose();
       await gateway.close();

@@ -3,14 +3,17 @@
  * `@ccagent/ollama`, each wrapped so a task whose models are missing fails with the `ollama pull` hint.
  */
 import {
+  createChatStrategy,
   createNativeToolStrategy,
   createPlannerExecutorStrategy,
   nativeOptionsFromEnv,
+  withRunBudget,
+  type RunBudget,
   resolvePolicy,
   type AgentPolicyInput,
   type ModelRole,
 } from '@ccagent/agent';
-import type { Clock, StrategyResolver, TaskStrategy } from '@ccagent/engine';
+import type { Clock, StoredStep, StrategyResolver, Task, TaskStrategy } from '@ccagent/engine';
 import {
   OllamaChatModel,
   OpenAICompatibleChatModel,
@@ -28,7 +31,7 @@ import {
 } from './config.js';
 import { gateOnModels, ModelAvailability, type ModelServer } from './model-availability.js';
 import { OrchestratorError } from './orchestrator-error.js';
-import { providerRole, taskSettings } from './task-settings.js';
+import { providerRole, storedRunBudgets, taskSettings } from './task-settings.js';
 
 /** Everything the composition root needs from the model side. */
 export interface ModelSetup {
@@ -47,7 +50,16 @@ type Adapter = ChatModel & ModelInventory;
  */
 export function setupModels(
   config: OrchestratorConfig,
-  opts: { ollamaUrl: string; env: NodeJS.ProcessEnv; logger: ModelLogger; clock: Clock },
+  opts: {
+    ollamaUrl: string;
+    env: NodeJS.ProcessEnv;
+    logger: ModelLogger;
+    clock: Clock;
+    /** A task's whole step log: token budgets are counted from it once per task after a restart. */
+    readSteps?: (taskId: string) => Promise<StoredStep[]>;
+    /** Where chat kinds stream their replies: each piece of text as the model writes it. */
+    onChatDelta?: (task: Task, step: number, text: string) => void;
+  },
 ): ModelSetup {
   /** One entry per model server (provider + URL + key): checked for installed models once. */
   const servers = new Map<string, { adapter: Adapter; provider: string; url: string; names: Set<string> }>();
@@ -119,7 +131,25 @@ export function setupModels(
   }
 
   /** The strategy of a kind, with a task's settings (models, provider, sampling, executor mode …) applied. */
+  const onChatDelta = opts.onChatDelta;
+  /** Tasks whose step is being decided now (a streamed piece names only the task's id). */
+  const deciding = new Map<string, Task>();
   const build = (kind: string, spec: TaskKindConfig, settings?: TaskSettings): TaskStrategy => {
+    if (spec.strategy === 'chat') {
+      const requested = settings?.budgets?.max_model_calls ?? spec.maxIterations;
+      const role = roleOf('native', settings);
+      if (onChatDelta) {
+        role.onDelta = (d, meta) => {
+          const task = deciding.get(meta.taskId);
+          if (d.content && task) onChatDelta(task, meta.step, d.content);
+        };
+      }
+      return createChatStrategy({
+        model: role,
+        ...(spec.systemPrompt !== undefined ? { systemPrompt: spec.systemPrompt } : {}),
+        ...(requested !== undefined ? { maxReplies: requested } : {}),
+      });
+    }
     if (spec.strategy === 'native') {
       const requested = settings?.budgets?.max_model_calls;
       return createNativeToolStrategy({
@@ -203,14 +233,36 @@ export function setupModels(
     return v;
   };
   const withSettings = new Map<string, TaskStrategy>();
+  const readSteps = opts.readSteps ?? (() => Promise.resolve([]));
   for (const [kind, base] of gated) {
-    withSettings.set(kind, {
-      decide(task, history, ctx) {
+    const spec = config.taskKinds[kind] as TaskKindConfig;
+    const budgetOf = (task: Task): RunBudget => {
+      const run = storedRunBudgets(task);
+      const b: RunBudget = {};
+      const steps = run ? run.maxSteps : spec.budgets.maxSteps;
+      const calls = run ? run.maxToolCalls : spec.budgets.maxToolCalls;
+      const prompt = run ? run.maxPromptTokens : spec.budgets.maxPromptTokens;
+      const output = run ? run.maxOutputTokens : spec.budgets.maxOutputTokens;
+      if (steps !== undefined) b.maxSteps = steps;
+      if (calls !== undefined) b.maxToolCalls = calls;
+      if (prompt !== undefined) b.maxPromptTokens = prompt;
+      if (output !== undefined) b.maxOutputTokens = output;
+      return b;
+    };
+    const inner: TaskStrategy = {
+      async decide(task, history, ctx) {
         const settings = taskSettings(task);
-        if (settings === undefined) return base.decide(task, history, ctx);
-        return (variantFor(kind, settings) ?? base).decide(task, history, ctx);
+        const strategy = settings === undefined ? base : (variantFor(kind, settings) ?? base);
+        deciding.set(task.id, task);
+        try {
+          return await strategy.decide(task, history, ctx);
+        } finally {
+          deciding.delete(task.id);
+        }
       },
-    });
+    };
+    // Token budgets of each run, and progress as the share of the run's budgets used.
+    withSettings.set(kind, withRunBudget(inner, { budgetOf, readSteps }));
   }
   return {
     resolver: (kind) => withSettings.get(kind),
@@ -239,7 +291,8 @@ export function roleConfig(
       else delete m.apiKeyEnv;
     }
   }
-  const name = settings.models?.[role];
+  // Chat kinds run on the native role's configuration; a request names their model `models.chat`.
+  const name = settings.models?.[role] ?? (role === 'native' ? settings.models?.chat : undefined);
   if (name !== undefined) m = { ...m, name };
   if (settings.temperature !== undefined || settings.num_ctx !== undefined) {
     m = {

@@ -17,6 +17,10 @@ export interface RunBudgets {
   maxSteps?: number;
   maxToolCalls?: number;
   deadlineMs?: number;
+  /** Prompt tokens of the run, from the model server's counts (checked by the agent's `withTokenBudget`). */
+  maxPromptTokens?: number;
+  /** Output tokens of the run, from the model server's counts. */
+  maxOutputTokens?: number;
 }
 
 /** Why settings were refused: `forbidden` for a value the operator does not allow, `invalid_field` otherwise. */
@@ -31,6 +35,8 @@ export interface SettingsError {
 const ROLES_OF: Record<TaskKindConfig['strategy'], readonly string[]> = {
   planner_executor: ['planner', 'executor'],
   native: ['native'],
+  // served by the native role's configuration; a request names its model as `models.chat`
+  chat: ['chat'],
 };
 
 /**
@@ -94,17 +100,17 @@ export function resolveTaskSettings(
         return refuse(
           'invalid_field',
           key,
-          `${key} applies to planner_executor tasks; "${kindName}" is native`,
+          `${key} applies to planner_executor tasks; "${kindName}" is ${spec.strategy}`,
         );
       }
     }
   }
   const b = s.budgets ?? {};
-  if (b.max_model_calls !== undefined && spec.strategy !== 'native') {
+  if (b.max_model_calls !== undefined && spec.strategy === 'planner_executor') {
     return refuse(
       'invalid_field',
       'budgets.max_model_calls',
-      `max_model_calls applies to native tasks; "${kindName}" is ${spec.strategy}`,
+      `max_model_calls applies to native and chat tasks; "${kindName}" is ${spec.strategy}`,
     );
   }
   const bounds: Array<[keyof typeof b, number, string]> = [
@@ -112,6 +118,8 @@ export function resolveTaskSettings(
     ['max_tool_calls', limits.maxToolCalls, 'limits.maxToolCalls'],
     ['max_model_calls', limits.maxModelCalls, 'limits.maxModelCalls'],
     ['deadline_ms', limits.maxDeadlineMs, 'limits.maxDeadlineMs'],
+    ['max_prompt_tokens', limits.maxPromptTokens, 'limits.maxPromptTokens'],
+    ['max_output_tokens', limits.maxOutputTokens, 'limits.maxOutputTokens'],
   ];
   for (const [key, max, where] of bounds) {
     const v = b[key];
@@ -130,6 +138,10 @@ export function resolveTaskSettings(
   if (steps !== undefined) run.maxSteps = steps;
   if (calls !== undefined) run.maxToolCalls = calls;
   if (deadline !== undefined) run.deadlineMs = deadline;
+  const promptTokens = b.max_prompt_tokens ?? spec.budgets.maxPromptTokens;
+  const outputTokens = b.max_output_tokens ?? spec.budgets.maxOutputTokens;
+  if (promptTokens !== undefined) run.maxPromptTokens = promptTokens;
+  if (outputTokens !== undefined) run.maxOutputTokens = outputTokens;
   return { ok: true, value: run };
 }
 

@@ -110,7 +110,14 @@ describe('cc-orchestrator serve: whole tasks', () => {
     expect(calls.map((m) => m.command)).toEqual(['fs_write', 'run_program']);
     expect(calls[0]?.args).toEqual({ path: '/hello.lua', content: 'print("hi")' });
     expect(c.messages.filter((m) => m.type === 'command_ack')).toHaveLength(2);
-    expect(c.messages.some((m) => m.type === 'task_update' && m.message === 'calling fs_write')).toBe(true);
+    // progress: the share of the run's budgets used (general_agent: 40 steps, 60 tool calls)
+    const calling = c.messages.find(
+      (m) => m.type === 'task_update' && String(m.message).startsWith('calling fs_write'),
+    );
+    expect(calling).toMatchObject({
+      message: 'calling fs_write · step 1/40 · 1/60 tool calls',
+      progress: 0.025,
+    });
     const detail = await getTask(s.url, taskId);
     expect(detail.task).toMatchObject({ kind: 'general_agent', status: 'completed' });
     // What the model saw and said is on record.

@@ -3,7 +3,8 @@
  * writes one loose directive, a parser or an executor model turns it into one validated tool call) and native tool
  * calling — with the policies that keep small models from spiralling.
  *
- * The surface is what the orchestrator, the benchmarks and embedders use: the two strategy factories and their
+ * The surface is what the orchestrator, the benchmarks and embedders use: the strategy factories (planner/executor,
+ * native, chat), the run-budget decorator and their
  * options, the policy and completion criteria they take, the error type, and the three building blocks the
  * benchmarks measure (`parseDirective`, `renderMemory`, `loadPlannerMemory`). Everything else (the parser's helpers,
  * the executor schema, derivation checks, prompt loading) is internal: the package's own tests import it from its
@@ -27,6 +28,8 @@ export {
   type NativeEnvOptions,
   type NativeToolOptions,
 } from './native-tool-strategy.js';
+export { createChatStrategy, DEFAULT_CHAT_REPLIES, type ChatStrategyOptions } from './chat-strategy.js';
+export { withRunBudget, type RunBudget, type RunBudgetOptions } from './run-budget.js';
 export type { ModelCallMeta, ModelCallRole, ModelRole } from './model-call.js';
 export {
   completionCriteriaSchema,

@@ -24,7 +24,7 @@ import { MemoryValidationCache } from './memory-cache.js';
 import { resultForModel } from './history-view.js';
 import { CHARS_PER_TOKEN } from './memory.js';
 import { callModel, type ModelRole } from './model-call.js';
-import { loadPrompt } from './prompts.js';
+import { loadPrompt, type PromptName } from './prompts.js';
 
 /** Options of {@link createNativeToolStrategy}. */
 export interface NativeToolOptions {
@@ -33,6 +33,8 @@ export interface NativeToolOptions {
   maxIterations?: number;
   /** Replaces the shipped system prompt (env AGENT_SYSTEM_PROMPT). */
   systemPrompt?: string;
+  /** The shipped system prompt to use when `systemPrompt` is unset (default `native-system`; chat: `chat-system`). */
+  promptName?: PromptName;
   /** Timeout of each tool call in milliseconds (env TOOL_EXECUTION_TIMEOUT, in seconds); default: the engine's. */
   toolTimeoutMs?: number;
   /**
@@ -590,7 +592,7 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
     maxResultChars: maxChars,
   };
   const agentEnabled = opts.agentEnabled ?? true;
-  const prompt = loadPrompt('native-system');
+  const prompt = loadPrompt(opts.promptName ?? 'native-system');
   const summaryPrompt = loadPrompt('native-final-summary');
 
   /**

@@ -53,7 +53,15 @@ export const ToolInfoSchema = z.object({
 export const TaskBudgetSettingsSchema = z.strictObject({
   max_steps: positiveInt('Most decisions (model steps) the task may take.').optional(),
   max_tool_calls: positiveInt('Most command calls the task may make.').optional(),
-  max_model_calls: positiveInt('Native loop: most model calls before it ends with a summary.').optional(),
+  max_model_calls: positiveInt(
+    'Native loop: most model calls before it ends with a summary (chat: per reply).',
+  ).optional(),
+  max_prompt_tokens: positiveInt(
+    'Most prompt tokens the task may use, summed from the model server’s reported counts; then it ends with a summary.',
+  ).optional(),
+  max_output_tokens: positiveInt(
+    'Most output tokens the task may use, summed from the model server’s reported counts; then it ends with a summary.',
+  ).optional(),
   deadline_ms: positiveInt(
     'Wall-clock budget from creation (or from a continuation/retry), in milliseconds.',
   ).optional(),
@@ -289,7 +297,9 @@ export const TaskUpdateSchema = z.object({
   delta: z
     .string()
     .optional()
-    .describe('Chat tasks: text the model wrote since the previous update (streamed reply).'),
+    .describe(
+      'Chat tasks: text the model wrote since the previous update (its streamed reply, at most 10 updates a second; the whole reply is in `task_completed.result.message` and the step log).',
+    ),
 });
 
 /** `task_completed`: the task finished successfully. */

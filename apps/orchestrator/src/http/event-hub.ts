@@ -12,10 +12,21 @@
 import type { ServerResponse } from 'node:http';
 import type { Engine, StoredStep, Task } from '@ccagent/engine';
 import type { ClientPersistence, KnownClient, KnownTool, ToolInfo } from '../client-persistence.js';
+import type { ReplyStream } from '../reply-stream.js';
 import type { WireObject } from '../wire.js';
 
 /** Names of the records `GET /api/events` sends. */
-export const EVENT_TYPES = ['task', 'step', 'question', 'call', 'client', 'tool', 'resync', 'hello'] as const;
+export const EVENT_TYPES = [
+  'task',
+  'step',
+  'question',
+  'call',
+  'client',
+  'tool',
+  'delta',
+  'resync',
+  'hello',
+] as const;
 /** One of {@link EVENT_TYPES}. */
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -143,6 +154,13 @@ export class EventHub {
           t.id,
         ),
       ),
+    );
+  }
+
+  /** Publish chat replies as they are written (`delta` records: `{task_id, step, delta}`). */
+  attachReplies(stream: ReplyStream): void {
+    this.unsubscribe.push(
+      stream.on(({ task, step, delta }) => this.publish('delta', { task_id: task.id, step, delta }, task.id)),
     );
   }
 

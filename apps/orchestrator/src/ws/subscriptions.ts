@@ -8,6 +8,7 @@
 import type { Engine, Logger, Task } from '@ccagent/engine';
 import type { ServerMessage } from '@ccagent/protocol';
 import type { ClientEntry, ClientRegistry } from '../clients/client-registry.js';
+import type { ReplyStream } from '../reply-stream.js';
 import type { OrchestratorConfig } from '../config.js';
 import type { TaskService } from '../task-service.js';
 import { CREATOR_KEY, toAskUser, toTaskCompleted, toTaskFailed, toTaskUpdate } from '../wire.js';
@@ -23,6 +24,8 @@ export interface TaskSubscriptionsOptions {
   tasks: TaskService;
   registry: ClientRegistry;
   replies: WsReplies;
+  /** Chat replies as they are written: sent as `task_update` with `delta`. */
+  replyStream?: ReplyStream;
   logger: Logger;
 }
 
@@ -108,6 +111,9 @@ export class TaskSubscriptions {
     e.on('taskCompleted', ({ task }) => this.publish(task, toTaskCompleted(task)));
     e.on('taskFailed', ({ task }) => this.publish(task, toTaskFailed(task)));
     e.on('questionAsked', ({ task, question }) => this.publish(task, toAskUser(question)));
+    this.o.replyStream?.on(({ task, delta }) =>
+      this.publish(task, { type: 'task_update', task_id: task.id, status: 'running', delta }),
+    );
   }
 
   private publish(task: Task, msg: ServerMessage): void {
