@@ -695,6 +695,14 @@ function handlers.task_update(self, msg)
     if type(msg.task_id) ~= "string" then return end
     if self:_ended(msg.task_id) then return end
     local t = self:_task(msg.task_id)
+    if type(msg.delta) == "string" then
+        -- A chat task's reply as the model writes it: the text since the previous delta. `t.reply` holds the text
+        -- so far (until the task ends: then `t.result.message` has all of it).
+        t.status = msg.status or t.status
+        t.reply = (t.reply or "") .. msg.delta
+        queue("ccagent_delta", msg.task_id, msg.delta, t)
+        return
+    end
     if WITH_OUTCOME[msg.status] and t.status ~= msg.status then
         -- The server follows this with task_completed/task_failed. Announcing the end now would let a program
         -- read `tasks[id].result` (or `.error`) before it has arrived.

@@ -26,8 +26,15 @@ local log_win = window.create(native, 1, 2, width, height - 2)
 local input_win = window.create(native, 1, height, width, 1)
 local colour = native.isColour()
 
+-- The task whose streamed reply is being written on the last line of the log, if any.
+local streaming
+
 local function log(text, fg)
     local prev = term.redirect(log_win)
+    if streaming then
+        print()
+        streaming = nil
+    end
     if colour and fg then term.setTextColour(fg) end
     print(text)
     term.setTextColour(colours.white)
@@ -56,6 +63,8 @@ local kind = flags.kind or (session.cfg and session.cfg.kind) or "general_agent"
 
 local questions = {}
 local last_seen = {}
+-- Tasks whose reply was streamed (their result message is not printed again).
+local streamed = {}
 
 local function short(id)
     return tostring(id):sub(1, 8)
@@ -95,7 +104,10 @@ local function on_task(task_id, status, t)
     if t.progress then line = line .. (" %d%%"):format(math.floor(t.progress * 100 + 0.5)) end
     if t.message and status ~= "completed" then line = line .. ": " .. t.message end
     log(line, STATUS_COLOURS[status])
-    if status == "completed" and t.result ~= nil then log("  " .. describe(t.result), colours.green) end
+    if status == "completed" and t.result ~= nil and not streamed[task_id] then
+        log("  " .. describe(t.result), colours.green)
+    end
+    streamed[task_id] = nil
     if status == "failed" and t.error ~= nil then log("  " .. describe(t.error), colours.red) end
     if status ~= "waiting_for_user" then
         -- questions answered elsewhere (CLI, HTTP) are no longer open
@@ -114,6 +126,20 @@ local function events()
             draw_header()
         elseif ev == "ccagent_task" then
             on_task(a, b, c)
+        elseif ev == "ccagent_delta" then
+            -- A chat reply as it is written: appended to the log's last line, wrapped like print.
+            local prev = term.redirect(log_win)
+            if streaming ~= a then
+                if streaming then print() end
+                if colour then term.setTextColour(colours.lightGrey) end
+                write(("[%s] "):format(short(a)))
+                term.setTextColour(colours.white)
+                streaming = a
+            end
+            write(b)
+            term.redirect(prev)
+            input_win.restoreCursor()
+            streamed[a] = true
         elseif ev == "ccagent_question" then
             questions[#questions + 1] = { task_id = a, question_id = b, question = c, why = d }
             log(("[%s] asks: %s"):format(short(a), tostring(c)), colours.yellow)

@@ -49,6 +49,23 @@ parallel.waitForAny(function() shell.run("/ccagent/programs/ccagent-host.lua", u
     end)
 `;
 
+// A chat: one question, the streamed reply, quit.
+const CHAT = `
+local url = ...
+parallel.waitForAll(function()
+    assert(shell.run("/ccagent/programs/ccagent.lua", url, "--id", "chat-ui", "--kind", "chat"))
+end, function()
+    os.pullEvent("ccagent_connection")
+    sleep(0.1)
+    os.queueEvent("paste", "what is a turtle?")
+    os.queueEvent("key", keys.enter)
+    repeat local _, _, status = os.pullEvent("ccagent_task") until status == "completed"
+    sleep(0.1)
+    os.queueEvent("paste", "/quit")
+    os.queueEvent("key", keys.enter)
+end)
+`;
+
 describe.skipIf(!craftos)('the ccagent terminal program in CraftOS', () => {
   let s: Scenario;
   beforeEach(async () => {
@@ -90,6 +107,33 @@ describe.skipIf(!craftos)('the ccagent terminal program in CraftOS', () => {
     expect(screen).toContain('planning the walls');
     expect(screen).toContain('Which wood?');
     expect(screen).toContain('house built at 10,64,-3');
+    expect(screen).toContain('completed');
+  });
+
+  it('a chat task’s reply appears as it streams (task_update.delta), once, not again when the task completes (guards: a chat reply only seen whole)', async () => {
+    const c = s.boot(CHAT, { args: [s.server.url] });
+    await s.server.hello();
+    const ct = await s.server.waitFor<CreateTask>((m) => m.type === 'create_task');
+    expect(ct).toMatchObject({ prompt: 'what is a turtle?', task_kind: 'chat' });
+    const taskId = s.server.tasks.get(ct.request_id)!;
+    s.server.send({ type: 'task_update', task_id: taskId, status: 'running' });
+    for (const delta of ['A turtle is ', 'a small robot ', 'that digs.']) {
+      s.server.send({ type: 'task_update', task_id: taskId, status: 'running', delta });
+    }
+    // On the screen while the task still runs (before any result could show it).
+    const end = Date.now() + 5000;
+    while (!screenText(c).includes('A turtle is a small robot that digs.') && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(screenText(c)).toContain('A turtle is a small robot that digs.');
+    s.server.send({
+      type: 'task_completed',
+      task_id: taskId,
+      result: { message: 'A turtle is a small robot that digs.', iterations: 1 },
+    });
+    expect((await c.exited).code).toBe(0);
+    const screen = screenText(c);
+    expect(screen.split('A turtle is a small robot that digs.')).toHaveLength(2); // shown exactly once
     expect(screen).toContain('completed');
   });
 
