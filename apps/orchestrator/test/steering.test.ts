@@ -242,6 +242,39 @@ describe('follow-up messages', () => {
     });
   });
 
+  it('a message to a running planner/executor task changes what its planner writes next (guards: messages only reaching the native loop)', async () => {
+    // The planner writes oak.lua, unless it has been told about birch.
+    const write = (file: string) =>
+      `WRITE_FILE\nPATH: ${file}\nLANGUAGE: lua\nCONTENT:\n\`\`\`lua\nprint("${file}")\n\`\`\`\nTHEN:\n`;
+    fake.script('qwen3:8b', (req) =>
+      contents(req).join('\n').includes('use birch') ? write('birch.lua') : write('oak.lua'),
+    );
+    const s = await start();
+    const c = await computer(s);
+    c.send({
+      type: 'create_task',
+      request_id: 'p1',
+      task_kind: 'code_job',
+      client_id: 'pc-1',
+      prompt: 'Write the wood program.',
+      allowed_commands: [],
+    });
+    const id = String((await c.waitFor('task_created', { request_id: 'p1' })).task_id);
+    const first = await c.waitFor('command_call', { task_id: id });
+    expect(first).toMatchObject({ command: 'fs_write', args: { path: 'oak.lua' } });
+    c.send({ type: 'task_message', task_id: id, text: 'Actually, use birch.', request_id: 'pm1' });
+    expect(await c.waitFor('task_update', { task_id: id, status: 'waiting_for_command' })).toBeTruthy();
+    ok(c, first, { ok: true });
+    const second = await c.waitFor('command_call', { call_id: `${id}:call:2` });
+    expect(second).toMatchObject({ command: 'fs_write', args: { path: 'birch.lua' } });
+    // The planner's request after the message carries it; the one before did not.
+    const planner = fake.chatRequests('qwen3:8b').map((r) => contents(r).join('\n'));
+    expect(planner[0]).not.toContain('use birch');
+    expect(planner.at(-1)).toContain('Actually, use birch.');
+    const cancelled = await post(s, `/api/tasks/${id}/cancel`, {});
+    expect(cancelled.status).toBe(200);
+  });
+
   it('a message to a finished task continues it: same task and memory, fresh budgets, completes again (guards: a finished task being final)', async () => {
     fake.script('qwen3:8b', ['The answer is 4.', 'Doubled, it is 8.']);
     const s = await start();
