@@ -35,7 +35,7 @@ import { Metrics } from './metrics.js';
 import { pullHint, type AvailabilityReport, type ModelAvailability } from './model-availability.js';
 import { OrchestratorError } from './orchestrator-error.js';
 import { ReplyStream } from './reply-stream.js';
-import { setupModels } from './strategies.js';
+import { ollamaNumCtx, setupModels } from './strategies.js';
 import { confirmationRule } from './security/confirmation-rule.js';
 import { InMemoryCredentialStore, type CredentialStore } from './security/credential-store.js';
 import { HttpAccess } from './security/http-access.js';
@@ -274,6 +274,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
         host: o.minecraft.host,
         port: o.minecraft.port,
         ollamaUrl: o.ollamaUrl,
+        // A Minecraft task on a model the roles use asks for their num_ctx: another size would reload the model.
+        numCtxFor: (t) => (t.provider === 'ollama' ? ollamaNumCtx(config, t.model) : undefined),
         // Mods connect like computers: the same Host/Origin policy (no web page may register as a mod or receive
         // its actions), and a credential when the server has a token.
         authorize: (req) => authorizeMod(req, policy, security),

@@ -44,6 +44,21 @@ export interface ModelSetup {
 type Adapter = ChatModel & ModelInventory;
 
 /**
+ * The `num_ctx` the configured roles ask of an Ollama model named `name` (planner first, then native, then executor),
+ * or undefined when no Ollama role uses it. Given to other callers of the same model (the Minecraft agent), so a
+ * request never asks the server for another context size than the roles do: that would reload the model.
+ */
+export function ollamaNumCtx(config: OrchestratorConfig, name: string): number | undefined {
+  const tagged = (n: string): string => (n.includes(':') ? n : `${n}:latest`);
+  for (const role of ['planner', 'native', 'executor'] as const) {
+    const m = config.models[role];
+    if (m.provider === 'ollama' && tagged(m.name) === tagged(name) && m.options.numCtx !== undefined)
+      return m.options.numCtx;
+  }
+  return undefined;
+}
+
+/**
  * Create the model adapters (one per distinct provider + URL + call bounds), the strategies per kind and the availability
  * checker. Throws `OrchestratorError('config_invalid')` for an agent policy or environment override the agent
  * rejects, naming the config path.

@@ -234,6 +234,25 @@ describe('minecraft_agent through the whole stack on a real server', () => {
     expect(JSON.stringify(replan?.input)).toMatch(/no solid block next to/);
   });
 
+  it('a task on the model the planner role uses asks for the planner num_ctx, so the server does not reload the model between task kinds', async () => {
+    // The default configuration's planner is qwen3:8b at 16384 (no config file, no model environment here).
+    fake.script('qwen3:8b', reply);
+    plans.set('SAME-MODEL', { plan: { actions: [{ type: 'chat', message: 'same model' }] } });
+    const created = await api<{ task: WireTask }>('POST', '/api/minecraft/tasks', {
+      instance_id: 'Bot',
+      prompt: 'SAME-MODEL',
+      mode: 'low-level',
+      model: 'qwen3:8b',
+    });
+    expect(created.status).toBe(201);
+    expect((await waitForEnd(created.body.task.id)).status).toBe('completed');
+    const numCtx = (r: { body: unknown }): number | undefined =>
+      (r.body as { options?: { num_ctx?: number } }).options?.num_ctx;
+    expect(fake.chatRequests('qwen3:8b').map(numCtx)).toEqual([16384]);
+    // A model no role uses gets no num_ctx: the server's default, as before.
+    expect(fake.chatRequests(MODEL).map(numCtx)).toContain(undefined);
+  });
+
   it('refuses a bad task body with the path of the field and creates no task', async () => {
     const before = (await api<{ tasks: unknown[] }>('GET', '/api/tasks?kind=minecraft_agent&limit=1000')).body
       .tasks;

@@ -19,6 +19,7 @@ import {
   defaultModelFactory,
   MINECRAFT_TASK_KIND,
   MinecraftTaskSettingsSchema,
+  type MinecraftTaskSettings,
   type ModelFactory,
 } from '../agent/settings.js';
 import { MinecraftActionExecutor } from '../endpoint/action-executor.js';
@@ -42,6 +43,11 @@ export interface MinecraftAgentOptions {
   ollamaUrl?: string;
   /** Chat model per task settings (default: Ollama or OpenAI-compatible adapters). */
   modelFor?: ModelFactory;
+  /**
+   * The `num_ctx` to ask for a task's model (see `MinecraftStrategyOptions.numCtxFor`): a host running other roles on
+   * the same model gives theirs, so the server does not reload the model between task kinds.
+   */
+  numCtxFor?: (settings: MinecraftTaskSettings) => number | undefined;
   /** Who may connect as a mod (default: no browser pages, no foreign Host; see `MinecraftEndpointOptions.authorize`). */
   authorize?: McUpgradeCheck;
   clock?: Clock;
@@ -94,6 +100,7 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
     states: endpoint,
     modelFor:
       opts.modelFor ?? defaultModelFactory(opts.ollamaUrl !== undefined ? { ollamaUrl: opts.ollamaUrl } : {}),
+    ...(opts.numCtxFor !== undefined ? { numCtxFor: opts.numCtxFor } : {}),
   });
   const instanceOf = (t: Task): string | undefined => {
     const ctx = t.context as { instanceId?: unknown } | undefined;
