@@ -1,10 +1,12 @@
 -- ccagent installer. The orchestrator serves this file at /lua/install.lua with its own address filled in:
 --
---     wget run http://HOST:PORT/lua/install.lua [--code CODE | --token T | --no-token] [--id NAME]
+--     wget run http://HOST:PORT/lua/install.lua [--code CODE | --pair | --token T | --no-token] [--id NAME]
 --                                               [--dir /ccagent] [--no-startup] [--no-autostart]
 --
 -- `--code` is an enrollment code from the operator (`ccagent clients enroll`): the installer trades it for this
--- computer's own key (POST /api/pair) and stores the key as the config's token.
+-- computer's own key (POST /api/pair) and stores the key as the config's token. `--pair` asks to pair without a
+-- code (POST /api/pair/request): the installer shows a match code and waits until the operator approves it
+-- (`ccagent clients approve`), then collects the key (POST /api/pair/collect).
 --
 -- It downloads every file listed in <server>/lua/manifest.json into a staging directory, checks each one's size
 -- (and SHA-256 where bit32 is available), swaps the staging directory into place, writes the configuration
@@ -40,6 +42,9 @@ function M.parse_args(argv)
         elseif a == "--no-token" then
             o.no_token = true
             i = i + 1
+        elseif a == "--pair" then
+            o.pair = true
+            i = i + 1
         elseif a == "--no-startup" then
             o.startup, o.autostart = false, false
             i = i + 1
@@ -48,12 +53,15 @@ function M.parse_args(argv)
             i = i + 1
         else
             fail("unknown argument " .. a ..
-                "\nusage: install [--code CODE | --token T | --no-token] [--id NAME] [--dir DIR] [--no-startup]"
-                .. " [--no-autostart]")
+                "\nusage: install [--code CODE | --pair | --token T | --no-token] [--id NAME] [--dir DIR]"
+                .. " [--no-startup] [--no-autostart]")
         end
     end
     if o.code and (o.token or o.no_token) then
         fail("--code gives this computer its own key: drop --token/--no-token")
+    end
+    if o.pair and (o.code or o.token or o.no_token) then
+        fail("--pair asks the operator for this computer's own key: drop --code/--token/--no-token")
     end
     o.dir = "/" .. fs.combine(o.dir, "")
     if o.dir == "/" or o.dir:find("^/rom") then fail("refusing to install into " .. o.dir) end
@@ -197,6 +205,45 @@ function M.pair(server, code, client_id)
     return reply.key, reply.client_id
 end
 
+--- POST a JSON body; returns the HTTP status and the decoded answer (errors included).
+local function post_json(url, body)
+    local res, err, failed = http.post(url, textutils.serializeJSON(body), { ["Content-Type"] = "application/json" })
+    local r = res or failed
+    if not r then fail("cannot reach " .. url .. ": " .. tostring(err)) end
+    local status = r.getResponseCode()
+    local text = r.readAll()
+    r.close()
+    return status, textutils.unserializeJSON(text or "") or {}, text
+end
+
+--- Pair by request (`--pair`): ask, show the match code, wait for the operator's decision, collect the key.
+-- @tparam string server orchestrator base URL
+-- @tparam string client_id the id this computer asks for
+-- @tparam[opt] number poll seconds between polls (default 2)
+-- @treturn string key
+-- @treturn string client id the key is bound to
+function M.pair_by_request(server, client_id, poll)
+    local status, reply, text = post_json(server .. "/api/pair/request", { client_id = client_id })
+    if status ~= 202 or type(reply.secret) ~= "string" then
+        local e = reply.error or {}
+        fail(("pairing request refused (%s): %s"):format(tostring(e.code or status), tostring(e.message or text)))
+    end
+    print(("ccagent: asked to pair as %s; match code %s"):format(client_id, reply.match))
+    print("  the operator approves it with: ccagent clients approve " .. reply.request_id)
+    print("  waiting for approval (Ctrl+T to stop)...")
+    local ask = { request_id = reply.request_id, secret = reply.secret }
+    while true do
+        local st, got, raw = post_json(server .. "/api/pair/collect", ask)
+        if st == 200 and type(got.key) == "string" and type(got.client_id) == "string" then
+            return got.key, got.client_id
+        elseif st ~= 202 then
+            local e = got.error or {}
+            fail(("pairing refused (%s): %s"):format(tostring(e.code or st), tostring(e.message or raw)))
+        end
+        sleep(poll or 2)
+    end
+end
+
 local function write_file(path, data)
     local h, err = fs.open(path, "wb")
     if not h then fail("cannot write " .. path .. ": " .. tostring(err)) end
@@ -286,8 +333,14 @@ function M.main(argv)
     local count = err
     local cfg = read_json(CONFIG_PATH) or {}
     local key, paired_id
-    if o.code then
-        ok, err = pcall(function() key, paired_id = M.pair(server, o.code, M.client_id(o, cfg)) end)
+    if o.code or o.pair then
+        ok, err = pcall(function()
+            if o.code then
+                key, paired_id = M.pair(server, o.code, M.client_id(o, cfg))
+            else
+                key, paired_id = M.pair_by_request(server, M.client_id(o, cfg))
+            end
+        end)
         if not ok then
             fs.delete(staging)
             fail("install failed, nothing changed: " .. tostring(err))

@@ -1,9 +1,11 @@
 /**
- * `ccagent clients enroll | revoke | rotate | keys` and `ccagent audit`: the operator's side of per-computer keys.
+ * `ccagent clients enroll | pending | approve | deny | revoke | rotate | keys` and `ccagent audit`: the operator's side of per-computer keys.
  * They go through the running orchestrator (it holds the keys in memory and closes a revoked computer's socket);
  * `audit --db` reads the log from the SQLite file instead.
  */
 import {
+  PairingDecisionResponseSchema,
+  PairingsResponseSchema,
   AuditResponseSchema,
   CreateKeyResponseSchema,
   CredentialsResponseSchema,
@@ -84,6 +86,66 @@ export function addSecurityCommands(program: Command, clients: Command, d: Secur
           '',
         ].join('\n'),
       );
+    });
+
+  clients
+    .command('pending')
+    .description(
+      'computers that asked to pair (install.lua --pair) and wait for approve or deny; --all: also decided ones',
+    )
+    .option('--all', 'also approved, denied, collected and expired requests')
+    .action(async (o: { all?: boolean }) => {
+      const r = await client('clients pending').call(
+        PairingsResponseSchema,
+        'GET',
+        '/api/credentials/pairings',
+      );
+      const shown = o.all ? r.pairings : r.pairings.filter((p) => p.state === 'pending');
+      if (d.json()) return d.printJson({ pairings: shown });
+      for (const p of shown) {
+        d.print(
+          `${p.id}  ${p.client_id.padEnd(20)} match ${p.match}  ${p.state.padEnd(9)} from ${p.source}  asked ${time(p.created_at)}\n`,
+        );
+      }
+      if (shown.length === 0) d.print(o.all ? 'no pairing requests\n' : 'no computer waits for approval\n');
+    });
+
+  clients
+    .command('approve')
+    .description(
+      'approve a pairing request (check that its match code is the one the computer shows); the computer then gets its key',
+    )
+    .argument('<request>', 'request id (pair_…) from clients pending')
+    .option('--kinds <kinds>', 'task kinds it may create (comma-separated; default: any)', list)
+    .option('--observe-others', 'it may read and follow tasks of other computers')
+    .action(async (id: string, o: { kinds?: string[]; observeOthers?: boolean }) => {
+      const r = await client('clients approve').call(
+        PairingDecisionResponseSchema,
+        'POST',
+        '/api/credentials/pairings/approve',
+        {
+          id,
+          ...(o.kinds !== undefined ? { kinds: o.kinds } : {}),
+          ...(o.observeOthers ? { observe_others: true } : {}),
+        },
+      );
+      if (d.json()) return d.printJson(r);
+      d.print(`approved ${r.pairing.client_id} (${id}, match ${r.pairing.match}); it collects its key now\n`);
+    });
+
+  clients
+    .command('deny')
+    .description('deny a pairing request; the computer is told and gets no key')
+    .argument('<request>', 'request id (pair_…) from clients pending')
+    .action(async (id: string) => {
+      const r = await client('clients deny').call(
+        PairingDecisionResponseSchema,
+        'POST',
+        '/api/credentials/pairings/deny',
+        { id },
+      );
+      if (d.json()) return d.printJson(r);
+      d.print(`denied ${r.pairing.client_id} (${id})\n`);
     });
 
   clients

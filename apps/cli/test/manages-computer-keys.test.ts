@@ -104,5 +104,70 @@ describe.skipIf(!orchestratorBuilt)(
         entries: [{ action: 'client.enroll', actor: 'token', role: 'operator' }],
       });
     });
+
+    it('lists a computer that asked to pair, approves one and denies another; only the approved one collects a key, once (guards against a computer pairing without an operator)', async () => {
+      const ask = async (id: string) => {
+        const r = await fetch(`${server.url}/api/pair/request`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client_id: id }),
+        });
+        expect(r.status).toBe(202);
+        return (await r.json()) as { request_id: string; secret: string; match: string; state: string };
+      };
+      const collect = (t: { request_id: string; secret: string }) =>
+        fetch(`${server.url}/api/pair/collect`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ request_id: t.request_id, secret: t.secret }),
+        });
+      const a = await ask('turtle-a');
+      const b = await ask('turtle-b');
+      expect(a.state).toBe('pending');
+      expect((await collect(a)).status).toBe(202);
+
+      const pending = await cli('clients', 'pending');
+      expect(pending.code, pending.stderr).toBe(0);
+      expect(pending.stdout).toContain(`${a.request_id}  turtle-a`);
+      expect(pending.stdout).toContain(`match ${a.match}`);
+      expect(pending.stdout).toContain(b.request_id);
+      expect(pending.stdout).not.toContain(a.secret);
+
+      const approved = await cli('clients', 'approve', a.request_id, '--kinds', 'code_job');
+      expect(approved.code, approved.stderr).toBe(0);
+      expect(approved.stdout).toContain('approved turtle-a');
+      const denied = await cli('clients', 'deny', b.request_id);
+      expect(denied.code, denied.stderr).toBe(0);
+      // Deciding twice is refused and changes nothing.
+      expect((await cli('clients', 'approve', b.request_id)).code).toBe(3);
+
+      const got = await collect(a);
+      expect(got.status).toBe(200);
+      const key = ((await got.json()) as { key: string; client_id: string }).key;
+      expect(key).toMatch(/^cck_/);
+      expect((await collect(a)).status).toBe(409);
+      expect((await collect(b)).status).toBe(403);
+
+      const keys = JSON.parse((await cli('--json', 'clients', 'keys')).stdout) as {
+        credentials: Array<{ client_id?: string; grants: unknown }>;
+      };
+      expect(keys.credentials.filter((k) => k.client_id === 'turtle-a')).toEqual([
+        expect.objectContaining({ grants: { kinds: ['code_job'] } }),
+      ]);
+      expect(keys.credentials.some((k) => k.client_id === 'turtle-b')).toBe(false);
+      expect((await cli('clients', 'pending')).stdout).toContain('no computer waits for approval');
+      const log = await cli('--json', 'audit', '--limit', '20');
+      const actions = (
+        JSON.parse(log.stdout) as { entries: Array<{ action: string; outcome: string }> }
+      ).entries.map((e) => `${e.action}:${e.outcome}`);
+      expect(actions).toEqual(
+        expect.arrayContaining([
+          'client.pair_request:ok',
+          'client.approve:ok',
+          'client.deny:ok',
+          'client.pair:ok',
+        ]),
+      );
+    });
   },
 );

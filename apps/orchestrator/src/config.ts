@@ -197,6 +197,18 @@ const serverSchema = z.strictObject({
       rotationOverlapMs: positiveInt.default(24 * 3600_000),
       /** Failed authentications allowed per source address and minute before guessable secrets are not checked. */
       authFailuresPerMinute: positiveInt.default(10),
+      /**
+       * Computers may ask to pair without a code (`install.lua --pair`); each request waits for an operator's
+       * `ccagent clients approve` (or deny). Off: pairing only with an enrollment code.
+       */
+      pairingRequests: z.boolean().default(true),
+      /** Most pairing requests waiting for a decision at once (further requests get 429). */
+      maxPendingPairings: positiveInt.default(20),
+      /**
+       * Trust on first use: approve every pairing request at once, for an id that has no key yet. Only for a server
+       * nobody else can reach; off by default.
+       */
+      trustOnFirstUse: z.boolean().default(false),
     })
     .default({
       allowedHosts: [],
@@ -205,6 +217,9 @@ const serverSchema = z.strictObject({
       enrollmentTtlMs: 15 * 60_000,
       rotationOverlapMs: 24 * 3600_000,
       authFailuresPerMinute: 10,
+      pairingRequests: true,
+      maxPendingPairings: 20,
+      trustOnFirstUse: false,
     }),
   /** Most simultaneous WebSocket connections; further upgrades get HTTP 503. */
   maxConnections: positiveInt.default(20_000),

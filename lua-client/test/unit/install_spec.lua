@@ -33,6 +33,8 @@ t.test("arguments: token, id, dir, startup flags; unknown ones refused", functio
     t.raises(function() install.parse_args({ "--bogus" }) end, "unknown argument")
     t.eq(install.parse_args({ "--code", "ABCDE-FGHJK" }).code, "ABCDE-FGHJK")
     t.raises(function() install.parse_args({ "--code", "X", "--token", "t" }) end, "own key")
+    t.eq(install.parse_args({ "--pair" }).pair, true)
+    t.raises(function() install.parse_args({ "--pair", "--code", "X" }) end, "--pair asks")
     t.raises(function() install.parse_args({ "--token" }) end, "needs a value")
     t.raises(function() install.parse_args({ "--dir", "/" }) end, "refusing")
     t.raises(function() install.parse_args({ "--dir", "/rom/x" }) end, "refusing")

@@ -64,6 +64,11 @@ export * as schema from './schema.js';
 export {
   CREDENTIAL_ROLES,
   SecurityTables,
+  clientTaken,
+  pairingRefusal,
+  type CollectResult,
+  type PairingDecision,
+  type PairingRecord,
   type AuditInput,
   type AuditQuery,
   type AuditRecord,

@@ -82,6 +82,7 @@ describe('openSqliteStore', () => {
       'enrollment_codes',
       'history',
       'model_tools',
+      'pairing_requests',
       'questions',
       'step_messages',
       'steps',

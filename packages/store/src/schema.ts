@@ -281,3 +281,34 @@ export const auditLog = sqliteTable(
   },
   (t) => [index('audit_at_idx').on(t.at)],
 );
+
+/**
+ * Pairing requests (schema version 7): a computer without an enrollment code asks to pair; an operator approves or
+ * denies it; the computer then collects its key with the request's secret (stored as a hash), once.
+ */
+export const pairingRequests = sqliteTable(
+  'pairing_requests',
+  {
+    id: text('id').primaryKey(),
+    /** base64url SHA-256 of the secret the computer polls with. */
+    secretHash: text('secret_hash').notNull(),
+    clientId: text('client_id').notNull(),
+    name: text('name'),
+    /** Where the request came from (`http 10.0.0.5`). */
+    source: text('source').notNull(),
+    /** Short code shown on the computer and in the pending list, to approve the right one. */
+    match: text('match').notNull(),
+    createdAt: integer('created_at').notNull(),
+    /** Until then it can be approved (pending) or collected (approved). */
+    expiresAt: integer('expires_at').notNull(),
+    /** approved | denied | NULL (pending) */
+    decision: text('decision'),
+    decidedAt: integer('decided_at'),
+    decidedBy: text('decided_by'),
+    /** JSON grants handed to the credential. */
+    grants: text('grants'),
+    collectedAt: integer('collected_at'),
+    credentialId: text('credential_id'),
+  },
+  (t) => [uniqueIndex('pairing_secret_idx').on(t.secretHash)],
+);

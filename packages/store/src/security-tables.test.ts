@@ -108,4 +108,69 @@ describe('security tables', () => {
     expect((await store.security.listAudit({ actor: 'k1', limit: 1 })).map((r) => r.target)).toEqual(['t4']);
     expect(all[0]?.detail).toEqual({ n: 5 });
   });
+
+  it('pairing requests: pending until decided, collected once after approval, never after a denial; survives a reopen (guards against a key handed out without an operator)', async () => {
+    const base = {
+      secretHash: 's1',
+      clientId: 'pc-p',
+      source: 'http 10.0.0.5',
+      match: 'ABCDE',
+      createdAt: 1,
+      expiresAt: 100,
+      grants: {},
+    };
+    await store.security.insertPairing({ id: 'pair_1', ...base });
+    await store.security.insertPairing({
+      id: 'pair_2',
+      ...base,
+      secretHash: 's2',
+      clientId: 'pc-q',
+      createdAt: 2,
+    });
+    const mk = (c: string, g: CredentialRecord['grants']) => ({ ...cred('kp', c, 'keyp', 10), grants: g });
+    expect(await store.security.collectPairing('s1', 10, mk)).toMatchObject({ ok: false, code: 'pending' });
+    expect(await store.security.collectPairing('nope', 10, mk)).toMatchObject({
+      ok: false,
+      code: 'unknown_request',
+    });
+    await store.close();
+    store = openSqliteStore({ path: path.join(dir.dir, 'a.db'), logger: silent });
+    expect((await store.security.listPairings()).map((p) => p.id)).toEqual(['pair_2', 'pair_1']);
+    const approved = await store.security.decidePairing('pair_1', {
+      approved: true,
+      grants: { kinds: ['code_job'] },
+      by: 'token',
+      at: 20,
+      expiresAt: 200,
+    });
+    expect(approved).toMatchObject({ decision: 'approved', decidedBy: 'token', expiresAt: 200 });
+    expect(
+      await store.security.decidePairing('pair_1', {
+        approved: false,
+        grants: {},
+        by: 'x',
+        at: 21,
+        expiresAt: 0,
+      }),
+    ).toBeUndefined();
+    await store.security.decidePairing('pair_2', {
+      approved: false,
+      grants: {},
+      by: 'token',
+      at: 20,
+      expiresAt: 0,
+    });
+    const got = await store.security.collectPairing('s1', 30, mk);
+    expect(got).toMatchObject({
+      ok: true,
+      credential: { clientId: 'pc-p', grants: { kinds: ['code_job'] } },
+    });
+    expect(await store.security.collectPairing('s1', 31, mk)).toMatchObject({ ok: false, code: 'collected' });
+    expect(await store.security.collectPairing('s2', 31, mk)).toMatchObject({ ok: false, code: 'denied' });
+    expect((await store.security.listCredentials()).map((c) => c.clientId)).toEqual(['pc-p']);
+    expect((await store.security.listPairings()).find((p) => p.id === 'pair_1')).toMatchObject({
+      collectedAt: 30,
+      credentialId: 'kp',
+    });
+  });
 });

@@ -1,5 +1,6 @@
 /**
- * The security tables of schema version 6: credentials (hashes of keys only), enrollment codes and the audit log.
+ * The security tables of schema version 6: credentials (hashes of keys only), enrollment codes and the audit log;
+ * pairing requests since version 7.
  * Reached through {@link SqliteStore.security}; writes go through the store's write queue (durable when resolved).
  */
 import { and, desc, eq, isNull, lt, type SQL } from 'drizzle-orm';
@@ -50,6 +51,45 @@ export interface EnrollmentRecord {
 export type RedeemResult =
   | { ok: true; credential: CredentialRecord; revoked: CredentialRecord[] }
   | { ok: false; code: 'unknown_code' | 'code_used' | 'code_expired' | 'client_taken'; message: string };
+
+/** A computer's request to pair (approved or denied by an operator), stored with the hash of its secret. */
+export interface PairingRecord {
+  id: string;
+  secretHash: string;
+  clientId: string;
+  name?: string;
+  source: string;
+  /** Short code shown on the computer and in the pending list. */
+  match: string;
+  createdAt: number;
+  /** Until then it can be decided (pending) or collected (approved). */
+  expiresAt: number;
+  decision?: 'approved' | 'denied';
+  decidedAt?: number;
+  decidedBy?: string;
+  grants: CredentialGrants;
+  collectedAt?: number;
+  credentialId?: string;
+}
+
+/** Outcome of {@link SecurityTables.collectPairing}; a refusal changes nothing. */
+export type CollectResult =
+  | { ok: true; credential: CredentialRecord }
+  | {
+      ok: false;
+      code: 'unknown_request' | 'pending' | 'denied' | 'expired' | 'collected' | 'client_taken';
+      message: string;
+    };
+
+/** Decide a pending pairing request (see {@link SecurityTables.decidePairing}). */
+export interface PairingDecision {
+  approved: boolean;
+  grants: CredentialGrants;
+  by: string;
+  at: number;
+  /** An approved request may be collected until then. */
+  expiresAt: number;
+}
 
 /** One audit row. */
 export interface AuditRecord {
@@ -219,6 +259,84 @@ export class SecurityTables {
     });
   }
 
+  /** Store a new pairing request. */
+  insertPairing(p: PairingRecord): Promise<void> {
+    return this.a.write(() => {
+      this.a.orm.insert(schema.pairingRequests).values(fromPairing(p)).run();
+    });
+  }
+
+  /** Pairing requests, newest first (at most 200). */
+  listPairings(): Promise<PairingRecord[]> {
+    return this.a.read(() =>
+      this.a.orm
+        .select()
+        .from(schema.pairingRequests)
+        .orderBy(desc(schema.pairingRequests.createdAt))
+        .limit(200)
+        .all()
+        .map(toPairing),
+    );
+  }
+
+  /**
+   * Approve or deny a request that is still pending and not expired; returns it as decided, or undefined (unknown,
+   * already decided or expired: nothing changes).
+   */
+  decidePairing(id: string, d: PairingDecision): Promise<PairingRecord | undefined> {
+    return this.a.write(() => {
+      const row = this.a.orm
+        .select()
+        .from(schema.pairingRequests)
+        .where(eq(schema.pairingRequests.id, id))
+        .get();
+      if (!row || row.decision !== null || row.expiresAt <= d.at) return undefined;
+      const set = {
+        decision: d.approved ? 'approved' : 'denied',
+        decidedAt: d.at,
+        decidedBy: d.by,
+        grants: JSON.stringify(d.grants),
+        expiresAt: d.approved ? d.expiresAt : row.expiresAt,
+      };
+      this.a.orm.update(schema.pairingRequests).set(set).where(eq(schema.pairingRequests.id, id)).run();
+      return toPairing({ ...row, ...set });
+    });
+  }
+
+  /**
+   * The computer collects its key: the request (found by the hash of its secret) must be approved, uncollected and
+   * unexpired, and its client id must have no live key; then `credential` is stored and the request marked
+   * collected, in one transaction. A refusal writes nothing.
+   */
+  collectPairing(
+    secretHash: string,
+    now: number,
+    credential: (clientId: string, grants: CredentialGrants, name: string | undefined) => CredentialRecord,
+  ): Promise<CollectResult> {
+    return this.a.write((): CollectResult => {
+      const row = this.a.orm
+        .select()
+        .from(schema.pairingRequests)
+        .where(eq(schema.pairingRequests.secretHash, secretHash))
+        .get();
+      const p = row ? toPairing(row) : undefined;
+      const refused = pairingRefusal(p, now);
+      if (refused) return refused;
+      const req = p as PairingRecord;
+      const live = and(eq(schema.credentials.clientId, req.clientId), isNull(schema.credentials.revokedAt));
+      const existing = this.a.orm.select().from(schema.credentials).where(live).all();
+      if (existing.some((c) => c.expiresAt === null || c.expiresAt > now)) return clientTaken(req.clientId);
+      const cred = credential(req.clientId, req.grants, req.name);
+      this.a.orm.insert(schema.credentials).values(fromCredential(cred)).run();
+      this.a.orm
+        .update(schema.pairingRequests)
+        .set({ collectedAt: now, credentialId: cred.id })
+        .where(eq(schema.pairingRequests.id, req.id))
+        .run();
+      return { ok: true, credential: cred };
+    });
+  }
+
   /** Append one audit row (durable when resolved); returns its id. */
   appendAudit(r: AuditInput): Promise<number> {
     return this.a.write(() => {
@@ -271,6 +389,67 @@ export class SecurityTables {
         });
     });
   }
+}
+
+/** Why a pairing request cannot be collected now (shared by every store), or undefined when it can. */
+export function pairingRefusal(p: PairingRecord | undefined, now: number): CollectResult | undefined {
+  if (!p) return { ok: false, code: 'unknown_request', message: 'no such pairing request' };
+  if (p.collectedAt !== undefined)
+    return { ok: false, code: 'collected', message: 'the key of this pairing request was already collected' };
+  if (p.decision === 'denied')
+    return { ok: false, code: 'denied', message: 'the operator denied this pairing' };
+  if (p.expiresAt <= now) return { ok: false, code: 'expired', message: 'this pairing request has expired' };
+  if (p.decision === undefined)
+    return { ok: false, code: 'pending', message: 'waiting for an operator to approve this computer' };
+  return undefined;
+}
+
+/** The refusal of a pairing for a client id that already has a live key. */
+export function clientTaken(clientId: string): CollectResult {
+  return {
+    ok: false,
+    code: 'client_taken',
+    message: `client "${clientId}" already has a key; ask the operator for a code naming it (ccagent clients enroll --name ${clientId})`,
+  };
+}
+
+function toPairing(r: typeof schema.pairingRequests.$inferSelect): PairingRecord {
+  const out: PairingRecord = {
+    id: r.id,
+    secretHash: r.secretHash,
+    clientId: r.clientId,
+    source: r.source,
+    match: r.match,
+    createdAt: r.createdAt,
+    expiresAt: r.expiresAt,
+    grants: parseGrants(r.grants),
+  };
+  if (r.name !== null) out.name = r.name;
+  if (r.decision === 'approved' || r.decision === 'denied') out.decision = r.decision;
+  if (r.decidedAt !== null) out.decidedAt = r.decidedAt;
+  if (r.decidedBy !== null) out.decidedBy = r.decidedBy;
+  if (r.collectedAt !== null) out.collectedAt = r.collectedAt;
+  if (r.credentialId !== null) out.credentialId = r.credentialId;
+  return out;
+}
+
+function fromPairing(p: PairingRecord): typeof schema.pairingRequests.$inferInsert {
+  return {
+    id: p.id,
+    secretHash: p.secretHash,
+    clientId: p.clientId,
+    name: p.name ?? null,
+    source: p.source,
+    match: p.match,
+    createdAt: p.createdAt,
+    expiresAt: p.expiresAt,
+    decision: p.decision ?? null,
+    decidedAt: p.decidedAt ?? null,
+    decidedBy: p.decidedBy ?? null,
+    grants: JSON.stringify(p.grants),
+    collectedAt: p.collectedAt ?? null,
+    credentialId: p.credentialId ?? null,
+  };
 }
 
 function parseGrants(text: string | null): CredentialGrants {

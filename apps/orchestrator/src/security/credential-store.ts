@@ -2,6 +2,13 @@
  * Where credentials, enrollment codes and the audit log live: the SQLite store's security tables, or process memory
  * when the orchestrator is embedded without a database (then keys last until exit).
  */
+import {
+  clientTaken,
+  pairingRefusal,
+  type CollectResult,
+  type PairingDecision,
+  type PairingRecord,
+} from '@ccagent/store';
 import type {
   AuditInput,
   AuditQuery,
@@ -24,6 +31,10 @@ export type CredentialStore = Pick<
   | 'redeemEnrollment'
   | 'appendAudit'
   | 'listAudit'
+  | 'insertPairing'
+  | 'listPairings'
+  | 'decidePairing'
+  | 'collectPairing'
 >;
 
 /** {@link CredentialStore} in memory (lost on exit). */
@@ -31,6 +42,55 @@ export class InMemoryCredentialStore implements CredentialStore {
   private readonly creds: CredentialRecord[] = [];
   private readonly codes = new Map<string, EnrollmentRecord>();
   private readonly audit: AuditRecord[] = [];
+  private readonly pairings: PairingRecord[] = [];
+
+  insertPairing(p: PairingRecord): Promise<void> {
+    this.pairings.push({ ...p });
+    return Promise.resolve();
+  }
+
+  listPairings(): Promise<PairingRecord[]> {
+    return Promise.resolve(
+      [...this.pairings]
+        .sort((a, b) => b.createdAt - a.createdAt)
+        .slice(0, 200)
+        .map((p) => ({ ...p })),
+    );
+  }
+
+  decidePairing(id: string, d: PairingDecision): Promise<PairingRecord | undefined> {
+    const p = this.pairings.find((x) => x.id === id);
+    if (!p || p.decision !== undefined || p.expiresAt <= d.at) return Promise.resolve(undefined);
+    p.decision = d.approved ? 'approved' : 'denied';
+    p.decidedAt = d.at;
+    p.decidedBy = d.by;
+    p.grants = d.grants;
+    if (d.approved) p.expiresAt = d.expiresAt;
+    return Promise.resolve({ ...p });
+  }
+
+  collectPairing(
+    secretHash: string,
+    now: number,
+    credential: (clientId: string, grants: CredentialGrants, name: string | undefined) => CredentialRecord,
+  ): Promise<CollectResult> {
+    const p = this.pairings.find((x) => x.secretHash === secretHash);
+    const refused = pairingRefusal(p, now);
+    if (refused) return Promise.resolve(refused);
+    const req = p as PairingRecord;
+    const live = this.creds.filter(
+      (c) =>
+        c.clientId === req.clientId &&
+        c.revokedAt === undefined &&
+        (c.expiresAt === undefined || c.expiresAt > now),
+    );
+    if (live.length > 0) return Promise.resolve(clientTaken(req.clientId));
+    const cred = credential(req.clientId, req.grants, req.name);
+    this.creds.push({ ...cred });
+    req.collectedAt = now;
+    req.credentialId = cred.id;
+    return Promise.resolve({ ok: true, credential: cred });
+  }
 
   listCredentials(): Promise<CredentialRecord[]> {
     return Promise.resolve(this.creds.map((c) => ({ ...c })));

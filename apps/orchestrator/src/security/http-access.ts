@@ -70,8 +70,12 @@ export class HttpAccess {
     const path = url.pathname;
     if (isPublic(method, path)) return this.o.next(req, res);
     const source = requestSource(req);
-    if (method === 'POST' && path === '/api/pair') {
-      // Open: the enrollment code in the body is the credential (the route redeems it, rate-limited per source).
+    if (
+      method === 'POST' &&
+      (path === '/api/pair' || path === '/api/pair/request' || path === '/api/pair/collect')
+    ) {
+      // Open: the enrollment code (or the pairing request's secret) in the body is the credential (the route checks
+      // it, rate-limited per source); a pairing request only waits for an operator.
       this.refuseUnless(req, checkContentType(method, req.headers));
       return this.o.next(req, res);
     }

@@ -21,6 +21,11 @@ export function newCredentialId(): string {
   return `cred_${randomBytes(9).toString('base64url')}`;
 }
 
+/** A new pairing request id (public: shown in the pending list and the audit log). */
+export function newPairingId(): string {
+  return `pair_${randomBytes(6).toString('base64url')}`;
+}
+
 /** base64url SHA-256 of a secret: what the database holds. */
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('base64url');

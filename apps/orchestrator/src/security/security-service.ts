@@ -5,11 +5,25 @@
  * service), so a check costs one SHA-256 and a map lookup.
  */
 import type { Clock, Logger } from '@ccagent/engine';
-import type { AuditInput, AuditQuery, AuditRecord, CredentialGrants, CredentialRecord } from '@ccagent/store';
+import type {
+  AuditInput,
+  AuditQuery,
+  AuditRecord,
+  CredentialGrants,
+  CredentialRecord,
+  PairingRecord,
+} from '@ccagent/store';
 import { secretMatches } from '../ids.js';
 import type { CredentialStore } from './credential-store.js';
 import { FailureLimiter, type FailureLimits } from './failure-limiter.js';
-import { hashEnrollmentCode, hashSecret, newCredentialId, newEnrollmentCode, newKey } from './keys.js';
+import {
+  hashEnrollmentCode,
+  hashSecret,
+  newCredentialId,
+  newEnrollmentCode,
+  newKey,
+  newPairingId,
+} from './keys.js';
 
 /** Roles: `operator` may do everything; `computer` its own tasks and calls plus its grants; `viewer` reads. */
 export type Role = 'operator' | 'computer' | 'viewer';
@@ -50,6 +64,12 @@ export interface SecurityOptions {
   /** How long a rotated key keeps working beside its successor (ms). */
   rotationOverlapMs: number;
   failures: FailureLimits;
+  /** Pairing by request and approval (computers without a code); default on. */
+  pairingRequests?: boolean;
+  /** Most requests waiting for a decision (default 20). */
+  maxPendingPairings?: number;
+  /** Approve every request at once (trust on first use); default off. */
+  trustOnFirstUse?: boolean;
   now: () => number;
   /**
    * Timers for the end of a rotation overlap: when a rotated key expires, the revocation listeners hear it (so its
@@ -68,6 +88,21 @@ export interface EnrollmentTicket {
 
 /** A credential as shown to operators (no hash). */
 export type CredentialView = Omit<CredentialRecord, 'keyHash'>;
+
+/** A pairing request as shown to operators (no hash), with its state. */
+export type PairingView = Omit<PairingRecord, 'secretHash'> & {
+  state: 'pending' | 'approved' | 'denied' | 'collected' | 'expired';
+};
+
+/** What a computer gets when it asks to pair: the secret it collects its key with (shown once), and the match code. */
+export interface PairingTicket {
+  id: string;
+  secret: string;
+  match: string;
+  expiresAt: number;
+  /** Approved at once (trust on first use). */
+  approved: boolean;
+}
 
 /** Called when credentials stop being valid (`revoked`, or `expired` at the end of a rotation overlap). */
 export type RevokedListener = (revoked: CredentialRecord[], reason: 'revoked' | 'expired') => void;
@@ -310,6 +345,169 @@ export class SecurityService {
     return { ok: true, key, credential: view(r.credential) };
   }
 
+  /**
+   * A computer without a code asks to pair as `clientId`: the request waits for an operator (or is approved at once
+   * with trust on first use). Refused when requests are off, the id already has a key, or too many wait.
+   */
+  async requestPairing(
+    clientId: string,
+    name: string | undefined,
+    source: string,
+  ): Promise<
+    | { ok: true; ticket: PairingTicket }
+    | {
+        ok: false;
+        code: 'rate_limited' | 'pairing_disabled' | 'client_taken' | 'too_many_requests';
+        message: string;
+        retryAfterMs?: number;
+      }
+  > {
+    const throttled = this.throttled(source);
+    if (throttled)
+      return {
+        ok: false,
+        code: 'rate_limited',
+        message: throttled.message,
+        retryAfterMs: throttled.retryAfterMs ?? 0,
+      };
+    const anon: Principal = { role: 'computer', actor: 'pairing', clientId, grants: {}, source };
+    const refuse = async (
+      code: 'pairing_disabled' | 'client_taken' | 'too_many_requests',
+      message: string,
+    ): Promise<{ ok: false; code: typeof code; message: string }> => {
+      await this.audit(anon, 'client.pair_request', clientId, 'refused', { reason: code });
+      return { ok: false, code, message };
+    };
+    if (this.o.pairingRequests === false) {
+      return refuse(
+        'pairing_disabled',
+        'this server pairs computers by enrollment code only (ccagent clients enroll, then install.lua --code)',
+      );
+    }
+    if (this.isEnrolled(clientId)) {
+      return refuse(
+        'client_taken',
+        `client "${clientId}" already has a key; ask the operator for a code naming it (ccagent clients enroll --name ${clientId})`,
+      );
+    }
+    const now = this.o.now();
+    const waiting = (await this.o.store.listPairings()).filter(
+      (p) => p.decision === undefined && p.expiresAt > now,
+    );
+    if (waiting.length >= (this.o.maxPendingPairings ?? 20)) {
+      return refuse(
+        'too_many_requests',
+        'too many pairing requests are waiting for an operator; try again later',
+      );
+    }
+    const secret = newKey();
+    const tofu = this.o.trustOnFirstUse === true;
+    const rec: PairingRecord = {
+      id: newPairingId(),
+      secretHash: hashSecret(secret),
+      clientId,
+      ...(name !== undefined ? { name } : {}),
+      source,
+      match: newEnrollmentCode().slice(0, 5),
+      createdAt: now,
+      expiresAt: now + this.o.enrollmentTtlMs,
+      grants: {},
+      ...(tofu ? { decision: 'approved' as const, decidedAt: now, decidedBy: 'trust-on-first-use' } : {}),
+    };
+    await this.o.store.insertPairing(rec);
+    await this.audit({ ...anon, actor: rec.id }, 'client.pair_request', clientId, 'ok', {
+      match: rec.match,
+      ...(tofu ? { approved: 'trust-on-first-use' } : {}),
+    });
+    return {
+      ok: true,
+      ticket: { id: rec.id, secret, match: rec.match, expiresAt: rec.expiresAt, approved: tofu },
+    };
+  }
+
+  /** Pairing requests for operators, newest first (pending ones and the recent past). */
+  async listPairings(): Promise<PairingView[]> {
+    const now = this.o.now();
+    return (await this.o.store.listPairings()).map((p) => pairingView(p, now));
+  }
+
+  /** An operator approves (with grants) or denies a pending request. Undefined: unknown, decided or expired. */
+  async decidePairing(
+    id: string,
+    approved: boolean,
+    grants: CredentialGrants,
+    by: Principal,
+  ): Promise<PairingView | undefined> {
+    const now = this.o.now();
+    const p = await this.o.store.decidePairing(id, {
+      approved,
+      grants,
+      by: by.actor,
+      at: now,
+      expiresAt: now + this.o.enrollmentTtlMs,
+    });
+    await this.audit(
+      by,
+      approved ? 'client.approve' : 'client.deny',
+      p?.clientId ?? id,
+      p ? 'ok' : 'refused',
+      p ? { request: id, match: p.match } : { request: id, reason: 'no pending request with this id' },
+    );
+    return p ? pairingView(p, now) : undefined;
+  }
+
+  /**
+   * The computer collects its key with its request's secret: `pending` until an operator decides, then the key
+   * (once) or `denied`. A wrong secret counts as a failed authentication.
+   */
+  async collectPairing(
+    id: string,
+    secret: string,
+    source: string,
+  ): Promise<
+    | { ok: true; key: string; credential: CredentialView }
+    | { ok: false; code: string; message: string; retryAfterMs?: number }
+  > {
+    const throttled = this.throttled(source);
+    if (throttled)
+      return {
+        ok: false,
+        code: 'rate_limited',
+        message: throttled.message,
+        retryAfterMs: throttled.retryAfterMs ?? 0,
+      };
+    const key = newKey();
+    const now = this.o.now();
+    const r = await this.o.store.collectPairing(hashSecret(secret), now, (clientId, grants, name) => ({
+      id: newCredentialId(),
+      role: 'computer',
+      clientId,
+      ...(name !== undefined ? { name } : {}),
+      keyHash: hashSecret(key),
+      grants,
+      createdAt: now,
+    }));
+    const anon: Principal = { role: 'computer', actor: id, grants: {}, source };
+    if (!r.ok) {
+      if (r.code === 'pending') return r;
+      if (r.code === 'unknown_request') this.failed(source, 'pairing: unknown request or wrong secret');
+      await this.audit(anon, 'client.pair', id, 'refused', { reason: r.code, via: 'approval' });
+      return r;
+    }
+    this.byHash.set(r.credential.keyHash, r.credential);
+    await this.audit(
+      { ...anon, actor: r.credential.id, clientId: r.credential.clientId },
+      'client.pair',
+      r.credential.clientId,
+      'ok',
+      {
+        via: 'approval',
+        request: id,
+      },
+    );
+    return { ok: true, key, credential: view(r.credential) };
+  }
+
   /** Revoke a credential (by id) or every key of a client; their open connections are closed at once. */
   async revoke(target: { id: string } | { clientId: string }, by: Principal): Promise<CredentialView[]> {
     const revoked = await this.o.store.revokeCredentials(target, this.o.now());
@@ -467,6 +665,21 @@ function principalOf(c: CredentialRecord, source: string): Principal {
     grants: c.grants,
     source,
   };
+}
+
+function pairingView(p: PairingRecord, now: number): PairingView {
+  const { secretHash: _hash, ...rest } = p;
+  const state =
+    p.collectedAt !== undefined
+      ? 'collected'
+      : p.decision === 'denied'
+        ? 'denied'
+        : p.expiresAt <= now
+          ? 'expired'
+          : p.decision === 'approved'
+            ? 'approved'
+            : 'pending';
+  return { ...rest, state };
 }
 
 function view(c: CredentialRecord): CredentialView {

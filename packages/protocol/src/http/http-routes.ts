@@ -35,6 +35,17 @@ import {
   TaskMessageBodySchema,
 } from './http-schemas.js';
 import {
+  HttpPairingSchema,
+  PairCollectBodySchema,
+  PairCollectPendingSchema,
+  PairingApproveBodySchema,
+  PairingDecisionResponseSchema,
+  PairingDenyBodySchema,
+  PairingsResponseSchema,
+  PairRequestBodySchema,
+  PairRequestResponseSchema,
+} from './pairing-schemas.js';
+import {
   AuditQuerySchema,
   AuditResponseSchema,
   CreateKeyBodySchema,
@@ -102,6 +113,11 @@ export const HTTP_RECORDS: ReadonlyArray<{ name: string; schema: z.ZodType; desc
     name: 'MinecraftInstance',
     schema: HttpMinecraftInstanceSchema,
     description: 'A Minecraft mod instance the mod endpoint knows (docs/minecraft.md).',
+  },
+  {
+    name: 'Pairing',
+    schema: HttpPairingSchema,
+    description: 'A request of a computer to pair, as operators see it.',
   },
   { name: 'ErrorInfo', schema: HttpErrorInfoSchema, description: 'A failure (of a task, of a step).' },
   { name: 'Error', schema: HttpErrorBodySchema, description: 'The body of every refusal.' },
@@ -229,6 +245,27 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     responses: [{ status: 200, schema: PairResponseSchema }],
   },
   {
+    method: 'POST',
+    path: '/api/pair/request',
+    summary:
+      'A computer without a code asks to pair (`install.lua --pair`; open): a secret to collect the key with and a match code; an operator approves or denies. 409 `client_taken`, 403 `pairing_disabled`, 429 `too_many_requests`.',
+    open: true,
+    body: PairRequestBodySchema,
+    responses: [{ status: 202, schema: PairRequestResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/pair/collect',
+    summary:
+      "The computer polls with its request's secret (open): 202 while pending, then its key once; 403 `denied`, 410 `expired`, 409 `collected`, 404 `unknown_request` (a wrong secret, counted as a failed authentication).",
+    open: true,
+    body: PairCollectBodySchema,
+    responses: [
+      { status: 200, schema: PairResponseSchema },
+      { status: 202, schema: PairCollectPendingSchema },
+    ],
+  },
+  {
     method: 'GET',
     path: '/api/credentials',
     summary: 'Every key (operator only), live, rotated or revoked; never a secret.',
@@ -263,6 +300,27 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     summary: 'A key for a person: an operator, or a read-only viewer (operator only).',
     body: CreateKeyBodySchema,
     responses: [{ status: 201, schema: CreateKeyResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/credentials/pairings',
+    summary: 'Pairing requests, newest first (operator only): what `ccagent clients pending` lists.',
+    responses: [{ status: 200, schema: PairingsResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/credentials/pairings/approve',
+    summary:
+      'Approve a pending pairing request (operator only), with what the computer may do; it then collects its key. 404 unless pending.',
+    body: PairingApproveBodySchema,
+    responses: [{ status: 200, schema: PairingDecisionResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/credentials/pairings/deny',
+    summary: 'Deny a pending pairing request (operator only). 404 unless pending.',
+    body: PairingDenyBodySchema,
+    responses: [{ status: 200, schema: PairingDecisionResponseSchema }],
   },
   {
     method: 'GET',

@@ -8,7 +8,20 @@ import { dashboardFeatures, dashboardFile, eventStream } from './dashboard.js';
 import { health, metricsText } from './health.js';
 import { installer, luaFile, manifest } from './lua.js';
 import { createMinecraftTask, listInstances, retryMinecraftTask, stopInstance } from './minecraft.js';
-import { createKey, enroll, listAudit, listCredentials, pair, revoke, rotate } from './security.js';
+import {
+  approvePairing,
+  createKey,
+  denyPairing,
+  enroll,
+  listAudit,
+  listCredentials,
+  listPairings,
+  pair,
+  pairCollect,
+  pairRequest,
+  revoke,
+  rotate,
+} from './security.js';
 import { postEvent, postMessage, retryTask } from './steering.js';
 import { answerTask, cancelTask, createTask, getSteps, getTask, listTasks } from './tasks.js';
 
@@ -44,11 +57,43 @@ export const ROUTES: readonly Route[] = [
   // Pairing is open (the enrollment code is the credential); keys and the audit log are for operators (the front
   // checks the role before the API sees the request).
   { method: 'POST', pattern: /^\/api\/pair$/, name: 'security.pair', open: true, handler: pair },
+  {
+    method: 'POST',
+    pattern: /^\/api\/pair\/request$/,
+    name: 'security.pair_request',
+    open: true,
+    handler: pairRequest,
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/pair\/collect$/,
+    name: 'security.pair_collect',
+    open: true,
+    handler: pairCollect,
+  },
   { method: 'GET', pattern: /^\/api\/credentials$/, name: 'security.credentials', handler: listCredentials },
   { method: 'POST', pattern: /^\/api\/credentials\/enroll$/, name: 'security.enroll', handler: enroll },
   { method: 'POST', pattern: /^\/api\/credentials\/revoke$/, name: 'security.revoke', handler: revoke },
   { method: 'POST', pattern: /^\/api\/credentials\/rotate$/, name: 'security.rotate', handler: rotate },
   { method: 'POST', pattern: /^\/api\/credentials\/keys$/, name: 'security.keys', handler: createKey },
+  {
+    method: 'GET',
+    pattern: /^\/api\/credentials\/pairings$/,
+    name: 'security.pairings',
+    handler: listPairings,
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/credentials\/pairings\/approve$/,
+    name: 'security.approve',
+    handler: approvePairing,
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/credentials\/pairings\/deny$/,
+    name: 'security.deny',
+    handler: denyPairing,
+  },
   { method: 'GET', pattern: /^\/api\/audit$/, name: 'security.audit', handler: listAudit },
   {
     method: 'GET',

@@ -4,6 +4,14 @@
  * which also hands the caller's principal to these handlers; the bodies are @ccagent/protocol's schemas.
  */
 import {
+  PairCollectBodySchema,
+  PairingApproveBodySchema,
+  PairingDenyBodySchema,
+  PairRequestBodySchema,
+  type HttpPairing,
+  type PairRequestResponse,
+  type PairingsResponse,
+  type PairCollectPending,
   AuditQuerySchema,
   CreateKeyBodySchema,
   EnrollBodySchema,
@@ -22,7 +30,12 @@ import {
 } from '@ccagent/protocol';
 import type { AuditRecord } from '@ccagent/store';
 import { requestPrincipal, requestSource } from '../../security/request-principal.js';
-import type { CredentialView, Principal, SecurityService } from '../../security/security-service.js';
+import type {
+  CredentialView,
+  PairingView,
+  Principal,
+  SecurityService,
+} from '../../security/security-service.js';
 import { HttpError, parseWith, readJson, sendJson } from '../http-kit.js';
 import type { HttpApiOptions, RouteRequest } from '../route.js';
 
@@ -44,6 +57,94 @@ export async function pair(d: HttpApiOptions, { req, res }: RouteRequest): Promi
     credential_id: r.credential.id,
   };
   sendJson(res, 200, body, NO_STORE);
+}
+
+/** `POST /api/pair/request`: a computer without a code asks to pair; an operator decides. */
+export async function pairRequest(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+  const b = parseWith(PairRequestBodySchema, await readJson(req), 'body');
+  const r = await security(d).requestPairing(b.client_id, b.name, requestSource(req));
+  if (!r.ok) {
+    const status =
+      r.code === 'rate_limited' || r.code === 'too_many_requests'
+        ? 429
+        : r.code === 'client_taken'
+          ? 409
+          : 403;
+    throw new HttpError(
+      status,
+      r.code,
+      r.message,
+      undefined,
+      r.code === 'rate_limited' ? { 'retry-after': String(Math.ceil((r.retryAfterMs ?? 1000) / 1000)) } : {},
+    );
+  }
+  const body: PairRequestResponse = {
+    request_id: r.ticket.id,
+    secret: r.ticket.secret,
+    match: r.ticket.match,
+    expires_at: r.ticket.expiresAt,
+    state: r.ticket.approved ? 'approved' : 'pending',
+  };
+  sendJson(res, 202, body, NO_STORE);
+}
+
+/** `POST /api/pair/collect`: the computer polls with its request's secret; its key once approved. */
+export async function pairCollect(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+  const b = parseWith(PairCollectBodySchema, await readJson(req), 'body');
+  const r = await security(d).collectPairing(b.request_id, b.secret, requestSource(req));
+  if (r.ok) {
+    const body: PairResponse = {
+      client_id: r.credential.clientId ?? '',
+      key: r.key,
+      credential_id: r.credential.id,
+    };
+    return sendJson(res, 200, body, NO_STORE);
+  }
+  if (r.code === 'pending') {
+    const body: PairCollectPending = { state: 'pending', message: r.message };
+    return sendJson(res, 202, body, NO_STORE);
+  }
+  const status: Record<string, number> = {
+    rate_limited: 429,
+    unknown_request: 404,
+    denied: 403,
+    expired: 410,
+    collected: 409,
+    client_taken: 409,
+  };
+  throw new HttpError(
+    status[r.code] ?? 400,
+    r.code,
+    r.message,
+    undefined,
+    r.code === 'rate_limited' ? { 'retry-after': String(Math.ceil((r.retryAfterMs ?? 1000) / 1000)) } : {},
+  );
+}
+
+/** `GET /api/credentials/pairings`: pairing requests, newest first. */
+export async function listPairings(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
+  const body: PairingsResponse = { pairings: (await security(d).listPairings()).map(pairingToWire) };
+  sendJson(res, 200, body, NO_STORE);
+}
+
+/** `POST /api/credentials/pairings/approve`. */
+export async function approvePairing(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+  const b = parseWith(PairingApproveBodySchema, await readJson(req), 'body');
+  const grants = {
+    ...(b.kinds !== undefined ? { kinds: b.kinds } : {}),
+    ...(b.observe_others !== undefined ? { observeOthers: b.observe_others } : {}),
+  };
+  const p = await security(d).decidePairing(b.id, true, grants, who(req));
+  if (!p) throw new HttpError(404, 'not_found', `no pending pairing request ${b.id}`);
+  sendJson(res, 200, { pairing: pairingToWire(p) }, NO_STORE);
+}
+
+/** `POST /api/credentials/pairings/deny`. */
+export async function denyPairing(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+  const b = parseWith(PairingDenyBodySchema, await readJson(req), 'body');
+  const p = await security(d).decidePairing(b.id, false, {}, who(req));
+  if (!p) throw new HttpError(404, 'not_found', `no pending pairing request ${b.id}`);
+  sendJson(res, 200, { pairing: pairingToWire(p) }, NO_STORE);
 }
 
 /** `GET /api/audit`: newest first. */
@@ -134,6 +235,22 @@ function who(req: RouteRequest['req']): Principal {
   if (p === undefined)
     throw new HttpError(401, 'unauthorized', 'no credential', undefined, { 'www-authenticate': 'Bearer' });
   return p;
+}
+
+function pairingToWire(p: PairingView): HttpPairing {
+  return {
+    id: p.id,
+    client_id: p.clientId,
+    ...(p.name !== undefined ? { name: p.name } : {}),
+    source: p.source,
+    match: p.match,
+    state: p.state,
+    created_at: p.createdAt,
+    expires_at: p.expiresAt,
+    ...(p.decidedAt !== undefined ? { decided_at: p.decidedAt } : {}),
+    ...(p.decidedBy !== undefined ? { decided_by: p.decidedBy } : {}),
+    ...(p.credentialId !== undefined ? { credential_id: p.credentialId } : {}),
+  };
 }
 
 function credentialToWire(c: CredentialView): HttpCredential {
