@@ -106,8 +106,8 @@ export type DurableStore = TaskStore &
     readonly path: string;
     lastTaskUpdateAt(): Promise<number | undefined>;
     probeHealth(): Promise<{ ok: true } | { ok: false; error: string; code?: string }>;
-    /** Credentials, enrollment codes and the audit log (the SQLite store has them; without, they live in memory). */
-    readonly security?: CredentialStore;
+    /** Credentials, enrollment codes, pairing requests and the audit log, in the same database as the tasks. */
+    readonly security: CredentialStore;
   };
 
 /** What startup found out, for the banner. */
@@ -179,13 +179,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const clients: ClientPersistence = events.observeClients(
     sqlite ? new SqliteClientPersistence(sqlite) : new InMemoryClientPersistence(),
   );
+  // Without a durable store (a test's in-memory task store), keys last until exit.
   const credentialStore: CredentialStore = sqlite?.security ?? new InMemoryCredentialStore();
-  if (sqlite && !sqlite.security) {
-    logger.warn(
-      { db: sqlite.path },
-      'this store has no security tables: computer keys, enrollment codes and the audit log live in memory (lost at restart)',
-    );
-  }
   const closeStore = async (): Promise<void> => {
     await store.close().catch((err: unknown) => logger.error({ err }, 'closing the store failed'));
   };

@@ -346,7 +346,9 @@ describe.skipIf(TEST_PG_URL === undefined)('PostgresStore beyond the contract', 
       await c.connect();
       const r = await c.query<{ version: number }>('SELECT version FROM ccagent_schema ORDER BY version');
       await c.end();
-      expect(r.rows.map((x) => x.version)).toEqual([PG_SCHEMA_VERSION]);
+      expect(r.rows.map((x) => x.version)).toEqual(
+        Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1),
+      );
     } finally {
       await fresh.drop();
     }

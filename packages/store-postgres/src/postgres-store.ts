@@ -68,6 +68,7 @@ import pg from 'pg';
 import { toPortError, toStoreError } from './errors.js';
 import { checkPgSchema, migratePg, readPgSchemaVersion, PG_SCHEMA_VERSION } from './migrate.js';
 import * as schema from './schema.js';
+import { PgSecurityTables } from './security-tables.js';
 import { SQL, valuesOf } from './sql.js';
 import { Staged } from './staged.js';
 import { PgWriteQueue, type BatchOutcome } from './write-queue.js';
@@ -205,6 +206,11 @@ export class PostgresStore implements TaskStore {
   /** The memory object each task's `task_memory` row was last written with (immutable by the port's contract). */
   private readonly memories = new Staged<JsonValue>();
   private writeState: { ok: true } | { ok: false; code: StoreErrorCode; error: string } = { ok: true };
+  /**
+   * Credentials, enrollment codes, pairing requests and the audit log, in this database: shared by every
+   * orchestrator using it, kept across restarts. Writes go through this store's write queue (durable and fenced).
+   */
+  readonly security: PgSecurityTables;
 
   /** @internal Use {@link openPostgresStore}. */
   constructor(
@@ -242,6 +248,10 @@ export class PostgresStore implements TaskStore {
         this.heads.rolledBack();
         this.memories.rolledBack();
       },
+    });
+    this.security = new PgSecurityTables({
+      read: (run) => this.readStore(() => run(this.pool)),
+      write: (run) => this.writeStore(run),
     });
   }
 

@@ -10,6 +10,7 @@
  */
 import {
   bigint,
+  bigserial,
   boolean,
   doublePrecision,
   index,
@@ -18,6 +19,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uniqueIndex,
 } from 'drizzle-orm/pg-core';
 
 const ms = (name: string) => bigint(name, { mode: 'number' });
@@ -230,3 +232,75 @@ export const leases = pgTable('leases', {
   acquiredAt: timestamp('acquired_at', { withTimezone: true }).notNull(),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
 });
+
+/** Credentials (schema version 2): one row per key, only a SHA-256 hash of it (as in the SQLite store). */
+export const credentials = pgTable(
+  'credentials',
+  {
+    id: text('id').primaryKey(),
+    role: text('role').notNull(),
+    clientId: text('client_id'),
+    name: text('name'),
+    keyHash: text('key_hash').notNull(),
+    /** JSON grants. */
+    grants: text('grants'),
+    createdAt: ms('created_at').notNull(),
+    expiresAt: ms('expires_at'),
+    revokedAt: ms('revoked_at'),
+  },
+  (t) => [
+    index('credentials_client_idx').on(t.clientId),
+    uniqueIndex('credentials_key_hash_idx').on(t.keyHash),
+  ],
+);
+
+/** Enrollment codes (schema version 2), stored as hashes. */
+export const enrollmentCodes = pgTable('enrollment_codes', {
+  codeHash: text('code_hash').primaryKey(),
+  clientId: text('client_id'),
+  name: text('name'),
+  grants: text('grants'),
+  createdAt: ms('created_at').notNull(),
+  expiresAt: ms('expires_at').notNull(),
+  usedAt: ms('used_at'),
+  credentialId: text('credential_id'),
+});
+
+/** Pairing requests (schema version 2): a computer asks, an operator decides, the computer collects its key once. */
+export const pairingRequests = pgTable(
+  'pairing_requests',
+  {
+    id: text('id').primaryKey(),
+    secretHash: text('secret_hash').notNull(),
+    clientId: text('client_id').notNull(),
+    name: text('name'),
+    source: text('source').notNull(),
+    match: text('match').notNull(),
+    createdAt: ms('created_at').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+    decision: text('decision'),
+    decidedAt: ms('decided_at'),
+    decidedBy: text('decided_by'),
+    grants: text('grants'),
+    collectedAt: ms('collected_at'),
+    credentialId: text('credential_id'),
+  },
+  (t) => [uniqueIndex('pairing_secret_idx').on(t.secretHash)],
+);
+
+/** The audit log (schema version 2): who did what to which object, and when. */
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    at: ms('at').notNull(),
+    actor: text('actor').notNull(),
+    role: text('role').notNull(),
+    source: text('source').notNull(),
+    action: text('action').notNull(),
+    target: text('target'),
+    outcome: text('outcome').notNull(),
+    detail: text('detail'),
+  },
+  (t) => [index('audit_at_idx').on(t.at)],
+);

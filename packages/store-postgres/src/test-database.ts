@@ -56,7 +56,7 @@ export async function truncateAll(url: string): Promise<void> {
   await c.connect();
   try {
     await c.query(
-      'TRUNCATE "tasks", "task_memory", "history", "steps", "step_messages", "command_calls", "questions", "clients", "model_tools", "leases" RESTART IDENTITY CASCADE',
+      'TRUNCATE "tasks", "task_memory", "history", "steps", "step_messages", "command_calls", "questions", "clients", "model_tools", "leases", "credentials", "enrollment_codes", "pairing_requests", "audit_log" RESTART IDENTITY CASCADE',
     );
   } finally {
     await c.end();

@@ -1,7 +1,7 @@
 /**
  * An adversary against the built orchestrator while enrolled computers run real tasks: impersonation of every
  * enrolled id (no key, random keys, other computers' keys, the shared token, operator and viewer keys), revoked and
- * expired (rotated) keys, replayed enrollment codes, role violations by an enrolled computer of its own (reading,
+ * expired (rotated) keys, replayed enrollment codes, pairing-request abuse, role violations by an enrolled computer of its own (reading,
  * subscribing to, cancelling, answering another computer's tasks and calls, creating tasks for it) and by a viewer,
  * browser-shaped requests, and brute force of the shared token over HTTP and in `hello`. Every attempt is counted as
  * accepted or refused; the legitimate computers must keep their connections and finish every task with every call
@@ -117,6 +117,18 @@ describe.skipIf(!orchestratorBuilt)(
         const rotated = await enroll('rotated');
         await post(s, '/api/credentials/rotate', { client_id: 'rotated' }, bearer(opKey));
         await new Promise((r) => setTimeout(r, 400)); // past the rotation overlap: the old key has expired
+        // Pairing by request: one computer asked, was approved and collected its key; another still waits.
+        const ask = async (clientId: string): Promise<{ request_id: string; secret: string }> => {
+          const t = (await (await post(s, '/api/pair/request', { client_id: clientId })).json()) as {
+            request_id: string;
+            secret: string;
+          };
+          return { request_id: t.request_id, secret: t.secret };
+        };
+        const newcomer = await ask('newcomer');
+        await post(s, '/api/credentials/pairings/approve', { id: newcomer.request_id }, bearer(opKey));
+        expect((await post(s, '/api/pair/collect', newcomer)).status).toBe(200);
+        const waiting = await ask('waiting');
 
         // ---- the legitimate computers start their work.
         const legit = ids.map((id) => new SimClient(id, { token: creds.get(id)!.key }));
@@ -154,6 +166,29 @@ describe.skipIf(!orchestratorBuilt)(
             count('replayed code', (await post(s, '/api/pair', { code, client_id: id })).ok);
             count('replayed code', (await post(s, '/api/pair', { code, client_id: `new-${round}` })).ok);
           }
+          // Pairing-request abuse: asking for an enrolled id, replaying a collected request, guessing a pending
+          // request's secret, collecting one nobody approved, approving with a computer's or a viewer's key.
+          for (const id of [...ids, 'mallory'])
+            count(
+              'pairing: request for an enrolled id',
+              (await post(s, '/api/pair/request', { client_id: id })).status === 202,
+            );
+          count('pairing: replayed collect', (await post(s, '/api/pair/collect', newcomer)).ok);
+          count(
+            'pairing: wrong secret',
+            (await post(s, '/api/pair/collect', { request_id: waiting.request_id, secret: randomKey() }))
+              .status === 200,
+          );
+          count(
+            'pairing: collect without approval',
+            (await post(s, '/api/pair/collect', waiting)).status === 200,
+          );
+          for (const key of [mallory.key, viewerKey])
+            count(
+              'pairing: approve without operator rights',
+              (await post(s, '/api/credentials/pairings/approve', { id: waiting.request_id }, bearer(key)))
+                .ok,
+            );
           // Role violations by mallory (an enrolled computer) on the legitimate computers' tasks and calls.
           const tasks = legit.flatMap((c) => [...c.created.values()]);
           const openCalls = legit.flatMap((c) =>
