@@ -201,7 +201,12 @@ export function renderRecord(out: Output, s: StepView, opts: ShowOptions, later 
   }
   if (s.toolResult !== undefined) {
     const r = s.toolResult;
-    if (isRec(r) && r.ok === true) {
+    if (s.kind === 'mc_state' && isRec(r) && isRec(r.state)) {
+      // A Minecraft task's snapshot of the player (not a command's result): which instance, then its state.
+      section(`player state: ${String(r.instanceId)} ${String(r.status)}`, asText(r.state), 'cyan');
+    } else if (s.kind === 'mc_state' && isRec(r)) {
+      section(`player state: ${String(r.instanceId)} ${String(r.status)}, no state yet`, undefined, 'cyan');
+    } else if (isRec(r) && r.ok === true) {
       // The command ran; a program it ran may still have failed (run_program / shell_exec report `ok: false`).
       const failed = isRec(r.result) && r.result.ok === false;
       section(

@@ -5,6 +5,7 @@ import { getToken, onAuthNeeded, setToken } from './api.js';
 import { live, type LiveState } from './events.js';
 import { Login } from './login.js';
 import { ComputersPage } from './pages/computers.js';
+import { MinecraftPage } from './pages/minecraft.js';
 import { NewTaskPage } from './pages/new-task.js';
 import { TaskPage } from './pages/task.js';
 import { TasksPage } from './pages/tasks.js';
@@ -67,6 +68,7 @@ function App() {
   } else if (m) page = <TaskPage id={decodeURIComponent(m[1]!)} now={now} />;
   else if (path === '/new') page = <NewTaskPage />;
   else if (path === '/computers') page = <ComputersPage now={now} />;
+  else if (path === '/minecraft') page = <MinecraftPage now={now} />;
   else page = <TasksPage now={now} />;
 
   const here = (p: string): 'page' | undefined =>
@@ -93,6 +95,9 @@ function App() {
           </a>
           <a href="#/computers" aria-current={here('/computers')}>
             Computers
+          </a>
+          <a href="#/minecraft" aria-current={here('/minecraft')}>
+            Minecraft
           </a>
         </nav>
         <span class={`live ${state}`} role="status" aria-live="polite" data-testid="live-state">

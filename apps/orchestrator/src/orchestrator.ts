@@ -2,6 +2,10 @@
  * The composition root: opens the SQLite store, builds the model adapters and strategies, the engine with the
  * WebSocket tool executor, the WebSocket gateway and the HTTP API, and starts them in the order that keeps the
  * write-ahead rule (the engine recovers before any client can connect).
+ *
+ * One file of about 500 lines on purpose: the order of construction here is the contract (the store before the
+ * engine, recovery before any listener, the mod endpoint before the HTTP front that reports it), and splitting it
+ * would spread that order over files.
  */
 import { createServer, type Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';

@@ -1,7 +1,8 @@
 // Seed 003 end to end: a real Minecraft server (flying-squid, loopback, offline mode), the bridge bot (the built
 // `ccagent-mc-bridge`, a separate process) joined as a player, the built orchestrator with its mod endpoint, and a
 // scripted model (the testkit's fake Ollama). Everything the tasks did is checked from the server's side: the
-// player's position, the chat log, the blocks of the world. Then kill -9 of the orchestrator mid-action.
+// player's position, the chat log, the blocks of the world. The dashboard's Minecraft page in real Chromium. Then
+// kill -9 of the orchestrator mid-action.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { startTestServer, type TestMinecraftServer } from '@ccagent/minecraft/testing';
 import { startFakeOllama, type FakeChatRequest, type FakeOllama, type FakeReply } from '@ccagent/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, screenshot } from './support/browser.js';
 import { serve, type Served } from './support/spawn.js';
 
 const MODEL = 'mc-planner';
@@ -268,6 +270,51 @@ describe('minecraft_agent through the whole stack on a real server', () => {
       .tasks;
     expect(after).toHaveLength(before.length);
   });
+
+  it('the dashboard lists the bridge with its state, starts a task from its form, stops it and retries it (guards against a seed UI that is only an API)', async () => {
+    const far = { x: spawnAt.x + 12, y: spawnAt.y, z: spawnAt.z + 12 };
+    plans.set('DASHWALK', { plan: { actions: [{ type: 'goto', ...far }] } });
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.page();
+      await page.goto(`${orch.url}/#/minecraft`);
+      const card = page.locator('[data-instance-id="Bot"]');
+      await expect.poll(() => card.textContent(), { timeout: 15_000 }).toMatch(/connected · protocol 1\.0/);
+      const shown = await card.getByTestId('mc-position').textContent();
+      const server = await squid.playerPosition('Bot');
+      expect(Math.floor(Number(shown?.split(' ')[0]))).toBe(Math.floor(server?.x ?? NaN));
+
+      await page.locator('select[name="instance"]').selectOption('Bot');
+      await page.locator('select[name="mode"]').selectOption('low-level');
+      await page.locator('input[name="model"]').fill(MODEL);
+      await page.locator('textarea[name="prompt"]').fill('DASHWALK');
+      await page.getByRole('button', { name: 'Start' }).click();
+      await page.waitForURL(/#\/tasks\/[^/]+$/, { timeout: 15_000 });
+      const id = decodeURIComponent(new URL(page.url()).hash.replace('#/tasks/', ''));
+      await expect
+        .poll(async () => (await instance())?.open_action_id ?? null, { timeout: 20_000, interval: 50 })
+        .toBe(`${id}:p1:g0:a0`);
+
+      await page.goto(`${orch.url}/#/minecraft`);
+      await page.getByRole('button', { name: 'Stop Bot' }).click();
+      await expect
+        .poll(() => page.getByRole('status').filter({ hasText: 'Stop' }).textContent(), { timeout: 10_000 })
+        .toBe('Stop sent to Bot; 1 task(s) cancelled.');
+      expect((await waitForEnd(id)).status).toBe('cancelled');
+      const row = page.locator(`tr[data-task-id="${id}"]`);
+      await expect.poll(() => row.textContent(), { timeout: 10_000 }).toMatch(/cancelled/);
+      await screenshot(page, 'minecraft-page');
+
+      await row.getByRole('button', { name: 'Retry' }).click();
+      await page.waitForURL((u) => /#\/tasks\//.test(u.hash) && !u.hash.endsWith(id), { timeout: 15_000 });
+      const retried = decodeURIComponent(new URL(page.url()).hash.replace('#/tasks/', ''));
+      expect((await waitForEnd(retried)).status).toBe('completed');
+      const p = await squid.playerPosition('Bot');
+      expect([Math.floor(p?.x ?? NaN), Math.floor(p?.z ?? NaN)]).toEqual([far.x, far.z]);
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
 
   it('stop halts the player mid-walk and cancels the task; retry runs it again to the end', async () => {
     const far = { x: spawnAt.x - 16, y: spawnAt.y, z: spawnAt.z + 10 };

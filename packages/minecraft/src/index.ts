@@ -42,14 +42,12 @@ export { mcJsonSchemas, mcMessageJsonSchema, type McJsonSchema } from './protoco
 export { MinecraftError, isMinecraftError, type MinecraftErrorCode } from './minecraft-error.js';
 export {
   MinecraftEndpoint,
-  refuseBrowserUpgrades,
-  type McUpgradeCheck,
-  type McUpgradeVerdict,
   type ActionOutcome,
   type InstanceInfo,
   type InstanceStatus,
   type MinecraftEndpointOptions,
 } from './endpoint/mc-endpoint.js';
+export { refuseBrowserUpgrades, type McUpgradeCheck, type McUpgradeVerdict } from './endpoint/mod-server.js';
 export {
   MC_ACTION_COMMAND,
   McActionArgsSchema,

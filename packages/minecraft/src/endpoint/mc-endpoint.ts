@@ -3,19 +3,15 @@
  * registry of instances, their latest state (coalesced, latest wins), and the one-open-action-at-a-time dispatch with
  * stable action ids.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { isIP, type AddressInfo, type Socket } from 'node:net';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock, type Logger, type TimerHandle } from '@ccagent/engine';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { MinecraftError } from '../minecraft-error.js';
-import {
-  DEFAULT_MC_PORT,
-  INSTANCE_KEEP_MS,
-  MAX_FRAME_BYTES,
-  MC_PROTOCOL_VERSION,
-} from '../protocol/constants.js';
+import { DEFAULT_MC_PORT, INSTANCE_KEEP_MS, MC_PROTOCOL_VERSION } from '../protocol/constants.js';
 import type { Action, BackendMessage, ModMessage, PlayerState } from '../protocol/messages.js';
 import { parseModMessage, type McFrameError } from '../protocol/parse.js';
+import { createModServer, refuseBrowserUpgrades, type McUpgradeCheck } from './mod-server.js';
 
 /** Options of {@link MinecraftEndpoint}. */
 export interface MinecraftEndpointOptions {
@@ -36,55 +32,6 @@ export interface MinecraftEndpointOptions {
   clock?: Clock;
   logger?: Logger;
 }
-
-/**
- * Whether an upgrade may become a mod connection. `instanceId`: the only instance this connection may register as
- * (a key bound to one instance). A refusal is answered with `status` and `{error: {code, message}}`, and the
- * connection changes nothing.
- */
-export type McUpgradeVerdict =
-  { ok: true; instanceId?: string } | { ok: false; status: number; code: string; message: string };
-
-/** Decides an upgrade request from its headers and socket. */
-export type McUpgradeCheck = (req: IncomingMessage) => McUpgradeVerdict;
-
-/**
- * The default {@link McUpgradeCheck}: mods are not web pages. Refuses an upgrade that carries `Origin` (every browser
- * sends it on a WebSocket upgrade; mods, the bridge and Java's WebSocket clients do not) or `Sec-Fetch-Site`, and a
- * `Host` that is not an IP literal or `localhost` (a DNS-rebinding page reaches the port under its own name).
- */
-export function refuseBrowserUpgrades(req: IncomingMessage): McUpgradeVerdict {
-  const h = req.headers;
-  if (h.origin !== undefined || h['sec-fetch-site'] !== undefined) {
-    return {
-      ok: false,
-      status: 403,
-      code: 'forbidden_origin',
-      message: `a web page (origin ${h.origin ?? 'unknown'}) may not connect to the mod endpoint`,
-    };
-  }
-  const host = h.host?.trim().toLowerCase();
-  if (host !== undefined) {
-    const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d*$/, '');
-    if (isIP(name) === 0 && name !== 'localhost' && !name.endsWith('.localhost')) {
-      return {
-        ok: false,
-        status: 421,
-        code: 'forbidden_host',
-        message: 'the Host header is not one of this endpoint’s names',
-      };
-    }
-  }
-  return { ok: true };
-}
-
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  421: 'Misdirected Request',
-  429: 'Too Many Requests',
-};
 
 /** What an action ended with. `code` on failure: `action_failed`, `action_timeout`, `instance_dead`, `stopped`, `closed`. */
 export type ActionOutcome =
@@ -171,48 +118,10 @@ export class MinecraftEndpoint {
   async start(): Promise<{ host: string; port: number; url: string }> {
     const host = this.opts.host ?? '127.0.0.1';
     const authorize = this.opts.authorize ?? refuseBrowserUpgrades;
-    const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES * 2 });
-    const server = createServer((_req, res) => {
-      const body = JSON.stringify({
-        error: {
-          code: 'upgrade_required',
-          message: 'this is the Minecraft mod endpoint: connect with a WebSocket',
-        },
-      });
-      res.writeHead(426, { 'content-type': 'application/json', connection: 'close' });
-      res.end(body);
-    });
-    server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-      socket.on('error', () => socket.destroy());
-      let v: McUpgradeVerdict;
-      try {
-        v = authorize(req);
-      } catch (e) {
-        this.logger.error({ err: (e as Error).message }, 'mod upgrade check failed');
-        v = { ok: false, status: 500, code: 'internal', message: 'internal error' };
-      }
-      if (!v.ok) {
-        this.logger.warn(
-          {
-            source: req.socket.remoteAddress,
-            origin: req.headers.origin,
-            host: req.headers.host,
-            code: v.code,
-          },
-          'mod connection refused',
-        );
-        const text = JSON.stringify({ error: { code: v.code, message: v.message } });
-        socket.end(
-          `HTTP/1.1 ${v.status} ${STATUS_TEXT[v.status] ?? 'Error'}\r\nConnection: close\r\n` +
-            `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
-        );
-        return;
-      }
-      const bound = v.instanceId;
-      wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, bound));
-    });
-    server.on('clientError', (_e, socket) => {
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    const { server, wss } = createModServer({
+      authorize,
+      logger: this.logger,
+      onConnection: (ws, bound) => this.onConnection(ws, bound),
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (e) =>

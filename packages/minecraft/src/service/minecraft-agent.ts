@@ -23,7 +23,8 @@ import {
   type ModelFactory,
 } from '../agent/settings.js';
 import { MinecraftActionExecutor } from '../endpoint/action-executor.js';
-import { MinecraftEndpoint, type InstanceInfo, type McUpgradeCheck } from '../endpoint/mc-endpoint.js';
+import { MinecraftEndpoint, type InstanceInfo } from '../endpoint/mc-endpoint.js';
+import type { McUpgradeCheck } from '../endpoint/mod-server.js';
 
 /** The engine operations the Minecraft API needs (the orchestrator's `Engine` satisfies it). */
 export interface McTaskHost {
