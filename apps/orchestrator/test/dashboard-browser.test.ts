@@ -324,6 +324,40 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
     await page.close();
   });
 
+  it('sends a follow-up message the model reads on its next call, and retries the task after cancelling it', async () => {
+    scripts.set('steer', writer(60, 600));
+    const id = await createTask('#dash:steer# build slowly');
+    const page = await open(`/tasks/${id}`);
+    await page.waitForSelector('[data-testid="task-status"]:text("running")');
+    const asked = fake.requests.length;
+    await page.fill('.actions input', 'use blue wool for the roof');
+    await page.click('.actions button[type="submit"]');
+    await page.waitForSelector('.actions .note:text("Message: done")');
+    // The model's next request carries the message.
+    await expect
+      .poll(
+        () =>
+          fake.requests
+            .slice(asked)
+            .some((r) => (JSON.stringify(r.body) ?? '').includes('use blue wool for the roof')),
+        {
+          timeout: 20_000,
+        },
+      )
+      .toBe(true);
+    await page.click('button:text("Cancel task")');
+    await page.waitForSelector('[data-testid="task-status"]:text("cancelled")');
+    expect(await page.locator('button:text("Retry")').isDisabled()).toBe(false);
+    await page.click('button:text("Retry")');
+    await page.waitForSelector('.actions .note:text("Retry: done")');
+    await expect.poll(() => page.locator('[data-testid="task-status"]').textContent()).not.toBe('cancelled');
+    expect(['queued', 'running', 'waiting for command']).toContain(
+      await page.locator('[data-testid="task-status"]').textContent(),
+    );
+    await api(`/api/tasks/${id}/cancel`, { method: 'POST', body: {} });
+    await page.close();
+  });
+
   it('shows a computer connecting and disconnecting without a reload', async () => {
     const page = await open('/computers');
     await page.waitForSelector('[data-client-id="pc-1"] .client-state:text("connected")');
