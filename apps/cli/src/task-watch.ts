@@ -4,13 +4,13 @@
  * interval. The follower still reads what changed with the same paged request as before; the stream only says when.
  * A server without the route (an older orchestrator) gives no watch, and the follower polls as it always did; a
  * dropped stream (a restarting server) makes `wait` sleep the poll interval while it reconnects with `Last-Event-ID`.
- * A stream that says nothing within `firstRecordMs` (the server sends a `hello` record at once) is taken for one a
+ * A stream that says nothing within `firstRecordMs` (10 s by default; the server sends a `hello` record at once) is taken for one a
  * buffering proxy holds back — it would deliver the response headers or the records only when the never-ending
  * stream ends — so the watch gives up and the follower polls.
  */
 
 /** How long the stream may take to deliver its first record (the server's `hello`) before the follower polls. */
-export const FIRST_RECORD_MS = 3000;
+export const FIRST_RECORD_MS = 10_000;
 
 /** Options of {@link openTaskWatch}. */
 export interface TaskWatchOptions {

@@ -60,7 +60,7 @@ async function bufferingProxy(
 
 /** Steps of the task, one note each, 300 ms apart. */
 const STEPS = 20;
-/** The CLI's bound on the wait for the stream's first record (FIRST_RECORD_MS in src/task-watch.ts). */
+/** The CLI's bound on the wait for the stream's first record, set through CCAGENT_EVENTS_WAIT_MS (default 10 s). */
 const FIRST_RECORD_MS = 3000;
 
 let cleanup: Array<() => Promise<void> | void> = [];
@@ -117,7 +117,9 @@ async function follow(hold: 'whole' | 'body'): Promise<void> {
   const id = created.task.id;
 
   const started = Date.now();
-  const cli = startCli(['--url', proxy.url, '--json', 'tasks', 'follow', id, '--interval', '100']);
+  const cli = startCli(['--url', proxy.url, '--json', 'tasks', 'follow', id, '--interval', '100'], {
+    CCAGENT_EVENTS_WAIT_MS: String(FIRST_RECORD_MS),
+  });
   let out = '';
   let err = '';
   // When each record was printed (by seq).
