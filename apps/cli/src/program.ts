@@ -193,6 +193,66 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     }
   };
 
+  program
+    .command('chat')
+    .description(
+      'talk with the model directly (a chat task, no tools): its reply is printed as it is written; --task continues a chat',
+    )
+    .argument('<text...>', 'what to say')
+    .option('--task <id>', 'continue this chat (a follow-up message to the task)')
+    .option('--kind <kind>', 'task kind of a new chat', 'chat')
+    .action(async (words: string[], o: { task?: string; kind: string }) => {
+      code = await chat(words.join(' '), o.task, o.kind);
+    });
+
+  /**
+   * One exchange of a chat: create the task (or send the message to `taskId`), print the reply as it streams, and
+   * whatever of it the stream missed (a reply that began before the stream was open) once the task has ended.
+   */
+  async function chat(text: string, taskId: string | undefined, kind: string): Promise<number> {
+    const a = actions('chat');
+    const s = a as TaskSource & TaskActions;
+    let id: string;
+    if (taskId !== undefined) {
+      id = (await a.message(taskId, text)).id;
+    } else {
+      id = (await a.createTask({ kind, prompt: text })).task.id;
+    }
+    let streamed = '';
+    let step: number | undefined;
+    const watch = await s.watchTask?.(id, (d) => {
+      // A later model call of the same run (after an empty reply) starts a new paragraph.
+      if (step !== undefined && d.step !== step) print('\n');
+      step = d.step;
+      streamed += d.text;
+      print(d.text);
+    });
+    try {
+      for (;;) {
+        const d = await s.getTask(id);
+        if (isTerminal(d.task.status)) {
+          const result = d.task.result as { message?: unknown } | undefined;
+          const message = typeof result?.message === 'string' ? result.message : undefined;
+          if (d.task.status === 'completed' && message !== undefined) {
+            if (message.startsWith(streamed)) print(message.slice(streamed.length));
+            else if (streamed === '') print(message);
+          }
+          if (streamed !== '' || message !== undefined) print('\n');
+          if (d.task.status !== 'completed') {
+            err(`ccagent: chat ${id} ${d.task.status}${d.task.error ? `: ${d.task.error.message}` : ''}`);
+            return 1;
+          }
+          err(`(chat ${id}; continue with: ccagent chat --task ${id} "…")`);
+          return 0;
+        }
+        if (watch) await watch.wait(PUSH_FALLBACK_MS);
+        else await new Promise((r) => setTimeout(r, 500));
+      }
+    } finally {
+      watch?.close();
+    }
+  }
+
   const tasks = program.command('tasks').description('list, show, follow, create, cancel and answer tasks');
 
   tasks

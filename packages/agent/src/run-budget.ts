@@ -9,8 +9,8 @@
  *   at every `resume` (a follow-up message to an ended task, a retry), which gives fresh counts. The counts are kept in
  *   memory and rebuilt from the step log once per task and process (after a restart), so they are as durable as the
  *   step log.
- * - **Progress.** A step that does not end the task gets `progress` (0..1) and a message saying what of the run's
- *   budgets is used (`step 3/40 · 2/60 tool calls · 1.2k/50k prompt tokens`), unless the strategy set its own.
+ * - **Progress.** A step that calls a command or continues gets `progress` (0..1) and a message saying what of the
+ *   run's budgets is used (`step 3/40 · 2/60 tool calls · 1.2k/50k prompt tokens`), unless the strategy set its own.
  */
 import type { Decision, HistoryEntry, StepContext, StoredStep, Task, TaskStrategy } from '@ccagent/engine';
 
@@ -218,9 +218,9 @@ export function withRunBudget(inner: TaskStrategy, opts: RunBudgetOptions): Task
         } satisfies StepContext;
       }
       const decision = await inner.decide(task, history, inCtx);
-      if (decision.type === 'complete' || decision.type === 'fail' || decision.progress !== undefined) {
-        return decision;
-      }
+      // A question keeps its own message (what the person is asked); an end says how the task finished.
+      if (decision.type !== 'tool_call' && decision.type !== 'continue') return decision;
+      if (decision.progress !== undefined) return decision;
       const p = progressOf(task, decision, c, b);
       if (p === undefined) return decision;
       return {
