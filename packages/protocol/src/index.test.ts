@@ -79,6 +79,7 @@ describe('@ccagent/protocol', () => {
       'ClientsResponseSchema',
       'CreateTaskBodySchema',
       'CreateTaskResponseSchema',
+      'DashboardFeaturesResponseSchema',
       'HTTP_DOC_BEGIN',
       'HTTP_DOC_END',
       'HTTP_RECORDS',

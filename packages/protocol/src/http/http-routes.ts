@@ -10,6 +10,7 @@ import {
   ClientsResponseSchema,
   CreateTaskBodySchema,
   CreateTaskResponseSchema,
+  DashboardFeaturesResponseSchema,
   HealthResponseSchema,
   HttpClientSchema,
   HttpCommandCallSchema,
@@ -213,7 +214,7 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     path: '/api/dashboard',
     summary:
       "What the dashboard may offer on this server: version, task kinds, features, and the caller's role.",
-    responses: [{ status: 200 }],
+    responses: [{ status: 200, schema: DashboardFeaturesResponseSchema }],
   },
   {
     method: 'GET',

@@ -256,6 +256,17 @@ export const ClientsResponseSchema = z.object({ clients: z.array(HttpClientSchem
 /** `GET /api/tools`. */
 export const ToolsResponseSchema = z.object({ tools: z.array(HttpToolSchema) });
 
+/** `GET /api/dashboard`: what the dashboard may offer on this server, and who is asking. */
+export const DashboardFeaturesResponseSchema = z.object({
+  version: z.string(),
+  /** Task kinds and aliases a create request may name. */
+  task_kinds: z.array(z.string()),
+  /** What this server has beyond the basic routes: `events`, `search`, `step_summary`, `message`, `retry`, `task_settings`. */
+  features: z.array(z.string()),
+  /** The caller's role (`operator` on a server without a token). */
+  role: z.enum(['operator', 'computer', 'viewer']),
+});
+
 /** `GET /health`. */
 export const HealthResponseSchema = z.object({
   ok: z.boolean(),
@@ -327,6 +338,7 @@ export type ClientsResponse = z.infer<typeof ClientsResponseSchema>;
 export type ToolsResponse = z.infer<typeof ToolsResponseSchema>;
 /** `GET /health` body. */
 export type HealthResponse = z.infer<typeof HealthResponseSchema>;
+export type DashboardFeaturesResponse = z.infer<typeof DashboardFeaturesResponseSchema>;
 /** `GET /lua/manifest.json` body. */
 export type LuaManifestResponse = z.infer<typeof LuaManifestResponseSchema>;
 /** `POST /api/tasks` request body (parsed). */

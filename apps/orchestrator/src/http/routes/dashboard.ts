@@ -2,6 +2,7 @@
  * Dashboard routes: the page and its assets (open: they hold no secret), the live event stream, and what this server
  * offers the page (task kinds, optional features).
  */
+import type { DashboardFeaturesResponse } from '@ccagent/protocol';
 import { z } from 'zod';
 import { requestPrincipal } from '../../security/request-principal.js';
 import { ORCHESTRATOR_VERSION } from '../../version.js';
@@ -44,8 +45,13 @@ export function dashboardFeatures(d: HttpApiOptions, { req, res }: RouteRequest)
   if (has('tasks.message')) features.push('message');
   if (has('tasks.retry')) features.push('retry');
   if (CREATE_TAKES_SETTINGS) features.push('task_settings');
-  const role = requestPrincipal(req)?.role ?? 'operator';
-  sendJson(res, 200, { version: ORCHESTRATOR_VERSION, task_kinds: d.taskKinds, features, role });
+  const body: DashboardFeaturesResponse = {
+    version: ORCHESTRATOR_VERSION,
+    task_kinds: [...d.taskKinds],
+    features,
+    role: requestPrincipal(req)?.role ?? 'operator',
+  };
+  sendJson(res, 200, body);
   return Promise.resolve();
 }
 
