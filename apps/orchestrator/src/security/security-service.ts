@@ -310,13 +310,7 @@ export class SecurityService {
       }
   > {
     const throttled = this.throttled(source);
-    if (throttled)
-      return {
-        ok: false,
-        code: 'rate_limited',
-        message: throttled.message,
-        retryAfterMs: throttled.retryAfterMs ?? 0,
-      };
+    if (throttled) return throttled;
     const key = newKey();
     const now = this.o.now();
     const r = await this.o.store.redeemEnrollment(
@@ -363,13 +357,7 @@ export class SecurityService {
       }
   > {
     const throttled = this.throttled(source);
-    if (throttled)
-      return {
-        ok: false,
-        code: 'rate_limited',
-        message: throttled.message,
-        retryAfterMs: throttled.retryAfterMs ?? 0,
-      };
+    if (throttled) return throttled;
     const anon: Principal = { role: 'computer', actor: 'pairing', clientId, grants: {}, source };
     const refuse = async (
       code: 'pairing_disabled' | 'client_taken' | 'too_many_requests',
@@ -469,13 +457,7 @@ export class SecurityService {
     | { ok: false; code: string; message: string; retryAfterMs?: number }
   > {
     const throttled = this.throttled(source);
-    if (throttled)
-      return {
-        ok: false,
-        code: 'rate_limited',
-        message: throttled.message,
-        retryAfterMs: throttled.retryAfterMs ?? 0,
-      };
+    if (throttled) return throttled;
     const key = newKey();
     const now = this.o.now();
     const r = await this.o.store.collectPairing(hashSecret(secret), now, (clientId, grants, name) => ({
@@ -626,7 +608,10 @@ export class SecurityService {
     }
   }
 
-  private throttled(source: string): AuthFailure | undefined {
+  /** The refusal for a source that failed too often lately (one shape for every entry point that checks it). */
+  private throttled(
+    source: string,
+  ): { ok: false; code: 'rate_limited'; message: string; retryAfterMs: number } | undefined {
     const wait = this.limiter.blockedFor(source, this.o.now());
     if (wait === 0) return undefined;
     return {
