@@ -42,8 +42,8 @@ export interface HttpApiOptions {
   lua: LuaAssets;
   /** The web dashboard's files, served at `/`. */
   dashboard: DashboardAssets;
-  /** Keys, pairing and the audit log (the security routes); absent, those routes answer 404. */
-  security?: SecurityService;
+  /** Keys, pairing and the audit log (the security routes). */
+  security: SecurityService;
   /** Live events (`GET /api/events`). */
   events: EventHub;
   /** Task kinds and aliases a create request may name (the dashboard's kind list). */

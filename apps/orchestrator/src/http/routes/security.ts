@@ -30,19 +30,14 @@ import {
 } from '@ccagent/protocol';
 import type { AuditRecord } from '@ccagent/store';
 import { requestPrincipal, requestSource } from '../../security/request-principal.js';
-import type {
-  CredentialView,
-  PairingView,
-  Principal,
-  SecurityService,
-} from '../../security/security-service.js';
+import type { CredentialView, PairingView, Principal } from '../../security/security-service.js';
 import { HttpError, parseWith, readJson, sendJson } from '../http-kit.js';
 import type { HttpApiOptions, RouteRequest } from '../route.js';
 
 /** `POST /api/pair`: a computer trades an enrollment code for its key. */
 export async function pair(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
   const b = parseWith(PairBodySchema, await readJson(req), 'body');
-  const r = await security(d).redeem(b.code, b.client_id, requestSource(req));
+  const r = await d.security.redeem(b.code, b.client_id, requestSource(req));
   if (!r.ok) {
     if (r.code === 'rate_limited') {
       throw new HttpError(429, r.code, r.message, undefined, {
@@ -62,7 +57,7 @@ export async function pair(d: HttpApiOptions, { req, res }: RouteRequest): Promi
 /** `POST /api/pair/request`: a computer without a code asks to pair; an operator decides. */
 export async function pairRequest(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
   const b = parseWith(PairRequestBodySchema, await readJson(req), 'body');
-  const r = await security(d).requestPairing(b.client_id, b.name, requestSource(req));
+  const r = await d.security.requestPairing(b.client_id, b.name, requestSource(req));
   if (!r.ok) {
     const status =
       r.code === 'rate_limited' || r.code === 'too_many_requests'
@@ -91,7 +86,7 @@ export async function pairRequest(d: HttpApiOptions, { req, res }: RouteRequest)
 /** `POST /api/pair/collect`: the computer polls with its request's secret; its key once approved. */
 export async function pairCollect(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
   const b = parseWith(PairCollectBodySchema, await readJson(req), 'body');
-  const r = await security(d).collectPairing(b.request_id, b.secret, requestSource(req));
+  const r = await d.security.collectPairing(b.request_id, b.secret, requestSource(req));
   if (r.ok) {
     const body: PairResponse = {
       client_id: r.credential.clientId ?? '',
@@ -123,7 +118,7 @@ export async function pairCollect(d: HttpApiOptions, { req, res }: RouteRequest)
 
 /** `GET /api/credentials/pairings`: pairing requests, newest first. */
 export async function listPairings(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
-  const body: PairingsResponse = { pairings: (await security(d).listPairings()).map(pairingToWire) };
+  const body: PairingsResponse = { pairings: (await d.security.listPairings()).map(pairingToWire) };
   sendJson(res, 200, body, NO_STORE);
 }
 
@@ -134,7 +129,7 @@ export async function approvePairing(d: HttpApiOptions, { req, res }: RouteReque
     ...(b.kinds !== undefined ? { kinds: b.kinds } : {}),
     ...(b.observe_others !== undefined ? { observeOthers: b.observe_others } : {}),
   };
-  const p = await security(d).decidePairing(b.id, true, grants, who(req));
+  const p = await d.security.decidePairing(b.id, true, grants, who(req));
   if (!p) throw new HttpError(404, 'not_found', `no pending pairing request ${b.id}`);
   sendJson(res, 200, { pairing: pairingToWire(p) }, NO_STORE);
 }
@@ -142,7 +137,7 @@ export async function approvePairing(d: HttpApiOptions, { req, res }: RouteReque
 /** `POST /api/credentials/pairings/deny`. */
 export async function denyPairing(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
   const b = parseWith(PairingDenyBodySchema, await readJson(req), 'body');
-  const p = await security(d).decidePairing(b.id, false, {}, who(req));
+  const p = await d.security.decidePairing(b.id, false, {}, who(req));
   if (!p) throw new HttpError(404, 'not_found', `no pending pairing request ${b.id}`);
   sendJson(res, 200, { pairing: pairingToWire(p) }, NO_STORE);
 }
@@ -150,7 +145,7 @@ export async function denyPairing(d: HttpApiOptions, { req, res }: RouteRequest)
 /** `GET /api/audit`: newest first. */
 export async function listAudit(d: HttpApiOptions, { res, url }: RouteRequest): Promise<void> {
   const q = parseWith(AuditQuerySchema, Object.fromEntries(url.searchParams), 'query');
-  const entries = await security(d).listAudit({
+  const entries = await d.security.listAudit({
     ...(q.limit !== undefined ? { limit: q.limit } : {}),
     ...(q.before !== undefined ? { beforeId: q.before } : {}),
     ...(q.actor !== undefined ? { actor: q.actor } : {}),
@@ -163,7 +158,7 @@ export async function listAudit(d: HttpApiOptions, { res, url }: RouteRequest): 
 /** `GET /api/credentials`. */
 export async function listCredentials(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
   const body: CredentialsResponse = {
-    credentials: (await security(d).listCredentials()).map(credentialToWire),
+    credentials: (await d.security.listCredentials()).map(credentialToWire),
   };
   sendJson(res, 200, body, NO_STORE);
 }
@@ -171,7 +166,7 @@ export async function listCredentials(d: HttpApiOptions, { res }: RouteRequest):
 /** `POST /api/credentials/enroll`. */
 export async function enroll(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
   const b = parseWith(EnrollBodySchema, await readJson(req, true), 'body');
-  const t = await security(d).enroll(
+  const t = await d.security.enroll(
     {
       ...(b.client_id !== undefined ? { clientId: b.client_id } : {}),
       ...(b.name !== undefined ? { name: b.name } : {}),
@@ -194,7 +189,7 @@ export async function enroll(d: HttpApiOptions, { req, res }: RouteRequest): Pro
 /** `POST /api/credentials/revoke`. */
 export async function revoke(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
   const b = parseWith(RevokeBodySchema, await readJson(req), 'body');
-  const revoked = await security(d).revoke('id' in b ? { id: b.id } : { clientId: b.client_id }, who(req));
+  const revoked = await d.security.revoke('id' in b ? { id: b.id } : { clientId: b.client_id }, who(req));
   if (revoked.length === 0) throw new HttpError(404, 'not_found', 'no live key matches');
   const body: RevokeResponse = { revoked: revoked.map(credentialToWire) };
   sendJson(res, 200, body, NO_STORE);
@@ -203,7 +198,7 @@ export async function revoke(d: HttpApiOptions, { req, res }: RouteRequest): Pro
 /** `POST /api/credentials/rotate`. */
 export async function rotate(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
   const b = parseWith(RotateBodySchema, await readJson(req), 'body');
-  const r = await security(d).rotate(b.client_id, who(req));
+  const r = await d.security.rotate(b.client_id, who(req));
   if (!r) throw new HttpError(404, 'not_found', `client "${b.client_id}" has no key to rotate`);
   const body: RotateResponse = {
     key: r.key,
@@ -216,18 +211,13 @@ export async function rotate(d: HttpApiOptions, { req, res }: RouteRequest): Pro
 /** `POST /api/credentials/keys`. */
 export async function createKey(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
   const b = parseWith(CreateKeyBodySchema, await readJson(req), 'body');
-  const r = await security(d).createKey(b.role, b.name, who(req));
+  const r = await d.security.createKey(b.role, b.name, who(req));
   const body: CreateKeyResponse = { key: r.key, credential: credentialToWire(r.credential) };
   sendJson(res, 201, body, NO_STORE);
 }
 
 /** Keys are shown once: no cache may keep an answer. */
 const NO_STORE = { 'cache-control': 'no-store' };
-
-function security(d: HttpApiOptions): SecurityService {
-  if (d.security === undefined) throw new HttpError(404, 'not_found', 'this server has no security service');
-  return d.security;
-}
 
 /** The caller, as the front authenticated it (these routes are never reached without one). */
 function who(req: RouteRequest['req']): Principal {
