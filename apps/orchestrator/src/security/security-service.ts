@@ -3,6 +3,11 @@
  * per-computer keys, issues and redeems enrollment codes, revokes and rotates keys, throttles failed attempts per
  * source, and writes the audit log. Keys are kept in memory by hash (loaded at start, changed only through this
  * service), so a check costs one SHA-256 and a map lookup.
+ *
+ * Size (over 500 lines): every operation that creates or ends a key (enroll, redeem, pairing collect, create, rotate,
+ * revoke, expiry) must change that map, the store and the audit log together, under the same failure limiter; kept
+ * in one class so no second object holds a copy of the key map that could disagree with it. Its helpers are apart:
+ * keys.ts (key and code generation), failure-limiter.ts, credential-store.ts, request-guard.ts, http-access.ts.
  */
 import type { Clock, Logger } from '@ccagent/engine';
 import type {
