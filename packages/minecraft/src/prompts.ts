@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { MinecraftError } from './minecraft-error.js';
 
 /** Names of the prompt files shipped in `prompts/` (package root). */
-export type McPromptName = 'plan' | 'replan' | 'expand' | 'repair' | 'system' | 'turn';
+export type McPromptName = 'plan' | 'replan' | 'replan-turn' | 'expand' | 'repair' | 'system' | 'turn';
 
 /** A loaded prompt: its text and the version from its front matter (recorded in every model step). */
 export interface McPrompt {

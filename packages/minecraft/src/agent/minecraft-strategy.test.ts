@@ -161,7 +161,7 @@ describe('minecraft_agent strategy', () => {
     expect(done.status).toBe('completed');
     expect(world.ran.map((a) => `${a.type}${'x' in a ? a.x : ''}`)).toEqual(['place3', 'place4', 'chat']);
     // The first chat of plan 1 was never sent: the failure stopped the plan.
-    expect(userText(1)).toMatch(/failed: no solid block next to 3 64 0/);
+    expect(userText(1)).toMatch(/FAILED: no solid block next to 3 64 0/);
     expect(userText(1)).toMatch(/position 0\.0 64\.0 0\.0/);
     expect((done.result as { replans: number }).replans).toBe(1);
   });

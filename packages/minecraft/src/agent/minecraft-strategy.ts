@@ -24,6 +24,7 @@ import type { Action, ActionSpec, PlayerState } from '../protocol/messages.js';
 import { fillMcPrompt, loadMcPrompt, type McPrompt } from '../prompts.js';
 import { LowLevelPlanSchema, planJsonSchema, planSchema, type PlanMode } from './plan-modes.js';
 import { MinecraftTaskSettingsSchema, type MinecraftTaskSettings, type ModelFactory } from './settings.js';
+import { actionText, resultLines, stateLine, vitalsText } from './turn-text.js';
 
 /** Where the strategy reads an instance's latest state (the mod endpoint satisfies it). */
 export interface InstanceStateSource {
@@ -93,6 +94,8 @@ interface McConversation {
   lastResultId: string | null;
   /** Times the conversation restarted because it outgrew `conversationChars`. */
   restarts: number;
+  /** The vitals (health, hunger, dimension, game mode) the conversation last showed; a message repeats them only when they changed. */
+  vitals?: string | null;
 }
 
 const MAX_RESULTS_IN_MEMORY = 40;
@@ -344,12 +347,15 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
     };
     const conv: McConversation = mem.conversation ?? { messages: [], lastResultId: null, restarts: 0 };
     const since = conv.lastResultId === null ? -1 : mem.results.findIndex((r) => r.id === conv.lastResultId);
+    const state = info?.lastState ?? null;
+    const lines = (results: ResultNote[], none: string): string =>
+      results.length === 0 ? none : resultLines(results.slice(-12));
     const turn = (fresh: boolean): string =>
       fillMcPrompt(loadMcPrompt('turn').text, {
         head: fresh ? `TASK: ${task.prompt}\n\n` : '',
-        state: stateText(info),
+        state: state === null ? stateText(info) : stateLine(state, fresh ? null : (conv.vitals ?? null)),
         resultsTitle: fresh ? 'RESULTS SO FAR' : 'RESULTS SINCE THE LAST MESSAGE',
-        results: fresh ? resultsText(mem.results) : resultsText(mem.results.slice(since + 1), 'none'),
+        results: fresh ? lines(mem.results, 'none yet') : lines(mem.results.slice(since + 1), 'none'),
         request: call.request,
       });
     let earlier = conv.messages;
@@ -385,6 +391,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
           messages: r.exchange.slice(1),
           lastResultId: mem.results.at(-1)?.id ?? null,
           restarts,
+          vitals: state === null ? null : vitalsText(state),
         },
       },
     };
@@ -396,12 +403,18 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
     ctx: StepContext,
     info: InstanceInfo | undefined,
     mem: McMemory,
-    problem: string | null,
+    problem: { text: string; note: string } | null,
   ): Promise<McMemory> {
     const p = loadMcPrompt('plan');
     const mode = MODE_RULES[settings.mode];
     const replan = loadMcPrompt('replan');
-    const replanText = problem === null ? undefined : fillMcPrompt(replan.text, { problem });
+    const replanText = problem === null ? undefined : fillMcPrompt(replan.text, { problem: problem.text });
+    // The conversation's new message shows the failed result already, and its system message has the re-plan rules:
+    // the request only points at the result.
+    const replanNote =
+      problem === null
+        ? undefined
+        : fillMcPrompt(loadMcPrompt('replan-turn').text, { problem: problem.note });
     const asked = await ask(task, settings, ctx, info, mem, {
       kind: problem === null ? 'mc_plan' : 'mc_replan',
       single: {
@@ -409,7 +422,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
         vars: { ...baseVars(task, info, mem), mode: settings.mode, modeRule: mode.rule, shape: mode.shape },
         ...(replanText !== undefined ? { extra: replanText, logged: replan } : {}),
       },
-      request: replanText ?? 'Plan the task.',
+      request: replanNote ?? 'Plan the task.',
       schema: planSchema(settings.mode),
       format: planJsonSchema(settings.mode),
     });
@@ -437,7 +450,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
         plan: next.planNo,
         mode: settings.mode,
         goals,
-        ...(problem ? { after: problem } : {}),
+        ...(problem ? { after: problem.text } : {}),
       }),
     });
     return next;
@@ -524,7 +537,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
       });
 
       try {
-        let problem: string | null = null;
+        let problem: { text: string; note: string } | null = null;
         if (mem.pending !== null) {
           const { id, action } = mem.pending;
           const entry = outcomeOf(history, id);
@@ -549,9 +562,12 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
               actionIndex: ok ? mem.actionIndex + 1 : mem.actionIndex,
             };
             if (!ok) {
-              problem = o.ok
-                ? `the state contradicts the plan: ${contra}`
-                : `action ${JSON.stringify(action)} failed: ${o.error.message}`;
+              problem = {
+                text: o.ok
+                  ? `the state contradicts the plan: ${contra}`
+                  : `action ${JSON.stringify(action)} failed: ${o.error.message}`,
+                note: `the last action (${actionText(action)}) ${o.ok ? 'did not end where planned' : 'failed'}, see its result above.`,
+              };
             }
           } else {
             // Sent but no result in the history (cannot happen while the engine drives us): send it again, same id.
@@ -565,13 +581,13 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
               memory: toJson(mem),
               error: {
                 code: 'action_failed',
-                message: `${problem} (no re-plans left: ${settings.maxReplans} used)`,
+                message: `${problem.text} (no re-plans left: ${settings.maxReplans} used)`,
               },
             };
           }
           await ctx.logStep({
             kind: 'mc_replan_reason',
-            directive: toJson({ problem, replan: mem.replans + 1 }),
+            directive: toJson({ problem: problem.text, replan: mem.replans + 1 }),
           });
           mem = await plan(task, settings, ctx, info, mem, problem);
         } else if (mem.planNo === 0) {

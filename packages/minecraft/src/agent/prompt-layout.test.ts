@@ -151,27 +151,44 @@ describe('minecraft_agent prompt layout', () => {
         (previous?.promptTokens ?? 0) + (previous?.outputTokens ?? 0) - 2,
       );
     }
-    // Each new message has the state and only the results since the message before.
-    const expansion = bodies[1]?.messages.at(-1)?.content ?? '';
-    expect(expansion).toMatch(/^CURRENT STATE \(from the game\):\nposition 2\.5 64\.0 0\.5/);
-    expect(expansion).toMatch(
-      /RESULTS SINCE THE LAST MESSAGE:\n- \{"type":"goto","x":2,"y":64,"z":0\} → done/,
+    // Each new message has the state and only the results since the message before, each said once and tersely:
+    // the first state shown has the vitals, later ones only position and inventory while the vitals stay the same.
+    expect(bodies[0]?.messages[1]?.content).toMatch(
+      /CURRENT STATE \(from the game\):\nno state reported yet/,
     );
+    const expansion = bodies[1]?.messages.at(-1)?.content ?? '';
+    expect(expansion).toMatch(
+      /^CURRENT STATE \(from the game\):\nposition 2\.5 64\.0 0\.5; inventory: cobblestone x8; health 20, hunger 20, saturation 5; dimension overworld, game mode survival\n\n/,
+    );
+    expect(expansion).toMatch(/RESULTS SINCE THE LAST MESSAGE:\n- goto 2 64 0 → done \(goto done\)\n/);
     expect(expansion).toMatch(/GOAL NOW: close the gap in the wall\nTurn this goal into actions\.$/);
     const replan = bodies[2]?.messages.at(-1)?.content ?? '';
-    expect(replan).toMatch(/RESULTS SINCE THE LAST MESSAGE:\n- \{"type":"place".*→ FAILED/);
-    expect(replan).not.toContain('"type":"goto"');
-    expect(replan).toMatch(/The plan did not work out: action .* failed: no solid block next to 3 64 0/);
+    expect(replan).toMatch(
+      /RESULTS SINCE THE LAST MESSAGE:\n- place cobblestone at 3 64 0 → FAILED: no solid block next to 3 64 0\n/,
+    );
+    expect(replan).toMatch(
+      /^CURRENT STATE \(from the game\):\nposition 2\.5 64\.0 0\.5; inventory: cobblestone x8\n\n/,
+    );
+    expect(replan).not.toContain('goto 2 64 0');
+    expect(replan).toMatch(
+      /The plan did not work out: the last action \(place cobblestone at 3 64 0\) failed, see its result above\.\nMake a new plan for what is left of the task\.$/,
+    );
+    // The error is in the message once, not again in the re-plan note.
+    expect(replan.split('no solid block next to 3 64 0')).toHaveLength(2);
+    // The re-plan rules are in the system message, which is the same in every request.
+    expect(bodies[2]?.messages[0]?.content).toMatch(
+      /When an action of a plan fails[\s\S]*try a\ndifferent way/,
+    );
     expect((task.result as { replans: number }).replans).toBe(1);
   });
 
   it('restarts an outgrown conversation from one message with the task, the state and the results, and counts it (guards against a conversation passing the context)', async () => {
-    const { task, fake: f } = await play({ conversationChars: 1_000 });
+    const { task, fake: f } = await play({ conversationChars: 800 });
     expect(task.status).toBe('completed');
     const bodies = f.chatRequests(MODEL).map((r) => r.body as Body);
     expect(bodies.map((b) => b.messages.length)).toEqual([2, 4, 2]);
     expect(bodies[2]?.messages[1]?.content).toMatch(
-      /^TASK: close the gap[\s\S]*RESULTS SO FAR:\n- \{"type":"goto"/,
+      /^TASK: close the gap[\s\S]*RESULTS SO FAR:\n- goto 2 64 0 → done \(goto done\)\n- place cobblestone at 3 64 0 → FAILED/,
     );
     const steps = await engine?.getSteps(task.id);
     const layouts = (steps ?? [])
