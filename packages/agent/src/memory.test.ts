@@ -254,6 +254,39 @@ describe('renderPlannerTurn (the planner conversation)', () => {
     expect(seen.find((s) => s.compacted)?.user).toMatch(/^# TASK\n/);
   });
 
+  it('recalls an older error in the STATE until the same call runs without it (guards against a fixed error repeated in every message, misleading the planner)', () => {
+    const failing = {
+      ok: false as const,
+      error: { message: 'a.lua:3: attempt to index nil', traceback: 'stack traceback:\n  a.lua:3' },
+    };
+    const h = new HistoryBuilder().call('run_program', { path: 'a.lua', args: ['list'] }, failing);
+    let memory = loadPlannerMemory(null);
+    const turn = (stepNo: number): string => {
+      const r = renderPlannerTurn({ task: makeTask(), history: h.entries, memory, step: stepNo, limits });
+      memory = {
+        ...r.memory,
+        conversation: {
+          ...r.memory.conversation,
+          turns: [...r.turns, { user: r.user, reply: 'RUN\nPATH: a.lua' }],
+        },
+      };
+      return r.user;
+    };
+    turn(2);
+    // Another call succeeds: the error is not fixed, so it is recalled.
+    h.call(
+      'run_program',
+      { path: 'a.lua', args: ['add', 'x'] },
+      { ok: true, result: { output: 'Added: x\n' } },
+    );
+    expect(turn(3)).toMatch(/# STATE\n.*\nlast error \(#2\): a\.lua:3: attempt to index nil\n/);
+    // The failing call itself now runs: the error is resolved and no longer recalled.
+    h.call('run_program', { path: 'a.lua', args: ['list'] }, { ok: true, result: { output: '1. x\n' } });
+    const after = turn(4);
+    expect(after).toContain('OK run_program a.lua list');
+    expect(after).not.toContain('last error');
+  });
+
   it('renders the whole memory into one message each request with conversation: false (guards against the old layout breaking)', () => {
     const h = new HistoryBuilder();
     step(h, 1);

@@ -434,8 +434,13 @@ function stateLines(input: RenderInput, memory: PlannerMemory, sinceSeq?: number
   }
   const failure = lastFailure(history);
   if (failure && sinceSeq !== undefined) {
-    // A new failure is in the HISTORY lines just above; an older one still unresolved is recalled in one line.
-    if (failure.call.seq <= sinceSeq)
+    // A new failure is in the HISTORY lines just above; an older one still unresolved is recalled in one line. One
+    // that the same call has since run without is resolved: recalling it would cost tokens and mislead.
+    const failed = describeCall(failure.call.command, failure.call.args);
+    const resolved = runs.some(
+      (r) => r.seq > failure.call.seq && r.outcome.ok && describeCall(r.command, r.args) === failed,
+    );
+    if (failure.call.seq <= sinceSeq && !resolved)
       s.push(`last error (#${failure.call.seq}): ${oneLine(failure.error, 200)}`);
   } else if (failure) {
     s.push(`last error (#${failure.call.seq}): ${oneLine(failure.error, 400)}`);
