@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Model cost bench (not part of `npm test`; run `npm run build` first, then
-// `node tools/bench/model-cost/run.mjs [--only todo|todo-warm|synthetic|native|minecraft] [--layout naive|single|conversation] [--trace]
-// [--json]`; --trace prints every model call: prompt, cached, evaluated and output tokens, compactions and loads).
+// `node tools/bench/model-cost/run.mjs [--only todo|todo-warm|synthetic|native|minecraft|minecraft-warm] [--layout naive|single|conversation] [--trace]
+// [--calls [--text]] [--json]`; --trace prints every model call: prompt, cached, evaluated and output tokens, compactions and
+// loads; --calls also prints where each call's evaluated tokens go: the uncached part of its prompt cut at messages
+// and section headings, with the tokens of each piece; --calls --text prints that uncached text too).
 //
 // With a local model almost all of a task's wall time is the GPU: evaluating the prompt tokens that are not in the
 // server's cache, and generating. This bench runs real tasks — the real Engine, the built @ccagent/agent strategies,
@@ -27,7 +29,7 @@ import {
   createMinecraftStrategy,
   defaultModelFactory,
 } from '@ccagent/minecraft';
-import { REFERENCE_GPU } from '@ccagent/testkit';
+import { REFERENCE_GPU, loadQwenTokenizer, renderChatPrompt } from '@ccagent/testkit';
 import {
   BROKEN,
   COMPLETION,
@@ -43,6 +45,8 @@ const { values: flags } = parseArgs({
     only: { type: 'string' },
     layout: { type: 'string' },
     trace: { type: 'boolean', default: false },
+    calls: { type: 'boolean', default: false },
+    text: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
@@ -264,7 +268,8 @@ async function nativeRun(models, variant) {
 /**
  * A scripted world for the Minecraft session: goto moves the player, mine adds what was mined (the first "mine 12
  * stone" finds only 5: the rest is under water), place uses a block from the inventory and fails once on a corner
- * an oak log occupies, until the log is mined.
+ * an oak log occupies, until the log is mined. Results and errors have the shapes the bridge's mineflayer runner
+ * reports (`{ position }`, `{ mined }`, `{ placed, at }`, `{ crafted, times }`, `{ said }`).
  */
 class QuarryWorld {
   position = { x: 0, y: 64, z: 0 };
@@ -284,7 +289,7 @@ class QuarryWorld {
     switch (action.type) {
       case 'goto':
         this.position = { x: action.x + 0.5, y: action.y, z: action.z + 0.5 };
-        return ok(`arrived at ${action.x} ${action.y} ${action.z}`);
+        return ok({ position: this.position });
       case 'mine': {
         if (action.target === 'stone' && this.firstMine) {
           this.firstMine = false;
@@ -295,21 +300,23 @@ class QuarryWorld {
         }
         if (action.target === 'oak_log') this.logCleared = true;
         this.add(action.target === 'stone' ? 'cobblestone' : action.target, action.quantity);
-        return ok(`mined ${action.quantity} ${action.target}`);
+        return ok({ mined: action.quantity });
       }
       case 'place': {
         if (action.x === 21 && action.z === 21 && !this.logCleared)
-          return fail(`cannot place ${action.block} at 21 63 21: occupied by oak_log`);
+          return fail('21 63 21 is not empty (oak_log)');
         const have = this.inventory.get(action.block) ?? 0;
         if (have < 1) return fail(`no ${action.block} in the inventory`);
         this.inventory.set(action.block, have - 1);
-        return ok(`placed ${action.block} at ${action.x} ${action.y} ${action.z}`);
+        return ok({ placed: action.block, at: [action.x, action.y, action.z] });
       }
       case 'craft':
         this.add(action.recipe, action.quantity);
-        return ok(`crafted ${action.quantity} ${action.recipe}`);
+        return ok({ crafted: action.recipe, times: action.quantity });
+      case 'chat':
+        return ok({ said: action.message });
       default:
-        return ok(`${action.type} done`);
+        return ok(null);
     }
   }
   state() {
@@ -378,10 +385,26 @@ const MC_REPLIES = [
 
 const MC_LAYOUT = { naive: 'single', single: 'single', conversation: 'conversation' };
 
-async function minecraftRun(models, variant) {
+/** The warm-up task of a warm server for the Minecraft session: walk somewhere and say so (one plan). */
+const MC_WARM_UP = {
+  prompt: 'Walk to the well at 5 64 5 and say hello in chat.',
+  reply: {
+    goals: [
+      { goal: 'walk to the well', actions: [{ type: 'goto', x: 5, y: 64, z: 5 }] },
+      { goal: 'greet', actions: [{ type: 'chat', message: 'hello' }] },
+    ],
+  },
+};
+
+/**
+ * The Minecraft plan/re-plan task. With `warm`, the same engine and server first run another Minecraft task
+ * (MC_WARM_UP, same mode and layout), as an orchestrator that has been playing does; only the measured task's calls
+ * are counted (`skipCalls`).
+ */
+async function minecraftRun(models, variant, { warm = false } = {}) {
   models.fake.script(
     MODEL,
-    MC_REPLIES.map((json) => ({ json })),
+    [...(warm ? [MC_WARM_UP.reply] : []), ...MC_REPLIES].map((json) => ({ json })),
   );
   const endpoint = new MinecraftEndpoint({ port: 0 });
   const { url } = await endpoint.start();
@@ -401,20 +424,20 @@ async function minecraftRun(models, variant) {
     tickIntervalMs: 0,
   });
   await engine.start();
-  try {
+  const play = async (prompt) => {
     const ended = new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('the Minecraft task did not end within 60 s')), 60_000);
+      const offs = [];
       const end = ({ task }) => {
         clearTimeout(timer);
+        for (const off of offs) off();
         resolve(task);
       };
-      engine.on('taskCompleted', end);
-      engine.on('taskFailed', end);
+      offs.push(engine.on('taskCompleted', end), engine.on('taskFailed', end));
     });
     const created = await engine.createTask({
       kind: MINECRAFT_TASK_KIND,
-      prompt:
-        'Lay a 3x3 cobblestone floor for a shelter centred on 20 63 20, light it with torches, and tell me when done.',
+      prompt,
       context: {
         instanceId: 'steve',
         model: MODEL,
@@ -423,8 +446,22 @@ async function minecraftRun(models, variant) {
         maxReplans: 3,
       },
     });
-    const task = await ended;
-    return { task, steps: await engine.getSteps(created.id), root: null };
+    return { task: await ended, id: created.id };
+  };
+  try {
+    let skipCalls = 0;
+    if (warm) {
+      const before = await play(MC_WARM_UP.prompt);
+      if (before.task.status !== 'completed')
+        throw new Error(
+          `the warm-up task ended ${before.task.status}: ${JSON.stringify(before.task.error ?? null)}`,
+        );
+      skipCalls = models.fake.chatRequests(MODEL).length;
+    }
+    const { task, id } = await play(
+      'Lay a 3x3 cobblestone floor for a shelter centred on 20 63 20, light it with torches, and tell me when done.',
+    );
+    return { task, steps: await engine.getSteps(id), root: null, skipCalls };
   } finally {
     await engine.stop();
     await store.close();
@@ -434,6 +471,52 @@ async function minecraftRun(models, variant) {
 }
 
 // ---------------------------------------------------------------- measuring
+
+/**
+ * The uncached part of a prompt (everything after its first `cached` tokens), cut where a chat message starts and
+ * where a line opens a section (`# HISTORY`, `STATE:`, `- step 4 …`, `TASK: …`), each piece with its tokens and its
+ * first line: where a call's evaluated tokens go.
+ */
+function evaluatedPieces(tokenizer, text, cached) {
+  // The character where the cached tokens end: the longest prefix that encodes to at most `cached` tokens.
+  let lo = 0;
+  let hi = text.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (tokenizer.encode(text.slice(0, mid)).length <= cached) lo = mid;
+    else hi = mid - 1;
+  }
+  const rest = text.slice(lo);
+  if (flags.text) console.log(`      ┌ uncached text:\n${rest.replace(/^/gm, '      │ ')}\n      └`);
+  // A system message (the prompt file) stays one piece; the messages after it are cut at their sections.
+  let inSystem = text.lastIndexOf('<|im_start|>', lo) === text.lastIndexOf('<|im_start|>system', lo);
+  const starts = [0];
+  const opener = /\n(?=<\|im_start\|>|#{1,3} |[A-Z][A-Z ()/-]{3,}:|- (step|\{)|\d+\. |```)/g;
+  for (const m of rest.matchAll(opener)) {
+    const message = rest.startsWith('<|im_start|>', m.index + 1);
+    if (message) inSystem = rest.startsWith('<|im_start|>system', m.index + 1);
+    if (message || !inSystem) starts.push(m.index + 1);
+  }
+  starts.push(rest.length);
+  const pieces = [];
+  for (let k = 0; k + 1 < starts.length; k += 1) {
+    const part = rest.slice(starts[k], starts[k + 1]);
+    if (part === '') continue;
+    const head = part.split('\n').find((l) => l.trim() !== '') ?? '';
+    const prev = pieces.at(-1);
+    // Runs of small pieces under one heading (a list, a code block) are shown as one.
+    const tokens = tokenizer.encode(part).length;
+    if (prev && /^(- |\d+\. )/.test(head) && /^(- |\d+\. )/.test(prev.firstHead ?? '')) {
+      prev.tokens += tokens;
+      prev.items += 1;
+      continue;
+    }
+    pieces.push({ tokens, head: head.slice(0, 100), firstHead: head, items: 1 });
+  }
+  for (const p of pieces)
+    if (p.items > 1) p.head = `${p.head.slice(0, 80)} (+${p.items - 1} more lines like it)`;
+  return pieces;
+}
 
 const MODEL_STEPS = new Set([
   'planner',
@@ -449,12 +532,12 @@ const MODEL_STEPS = new Set([
  * prompt (a restarted planner conversation, a moved native window). "Steady" calls are the others that did not load
  * the model: the ones a layout should serve from the cache.
  */
-function figures(run, fake) {
-  const calls = fake
+async function figures(run, fake) {
+  const requests = fake
     .chatRequests(MODEL)
     .slice(run.skipCalls ?? 0)
-    .map((r) => r.modelCall)
-    .filter(Boolean);
+    .filter((r) => r.modelCall);
+  const calls = requests.map((r) => r.modelCall);
   const records = run.steps.filter((s) => MODEL_STEPS.has(s.kind));
   const compacting = calls.map((_, i) => {
     const layout = records[i]?.input?.layout;
@@ -465,14 +548,22 @@ function figures(run, fake) {
   const evaluated = sum(calls, (c) => c.evaluatedTokens);
   const steady = calls.filter((c, i) => !compacting[i] && c.load === undefined);
   const steps = run.task.counters.steps;
-  if (flags.trace) {
-    calls.forEach((c, i) => {
+  // The task's first call evaluates its whole prompt when the server is cold, everything after the shared system
+  // prompt when it is warm: a floor no layout goes below. The rest are the task's own steps.
+  const first = calls[0]?.evaluatedTokens ?? 0;
+  if (flags.trace || flags.calls) {
+    const tokenizer = flags.calls ? await loadQwenTokenizer() : null;
+    for (const [i, c] of calls.entries()) {
       const kind = records[i]?.kind ?? '?';
       const mark = compacting[i] ? ' compacted' : c.load ? ` load:${c.load}` : '';
       console.log(
         `  call ${i + 1} ${kind} step ${records[i]?.step ?? '?'}: prompt ${c.promptTokens}, cached ${c.cachedTokens}, evaluated ${c.evaluatedTokens}, output ${c.outputTokens}${mark}`,
       );
-    });
+      if (tokenizer) {
+        for (const piece of evaluatedPieces(tokenizer, renderChatPrompt(requests[i].body), c.cachedTokens))
+          console.log(`      ${String(piece.tokens).padStart(5)}  ${piece.head}`);
+      }
+    }
   }
   return {
     status: run.task.status,
@@ -482,6 +573,8 @@ function figures(run, fake) {
     promptPerCall: prompt / calls.length,
     evaluatedPerCall: evaluated / calls.length,
     evaluatedPerStep: evaluated / steps,
+    firstCallEvaluated: first,
+    laterPerStep: (evaluated - first) / steps,
     reuse: 1 - evaluated / prompt,
     steadyReuse: 1 - sum(steady, (c) => c.evaluatedTokens) / sum(steady, (c) => c.promptTokens),
     compactions: compacting.filter(Boolean).length,
@@ -510,6 +603,12 @@ const SESSIONS = [
     run: minecraftRun,
     variants: ['single', 'conversation'],
   },
+  {
+    id: 'minecraft-warm',
+    name: 'Minecraft task, warm server',
+    run: (models, variant) => minecraftRun(models, variant, { warm: true }),
+    variants: ['single', 'conversation'],
+  },
 ];
 
 const results = [];
@@ -530,7 +629,13 @@ for (const session of SESSIONS) {
               .map((s) => JSON.stringify(s.error ?? s.validationErrors))
               .join(' | ')}`,
         );
-      results.push({ session: session.id, name: session.name, variant, ...figures(run, models.fake) });
+      if (flags.trace || flags.calls) console.log(`${session.name} (${variant}):`);
+      results.push({
+        session: session.id,
+        name: session.name,
+        variant,
+        ...(await figures(run, models.fake)),
+      });
     } finally {
       await models.close();
     }
@@ -551,6 +656,8 @@ const head = [
   ['prompt tok/call', 16],
   ['evaluated/call', 15],
   ['evaluated/step', 15],
+  ['first call eval', 16],
+  ['later eval/step', 16],
   ['reuse', 6],
   ['steady reuse', 13],
   ['compactions', 12],
@@ -571,6 +678,8 @@ for (const r of results) {
       pad(f(r.promptPerCall), 16),
       pad(f(r.evaluatedPerCall), 15),
       pad(f(r.evaluatedPerStep), 15),
+      pad(r.firstCallEvaluated, 16),
+      pad(f(r.laterPerStep), 16),
       pad(f(r.reuse, 3), 6),
       pad(f(r.steadyReuse, 3), 13),
       pad(r.compactions, 12),
@@ -587,8 +696,8 @@ for (const s of SESSIONS) {
   const [naive, single, conv] = VARIANTS.map(by);
   if (!single || !conv) continue;
   const against = (base, label) =>
-    `evaluated tokens/step ${f(conv.evaluatedPerStep / base.evaluatedPerStep, 2)} of ${label}, model seconds ` +
-    `${f(conv.seconds / base.seconds, 2)} of ${label}`;
+    `evaluated tokens/step ${f(conv.evaluatedPerStep / base.evaluatedPerStep, 2)} of ${label} (after the first ` +
+    `call ${f(conv.laterPerStep / base.laterPerStep, 2)}), model seconds ${f(conv.seconds / base.seconds, 2)} of ${label}`;
   console.log(
     `  ${pad(s.name, 30)} ${naive ? `${against(naive, 'naive')}; ` : ''}${against(single, 'single')}` +
       (naive ? '' : ' (its seed design)'),
