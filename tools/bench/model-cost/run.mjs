@@ -3,7 +3,8 @@
 // `node tools/bench/model-cost/run.mjs [--only todo|todo-warm|synthetic|native|minecraft|minecraft-warm] [--layout naive|single|conversation] [--trace]
 // [--calls [--text]] [--json]`; --trace prints every model call: prompt, cached, evaluated and output tokens, compactions and
 // loads; --calls also prints where each call's evaluated tokens go: the uncached part of its prompt cut at messages
-// and section headings, with the tokens of each piece; --calls --text prints that uncached text too).
+// and section headings, with the tokens of each piece, re-tokenizing every prompt: minutes for the native session,
+// so combine it with --only; --calls --text prints that uncached text too).
 //
 // With a local model almost all of a task's wall time is the GPU: evaluating the prompt tokens that are not in the
 // server's cache, and generating. This bench runs real tasks — the real Engine, the built @ccagent/agent strategies,
