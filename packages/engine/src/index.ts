@@ -62,3 +62,40 @@ export {
   Engine,
   type EngineOptions,
 } from './engine.js';
+export {
+  allowedCommandsFor,
+  kindRules,
+  resolveRunBudgets,
+  resolveTaskKind,
+  taskKindNames,
+  type BudgetSettingName,
+  type KindSpecificSetting,
+  type RunBudgets,
+  type SettingsRefusal,
+  type TaskKindCatalogue,
+  type TaskKindRules,
+  type TaskLimits,
+} from './task-kinds.js';
+export {
+  TASK_METADATA_KEYS,
+  budgetsFrom,
+  isOwnTask,
+  mayAccessTask,
+  mayCreateTaskFor,
+  runBudgetsJson,
+  runBudgetsOf,
+  storedRunBudgets,
+  taskCreator,
+  taskSettings,
+  type TaskAccessRights,
+} from './task-metadata.js';
+export {
+  TaskOperations,
+  portStorageFailure,
+  taskIdFromKey,
+  type CreateTaskRequest,
+  type TaskOperationError,
+  type TaskOperationErrorCode,
+  type TaskOperationResult,
+  type TaskOperationsOptions,
+} from './task-operations.js';

@@ -1,0 +1,97 @@
+/**
+ * What the task operations keep in a task's `metadata`, and the rules that read it: the client that created the task
+ * (it gets the task's events and may act on it), the request id it was created with, the per-task settings as the
+ * request gave them, and the budgets of one run (given again when the task is continued or retried). Also who may see
+ * or act on a task, which is decided from the task's client and creator.
+ */
+import type { TaskSettings } from '@ccagent/protocol';
+import type { RunBudgets } from './task-kinds.js';
+import type { JsonValue, Task, TaskBudgets } from './types.js';
+
+/** Metadata keys written by `TaskOperations.create` (stable: they are on disk). */
+export const TASK_METADATA_KEYS = {
+  /** The client that created the task over a connection of its own (it receives the task's events). */
+  creator: 'creator_client_id',
+  /** The `request_id` the task was created with (idempotency of creation). */
+  requestId: 'request_id',
+  /** The per-task settings, as the request gave them (omitted fields come from the kind). */
+  settings: 'settings',
+  /** The budgets of one run ({@link RunBudgets}). */
+  runBudgets: 'run_budgets',
+} as const;
+
+/** The client that created `task`, if one did. */
+export function taskCreator(task: Task): string | undefined {
+  const creator = task.metadata[TASK_METADATA_KEYS.creator];
+  return typeof creator === 'string' ? creator : undefined;
+}
+
+/** The settings stored with a task, if any (as the request gave them; checked at creation). */
+export function taskSettings(task: Task): TaskSettings | undefined {
+  const s = task.metadata[TASK_METADATA_KEYS.settings];
+  return s !== undefined && s !== null && typeof s === 'object' && !Array.isArray(s)
+    ? (s as TaskSettings)
+    : undefined;
+}
+
+/** The run budgets stored with a task (what a continuation or retry gives it again). */
+export function storedRunBudgets(task: Task): RunBudgets | undefined {
+  const b = task.metadata[TASK_METADATA_KEYS.runBudgets];
+  if (b === undefined || b === null || typeof b !== 'object' || Array.isArray(b)) return undefined;
+  return b as RunBudgets;
+}
+
+/** The budgets of each run of `task`: those stored with it, else (a task created before they were stored) its kind's. */
+export function runBudgetsOf(task: Task, kindBudgets: RunBudgets | undefined): RunBudgets {
+  return storedRunBudgets(task) ?? kindBudgets ?? {};
+}
+
+/** `RunBudgets` as JSON for the task's metadata. */
+export function runBudgetsJson(run: RunBudgets): JsonValue {
+  return { ...run };
+}
+
+/** The engine budgets of a run starting at `now` (epoch ms) with `counters` already used. */
+export function budgetsFrom(
+  run: RunBudgets,
+  counters: { steps: number; toolCalls: number },
+  now: number,
+): TaskBudgets {
+  const out: TaskBudgets = {};
+  if (run.maxSteps !== undefined) out.maxSteps = counters.steps + run.maxSteps;
+  if (run.maxToolCalls !== undefined) out.maxToolCalls = counters.toolCalls + run.maxToolCalls;
+  if (run.deadlineMs !== undefined) out.deadlineAt = now + run.deadlineMs;
+  return out;
+}
+
+/** Whether `task` is `clientId`'s own: bound to it, or created by it. */
+export function isOwnTask(task: Task, clientId: string): boolean {
+  return task.clientId === clientId || taskCreator(task) === clientId;
+}
+
+/** What, beyond its own tasks, a client may reach (see {@link mayAccessTask}). */
+export interface TaskAccessRights {
+  /** Any client may see and act on any task. */
+  crossClientAccess?: boolean;
+  /** This client may see (never act on) any task. */
+  observeOthers?: boolean;
+}
+
+/**
+ * Whether `clientId` may see (`read`) or act on (`act`: cancel, answer, message …) `task`: its own always; any task
+ * with `crossClientAccess`; any task read-only with `observeOthers`.
+ */
+export function mayAccessTask(
+  task: Task,
+  clientId: string,
+  intent: 'read' | 'act',
+  rights: TaskAccessRights = {},
+): boolean {
+  if (rights.crossClientAccess === true || isOwnTask(task, clientId)) return true;
+  return intent === 'read' && rights.observeOthers === true;
+}
+
+/** Whether `creator` may create a task bound to `clientId`: its own, or any client's with `crossClientAccess`. */
+export function mayCreateTaskFor(creator: string, clientId: string, rights: TaskAccessRights = {}): boolean {
+  return clientId === creator || rights.crossClientAccess === true;
+}
