@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { resolveTaskKind } from '@ccagent/engine';
 import { z } from 'zod';
 import { OrchestratorError } from './orchestrator-error.js';
 
@@ -467,9 +468,7 @@ export function rolesFor(kind: TaskKindConfig): ModelRoleName[] {
   return kind.strategy === 'planner_executor' ? ['planner', 'executor'] : ['native'];
 }
 
-/** The canonical task kind for a requested name (itself or an alias), or undefined when unknown. */
+/** The canonical task kind for a requested name (itself or an alias), or undefined when unknown (the engine's rule). */
 export function resolveKind(config: OrchestratorConfig, requested: string): string | undefined {
-  if (Object.hasOwn(config.taskKinds, requested)) return requested;
-  const target = Object.hasOwn(config.kindAliases, requested) ? config.kindAliases[requested] : undefined;
-  return target !== undefined && Object.hasOwn(config.taskKinds, target) ? target : undefined;
+  return resolveTaskKind({ kinds: config.taskKinds, aliases: config.kindAliases }, requested);
 }

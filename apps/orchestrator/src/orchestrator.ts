@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import {
   Engine,
   systemClock,
+  TaskOperations,
   type Clock,
   type Logger,
   type StrategyResolver,
@@ -22,7 +23,7 @@ import {
 } from '@ccagent/engine';
 import { createMinecraftAgent } from '@ccagent/minecraft';
 import type { ModelLogger } from '@ccagent/ollama';
-import { openSqliteStore } from '@ccagent/store';
+import { openSqliteStore, storageFailureOf } from '@ccagent/store';
 import {
   InMemoryClientPersistence,
   SqliteClientPersistence,
@@ -46,7 +47,7 @@ import { HttpAccess } from './security/http-access.js';
 import { authorizeMod } from './security/mod-access.js';
 import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
 import { SecurityService } from './security/security-service.js';
-import { TaskService } from './task-service.js';
+import { kindCatalogue } from './task-catalogue.js';
 import { AnsweredCalls } from './ws/answered-calls.js';
 import { ArgsValidator } from './ws/args-validator.js';
 import { ClientRateLimits } from './ws/client-rate-limits.js';
@@ -307,7 +308,14 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     logger,
     onRoundTrip: (command, ms) => metrics.commandRoundTripMs(command, ms),
   });
-  const tasks = new TaskService(engine, store, config, clock);
+  const tasks = new TaskOperations({
+    engine,
+    store,
+    kinds: kindCatalogue(config),
+    clock,
+    crossClientAccess: config.server.crossClientAccess,
+    storageFailure: storageFailureOf,
+  });
   const replies = new WsReplies(metrics, new RefusalLog(logger, () => clock.now()));
   const subscriptions = new TaskSubscriptions({
     config,
@@ -338,7 +346,6 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     },
   });
   const requests = new TaskRequests({
-    config,
     engine,
     tasks,
     results,

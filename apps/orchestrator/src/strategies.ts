@@ -13,7 +13,15 @@ import {
   type AgentPolicyInput,
   type ModelRole,
 } from '@ccagent/agent';
-import type { Clock, StoredStep, StrategyResolver, Task, TaskStrategy } from '@ccagent/engine';
+import {
+  runBudgetsOf,
+  taskSettings,
+  type Clock,
+  type StoredStep,
+  type StrategyResolver,
+  type Task,
+  type TaskStrategy,
+} from '@ccagent/engine';
 import {
   OllamaChatModel,
   OpenAICompatibleChatModel,
@@ -31,7 +39,7 @@ import {
 } from './config.js';
 import { gateOnModels, ModelAvailability, type ModelServer } from './model-availability.js';
 import { OrchestratorError } from './orchestrator-error.js';
-import { providerRole, storedRunBudgets, taskSettings } from './task-settings.js';
+import { providerRole } from './task-catalogue.js';
 
 /** Everything the composition root needs from the model side. */
 export interface ModelSetup {
@@ -252,16 +260,12 @@ export function setupModels(
   for (const [kind, base] of gated) {
     const spec = config.taskKinds[kind] as TaskKindConfig;
     const budgetOf = (task: Task): RunBudget => {
-      const run = storedRunBudgets(task);
+      const run = runBudgetsOf(task, spec.budgets);
       const b: RunBudget = {};
-      const steps = run ? run.maxSteps : spec.budgets.maxSteps;
-      const calls = run ? run.maxToolCalls : spec.budgets.maxToolCalls;
-      const prompt = run ? run.maxPromptTokens : spec.budgets.maxPromptTokens;
-      const output = run ? run.maxOutputTokens : spec.budgets.maxOutputTokens;
-      if (steps !== undefined) b.maxSteps = steps;
-      if (calls !== undefined) b.maxToolCalls = calls;
-      if (prompt !== undefined) b.maxPromptTokens = prompt;
-      if (output !== undefined) b.maxOutputTokens = output;
+      if (run.maxSteps !== undefined) b.maxSteps = run.maxSteps;
+      if (run.maxToolCalls !== undefined) b.maxToolCalls = run.maxToolCalls;
+      if (run.maxPromptTokens !== undefined) b.maxPromptTokens = run.maxPromptTokens;
+      if (run.maxOutputTokens !== undefined) b.maxOutputTokens = run.maxOutputTokens;
       return b;
     };
     const inner: TaskStrategy = {

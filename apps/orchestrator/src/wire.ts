@@ -13,7 +13,7 @@ import type {
   StoredStep,
   Task,
 } from '@ccagent/engine';
-import { MODEL_REQUEST_KIND } from '@ccagent/engine';
+import { MODEL_REQUEST_KIND, TASK_METADATA_KEYS } from '@ccagent/engine';
 import type {
   HttpCommand,
   HttpCommandCall,
@@ -29,13 +29,6 @@ import type {
   TaskFailedMessage,
   TaskUpdateMessage,
 } from '@ccagent/protocol';
-
-import { SETTINGS_KEY } from './task-settings.js';
-
-/** Metadata key holding the client that created a task over WebSocket (it receives the task's events). */
-export const CREATOR_KEY = 'creator_client_id';
-/** Metadata key holding the `request_id` a task was created with (idempotency of `create_task`). */
-export const REQUEST_ID_KEY = 'request_id';
 
 /** `hello.commands[]` → the engine's command descriptor. */
 export function commandSpecToDescriptor(spec: CommandSpec): CommandDescriptor {
@@ -150,7 +143,7 @@ export function taskToWire(t: Task): HttpTask {
   if (t.progress !== undefined) out.progress = t.progress;
   if (t.progressMessage !== undefined) out.progress_message = t.progressMessage;
   // The per-task settings the request chose (as given; omitted fields come from the task kind).
-  const settings = t.metadata[SETTINGS_KEY];
+  const settings = t.metadata[TASK_METADATA_KEYS.settings];
   if (settings !== undefined) out.settings = settings as Record<string, unknown>;
   return out;
 }

@@ -4,8 +4,8 @@
  * JSON path of the first problem, and the mapping of a task operation's refusal to a status.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TaskOperationError } from '@ccagent/engine';
 import type { z } from 'zod';
-import type { ServiceError } from '../task-service.js';
 
 /** Largest accepted request body. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -85,7 +85,7 @@ export function parseWith<T extends z.ZodType>(
 }
 
 /** The HTTP error for a refused task operation. */
-export function serviceError(e: ServiceError): HttpError {
+export function serviceError(e: TaskOperationError): HttpError {
   const status =
     e.code === 'not_found'
       ? 404

@@ -3,14 +3,13 @@
  * composition root) and the request. Route modules live in routes/; the table is routes/index.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Engine, Task, TaskStatus, TaskStore } from '@ccagent/engine';
+import type { Engine, Task, TaskOperations, TaskStatus, TaskStore } from '@ccagent/engine';
 import type { MinecraftAgent } from '@ccagent/minecraft';
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence } from '../client-persistence.js';
 import type { Metrics } from '../metrics.js';
 import type { ModelAvailability } from '../model-availability.js';
 import type { SecurityService } from '../security/security-service.js';
-import type { TaskService } from '../task-service.js';
 import type { DashboardAssets } from './dashboard-assets.js';
 import type { EventHub } from './event-hub.js';
 import type { LuaAssets } from './lua-assets.js';
@@ -34,7 +33,7 @@ export interface HttpApiOptions {
   engine: Engine;
   store: TaskStore;
   pages: TaskPageSource | undefined;
-  tasks: TaskService;
+  tasks: TaskOperations;
   clients: ClientPersistence;
   registry: ClientRegistry;
   metrics: Metrics;

@@ -5,8 +5,7 @@
  * everything under `/api/` needs a key in the `Authorization` header (never in the URL).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Task } from '@ccagent/engine';
-import { CREATOR_KEY } from '../wire.js';
+import { mayAccessTask, type Task } from '@ccagent/engine';
 import { requestSource, setRequestPrincipal } from './request-principal.js';
 import {
   checkContentType,
@@ -129,8 +128,8 @@ export class HttpAccess {
       const id = safeDecode(task[1] as string);
       const t = await this.o.getTask(id);
       if (!t) return; // the API answers 404
-      const own = t.clientId === me || t.metadata[CREATOR_KEY] === me;
-      if (own || (action === 'read' && observe)) return;
+      // The engine's access rule; a computer key never reaches across clients here (crossClientAccess is WS-only).
+      if (mayAccessTask(t, me, action === 'read' ? 'read' : 'act', { observeOthers: observe })) return;
       throw forbidden(who, `task ${id} belongs to another client`);
     }
     if (path === '/api/tasks' && method === 'GET') {

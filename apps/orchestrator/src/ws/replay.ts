@@ -3,18 +3,17 @@
  * answer, and the current state of each task it may have missed events of (bound to it, created by it, or
  * subscribed) while it was away.
  */
-import type { Engine, Logger, Task } from '@ccagent/engine';
+import { taskCreator, type Engine, type Logger, type Task, type TaskOperations } from '@ccagent/engine';
 import type { ClientEntry, ClientRegistry } from '../clients/client-registry.js';
 import type { OrchestratorConfig } from '../config.js';
-import type { TaskService } from '../task-service.js';
-import { CREATOR_KEY, toAskUser, toTaskCompleted, toTaskFailed, toTaskUpdate } from '../wire.js';
+import { toAskUser, toTaskCompleted, toTaskFailed, toTaskUpdate } from '../wire.js';
 import type { Connection } from './connection.js';
 
 /** What the replay reads. */
 export interface ReplayDeps {
   config: OrchestratorConfig;
   engine: Engine;
-  tasks: TaskService;
+  tasks: TaskOperations;
   registry: ClientRegistry;
   logger: Logger;
 }
@@ -38,7 +37,7 @@ export async function replayMissed(
   if (d.config.server.crossClientAccess) {
     // Tasks it created for other clients (only possible with crossClientAccess): no index on the creator.
     for (const t of await d.engine.listTasks({ updatedSince: since })) {
-      if (t.metadata[CREATOR_KEY] === clientId) found.set(t.id, t);
+      if (taskCreator(t) === clientId) found.set(t.id, t);
     }
   }
   for (const id of d.registry.get(clientId)?.subscriptions ?? []) {

@@ -5,13 +5,12 @@
  * `task_created`. A client that comes back gets its open questions and, replayed, the state of the tasks whose
  * events it missed (replay.ts); a live event during the replay wins over an older replayed state.
  */
-import type { Engine, Logger, Task } from '@ccagent/engine';
+import { taskCreator, type Engine, type Logger, type Task, type TaskOperations } from '@ccagent/engine';
 import type { ServerMessage } from '@ccagent/protocol';
 import type { ClientEntry, ClientRegistry } from '../clients/client-registry.js';
 import type { ReplyStream } from '../reply-stream.js';
 import type { OrchestratorConfig } from '../config.js';
-import type { TaskService } from '../task-service.js';
-import { CREATOR_KEY, toAskUser, toTaskCompleted, toTaskFailed, toTaskUpdate } from '../wire.js';
+import { toAskUser, toTaskCompleted, toTaskFailed, toTaskUpdate } from '../wire.js';
 import type { Connection } from './connection.js';
 import { replayMissed, resendQuestions } from './replay.js';
 import { authorizedTask } from './task-access.js';
@@ -21,7 +20,7 @@ import type { WsReplies } from './ws-replies.js';
 export interface TaskSubscriptionsOptions {
   config: OrchestratorConfig;
   engine: Engine;
-  tasks: TaskService;
+  tasks: TaskOperations;
   registry: ClientRegistry;
   replies: WsReplies;
   /** Chat replies as they are written: sent as `task_update` with `delta`. */
@@ -146,8 +145,8 @@ export class TaskSubscriptions {
   recipients(task: Task): Set<string> {
     const out = new Set<string>(this.subscribers.get(task.id) ?? []);
     if (task.clientId !== null) out.add(task.clientId);
-    const creator = task.metadata[CREATOR_KEY];
-    if (typeof creator === 'string') out.add(creator);
+    const creator = taskCreator(task);
+    if (creator !== undefined) out.add(creator);
     return out;
   }
 

@@ -1,16 +1,16 @@
 /**
  * The access check of every WebSocket request about an existing task: the task must exist and the sender may act on
- * it (`TaskService.canAccess`); otherwise the sender gets `not_found` or `forbidden` with the request's ids.
+ * it (`TaskOperations.canAccess`, the engine's access rule); otherwise the sender gets `not_found` or `forbidden` with
+ * the request's ids.
  */
-import type { Engine, Task } from '@ccagent/engine';
-import type { TaskService } from '../task-service.js';
+import type { Engine, Task, TaskOperations } from '@ccagent/engine';
 import type { Connection } from './connection.js';
 import type { WsReplies } from './ws-replies.js';
 
 /** What {@link authorizedTask} reads. */
 export interface TaskAccessDeps {
   engine: Engine;
-  tasks: TaskService;
+  tasks: TaskOperations;
   replies: WsReplies;
 }
 
@@ -30,8 +30,8 @@ export async function authorizedTask(
     return undefined;
   }
   // A key granted observe_others may read and subscribe to any task, never act on it.
-  const observer = readOnly && conn.principal?.grants.observeOthers === true;
-  if (!observer && !d.tasks.canAccess(task, sender)) {
+  const observeOthers = conn.principal?.grants.observeOthers === true;
+  if (!d.tasks.canAccess(task, sender, readOnly ? 'read' : 'act', { observeOthers })) {
     // Same answer as for a missing task would leak less, but a clear reason helps the person at the computer.
     d.replies.error(conn, 'forbidden', `task ${taskId} belongs to another client`, ids);
     return undefined;

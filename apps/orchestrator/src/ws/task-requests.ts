@@ -4,7 +4,7 @@
  * {@link CommandResults}, acknowledged once on disk), `cancel_task`, `user_answer`, and `tools_update` (its registry
  * of model-written tools). Each refusal is an `error` with the request's ids; nothing is changed by a refused request.
  */
-import type { Clock, Engine, Logger } from '@ccagent/engine';
+import { taskCreator, type Clock, type Engine, type Logger, type TaskOperations } from '@ccagent/engine';
 import type {
   CommandResultMessage,
   CreateTaskMessage,
@@ -12,9 +12,7 @@ import type {
   TaskMessageMessage,
 } from '@ccagent/protocol';
 import type { ClientPersistence } from '../client-persistence.js';
-import type { OrchestratorConfig } from '../config.js';
-import type { TaskService } from '../task-service.js';
-import { CREATOR_KEY, toTaskUpdate } from '../wire.js';
+import { toTaskUpdate } from '../wire.js';
 import type { Principal } from '../security/security-service.js';
 import type { CommandResults } from './command-results.js';
 import type { Connection } from './connection.js';
@@ -25,9 +23,8 @@ import type { WsReplies } from './ws-replies.js';
 
 /** Dependencies of {@link TaskRequests}. */
 export interface TaskRequestsOptions {
-  config: OrchestratorConfig;
   engine: Engine;
-  tasks: TaskService;
+  tasks: TaskOperations;
   results: CommandResults;
   clients: ClientPersistence;
   subscriptions: TaskSubscriptions;
@@ -44,7 +41,7 @@ export class TaskRequests {
 
   async createTask(conn: Connection, sender: string, msg: CreateTaskMessage): Promise<void> {
     const ids = { request_id: msg.request_id };
-    if (msg.client_id !== sender && !this.o.config.server.crossClientAccess) {
+    if (!this.o.tasks.mayCreateFor(sender, msg.client_id)) {
       this.o.replies.error(conn, 'forbidden', `a client may only create tasks for itself ("${sender}")`, {
         ...ids,
         path: '$.client_id',
@@ -84,7 +81,7 @@ export class TaskRequests {
         return;
       }
       const { task } = r.value;
-      if (task.metadata[CREATOR_KEY] !== sender) {
+      if (taskCreator(task) !== sender) {
         this.o.replies.error(conn, 'forbidden', 'that request id belongs to another client', ids);
         return;
       }
@@ -129,7 +126,7 @@ export class TaskRequests {
   }
 
   /**
-   * `task_message`: a follow-up from the person at the computer (see `TaskService.message`). The sender hears the
+   * `task_message`: a follow-up from the person at the computer (see `TaskOperations.message`). The sender hears the
    * task's state once: from the status event of a reopened task when it is a recipient, else from this reply.
    */
   async taskMessage(conn: Connection, sender: string, msg: TaskMessageMessage): Promise<void> {
@@ -153,7 +150,7 @@ export class TaskRequests {
     taskId: string,
     requestId: string | undefined,
     before: string,
-    r: Awaited<ReturnType<TaskService['message']>>,
+    r: Awaited<ReturnType<TaskOperations['message']>>,
   ): void {
     if (!r.ok) {
       this.o.replies.serviceError(conn, r.error, {

@@ -3,10 +3,10 @@
  * code) carrying the ids of the request they are about, and the mapping of a task operation's refusal to a protocol
  * error code.
  */
+import type { TaskOperationError } from '@ccagent/engine';
 import type { ErrorMessage, ProtocolErrorCode, ServerMessage } from '@ccagent/protocol';
 import type { Metrics } from '../metrics.js';
 import type { RefusalLog } from '../refusal-log.js';
-import type { ServiceError } from '../task-service.js';
 import type { Connection } from './connection.js';
 
 /** Ids and path an `error` may carry. */
@@ -60,7 +60,11 @@ export class WsReplies {
   }
 
   /** Send the `error` for a refused task operation. */
-  serviceError(conn: Connection, error: ServiceError, ids: { request_id?: string; task_id?: string }): void {
+  serviceError(
+    conn: Connection,
+    error: TaskOperationError,
+    ids: { request_id?: string; task_id?: string },
+  ): void {
     const code: ProtocolErrorCode =
       error.code === 'conflict' ? 'forbidden' : error.code === 'internal' ? 'internal' : error.code;
     this.error(conn, code, error.message, {
