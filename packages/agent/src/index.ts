@@ -43,13 +43,12 @@ export { parseDirective, type Directive } from './directive-parser.js';
 export type { CommandCall } from './tools.js';
 export {
   DEFAULT_MEMORY_LAYOUT,
-  loadPlannerMemory,
   renderMemory,
   type MemoryLayout,
-  type PlannerMemory,
   type RenderedMemory,
   type RenderInput,
   type SectionOrder,
 } from './memory.js';
+export { loadPlannerMemory, type PlannerMemory } from './planner-memory.js';
 export type { Prompt } from './prompts.js';
 export { AgentError, isAgentError, type AgentErrorCode, type Result } from './agent-error.js';

@@ -2,15 +2,17 @@ import type { JsonValue } from '@ccagent/engine';
 import { describe, expect, it } from 'vitest';
 import {
   estimateTokens,
-  loadPlannerMemory,
-  memoryToJson,
-  plannerMemoryValidations,
   renderMemory,
   renderPlannerTurn,
   sharedPrefixFraction,
-  type PlannerMemory,
   type SectionOrder,
 } from './memory.js';
+import {
+  loadPlannerMemory,
+  memoryToJson,
+  plannerMemoryValidations,
+  type PlannerMemory,
+} from './planner-memory.js';
 import { HistoryBuilder, makeTask } from './test-history.js';
 
 const limits = { maxQuestions: 2 };

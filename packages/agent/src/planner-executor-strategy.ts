@@ -29,13 +29,8 @@ import {
   type FinalDetails,
 } from './executor-schema.js';
 import { completedCalls, describeCall, lastFailure, normalizePath } from './history-view.js';
-import {
-  loadPlannerMemory,
-  memoryToJson,
-  renderPlannerTurn,
-  type MemoryLayout,
-  type PlannerMemory,
-} from './memory.js';
+import { renderPlannerTurn, type MemoryLayout } from './memory.js';
+import { loadPlannerMemory, memoryToJson, type PlannerMemory } from './planner-memory.js';
 import { callModel, type ModelCallOutcome, type ModelRole } from './model-call.js';
 import {
   checkCompletion,
