@@ -50,7 +50,7 @@ describe('openTaskWatch', () => {
     watch!.close();
   });
 
-  it('hands a chat task’s streamed reply (delta records) to onDelta without waking the follower for each piece', async () => {
+  it('hands a chat task’s streamed reply (delta records, parsed with the protocol’s schema) to onDelta without waking the follower for each piece', async () => {
     let push: ((text: string) => void) | undefined;
     const base = await listen((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -60,6 +60,8 @@ describe('openTaskWatch', () => {
     const got: Array<{ step: number; text: string }> = [];
     const watch = await openTaskWatch(base, 't1', undefined, { onDelta: (d) => got.push(d) });
     push?.('id: e-1\nevent: delta\ndata: {"task_id":"t1","step":2,"delta":"A turtle "}\n\n');
+    // One that does not parse with the protocol's delta schema is skipped, and does not wake either.
+    push?.('id: e-1b\nevent: delta\ndata: {"task_id":"t1","step":"2","delta":5}\n\n');
     push?.('id: e-2\nevent: delta\ndata: {"task_id":"t1","step":2,"delta":"digs."}\n\n');
     const t0 = Date.now();
     await watch!.wait(300);

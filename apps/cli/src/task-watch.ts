@@ -7,7 +7,9 @@
  * A stream that says nothing within `firstRecordMs` (10 s by default; the server sends a `hello` record at once) is taken for one a
  * buffering proxy holds back — it would deliver the response headers or the records only when the never-ending
  * stream ends — so the watch gives up and the follower polls.
+ * A `delta` record is parsed with `@ccagent/protocol`'s event schemas (`parseHttpEvent`); the others only wake.
  */
+import { parseHttpEvent } from '@ccagent/protocol';
 
 /** How long the stream may take to deliver its first record (the server's `hello`) before the follower polls. */
 export const FIRST_RECORD_MS = 10_000;
@@ -117,18 +119,14 @@ export async function openTaskWatch(
           const event = /^event: (.*)$/m.exec(record)?.[1];
           if (event === undefined || event === 'hello') continue;
           if (event === 'delta') {
-            const data = /^data: (.*)$/m.exec(record)?.[1];
-            if (onDelta && data !== undefined) {
-              try {
-                const d = JSON.parse(data) as { step?: unknown; delta?: unknown };
-                if (typeof d.delta === 'string' && typeof d.step === 'number')
-                  onDelta({ step: d.step, text: d.delta });
-              } catch {
-                // not a delta this client understands: the step log has the text
-              }
-            }
+            // The only record whose content this client reads; one it cannot parse is skipped (the step log has the text).
+            const parsed = onDelta && parseHttpEvent(event, /^data: (.*)$/m.exec(record)?.[1] ?? '');
+            if (parsed?.ok && parsed.value.type === 'delta')
+              onDelta?.({ step: parsed.value.data.step, text: parsed.value.data.delta });
             continue;
           }
+          // Any other record of the task (a kind this client does not know, too) only says that something changed:
+          // it wakes the follower, which reads what changed over the REST routes.
           pending = true;
           wake?.();
         }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { Decision } from '@ccagent/engine';
+import { parseHttpEvent } from '@ccagent/protocol';
 import { describe, expect, it } from 'vitest';
 import { everyKind, eventually, strategyOf, writeThenRun } from './support/harness.js';
 import { useHarness } from './support/session.js';
@@ -130,6 +131,27 @@ describe('dashboard routes', () => {
     expect(bad.status).toBe(200);
     await bad.body?.cancel();
     expect((await h.http('/api/events?tasks=x')).status).toBe(400);
+  });
+
+  it('sends only records that parse with the event schemas of @ccagent/protocol (guards against the server and its readers drifting apart)', async () => {
+    const h = await t.start({ strategies: everyKind(writeThenRun) });
+    const stream = await h.http('/api/events');
+    const c = await t.connect('pc-1');
+    c.ws.on('message', (d: Buffer) => {
+      const m = JSON.parse(d.toString()) as Json;
+      if (m.type === 'command_call')
+        c.send({ type: 'command_result', task_id: m.task_id, call_id: m.call_id, ok: true, result: {} });
+    });
+    const id = await t.createTask(c, 'pc-1');
+    const seen = await records(stream, (r) =>
+      r.some((x) => x.event === 'task' && x.data.id === id && x.data.status === 'completed'),
+    );
+    const kinds = new Set(seen.map((x) => x.event));
+    for (const k of ['hello', 'client', 'task', 'step', 'call']) expect(kinds).toContain(k);
+    const failures = seen
+      .map((x) => ({ event: x.event, r: parseHttpEvent(x.event, JSON.stringify(x.data)) }))
+      .filter((x) => !x.r.ok);
+    expect(failures).toEqual([]);
   });
 
   it('gives timeline rows without the model input and output (summary=1) and the task without its log (steps=0)', async () => {

@@ -1,3 +1,8 @@
+/**
+ * The protocol's plain constants (statuses, event kinds, limits, error codes). This file imports nothing, and is also
+ * published on its own as `@ccagent/protocol/constants`: a browser bundle (the dashboard) takes the lists from there
+ * without bundling zod, which the main entry's schemas need.
+ */
 /** Wire protocol version spoken by this package; `hello`/`welcome` carry it. */
 export const PROTOCOL_VERSION = 1;
 
@@ -23,6 +28,25 @@ export const TASK_STATUSES = [
 
 /** A task's status as it appears on the wire. */
 export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/**
+ * The kinds of record `GET /api/events` (Server-Sent Events) sends, as each record's `event:` line names them. Readers
+ * must skip kinds they do not know (the list may grow).
+ */
+export const HTTP_EVENT_TYPES = [
+  'task',
+  'step',
+  'question',
+  'call',
+  'client',
+  'tool',
+  'delta',
+  'resync',
+  'hello',
+] as const;
+
+/** One of {@link HTTP_EVENT_TYPES}. */
+export type HttpEventType = (typeof HTTP_EVENT_TYPES)[number];
 
 /** Deepest accepted nesting of arrays/objects in one message (the message object itself is depth 1). */
 export const DEFAULT_MAX_DEPTH = 64;

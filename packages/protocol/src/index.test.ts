@@ -128,6 +128,21 @@ describe('@ccagent/protocol', () => {
       'renderHttpApiReference',
       'withHttpApiReference',
     ];
+    const events = [
+      'HTTP_EVENTS',
+      'HTTP_EVENT_SCHEMAS',
+      'HTTP_EVENT_TYPES',
+      'HttpCallEventSchema',
+      'HttpClientEventSchema',
+      'HttpDeltaEventSchema',
+      'HttpHelloEventSchema',
+      'HttpQuestionEventSchema',
+      'HttpResyncEventSchema',
+      'HttpStepEventSchema',
+      'HttpTaskEventSchema',
+      'HttpToolEventSchema',
+      'parseHttpEvent',
+    ];
     const security = [
       'AuditQuerySchema',
       'AuditResponseSchema',
@@ -145,7 +160,7 @@ describe('@ccagent/protocol', () => {
       'RotateBodySchema',
       'RotateResponseSchema',
     ];
-    expect(Object.keys(api).sort()).toEqual([...schemas, ...rest, ...http, ...security].sort());
+    expect(Object.keys(api).sort()).toEqual([...schemas, ...rest, ...http, ...events, ...security].sort());
   });
 
   it('counts UTF-8 bytes like Buffer.byteLength, lone surrogates as 3 (what TextEncoder sends)', () => {

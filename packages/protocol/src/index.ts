@@ -12,9 +12,11 @@ export {
   DEFAULT_MAX_MESSAGE_BYTES,
   ERROR_CODE_DESCRIPTIONS,
   ERROR_CODES,
+  HTTP_EVENT_TYPES,
   MAX_REASSEMBLED_BYTES,
   PROTOCOL_VERSION,
   TASK_STATUSES,
+  type HttpEventType,
   type ProtocolErrorCode,
   type TaskStatus,
 } from './constants.js';

@@ -2,7 +2,24 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { HttpStepEvent, HttpTaskEvent } from '@ccagent/protocol';
 import { EventHub, SUBSCRIBER_QUEUE_BYTES, type SubscribeOptions } from './event-hub.js';
+
+/** A `step` record of task `t` (what the engine publishes); `kind` also carries the bulk of the slow-reader test. */
+function step(seq: number, t = 't', kind = 'model'): HttpStepEvent {
+  return { task_id: t, seq, step: seq, kind, at: 1000 + seq };
+}
+const TASK_A: HttpTaskEvent = {
+  id: 'a',
+  kind: 'general',
+  status: 'queued',
+  client_id: null,
+  prompt: 'p',
+  prompt_truncated: false,
+  counters: { steps: 0, tool_calls: 0, questions: 0 },
+  created_at: 1,
+  updated_at: 1,
+};
 
 let server: Server | undefined;
 let hub: EventHub | undefined;
@@ -80,16 +97,16 @@ describe('EventHub', () => {
     const all = read(port, '/', (r) => r.length >= 4);
     const one = read(port, '/?task=b', (r) => r.length >= 2);
     await waitFor(() => h.subscriberCount === 2);
-    h.publish('task', { id: 'a' }, 'a');
-    h.publish('step', { task_id: 'b', seq: 1 }, 'b');
-    h.publish('client', { client_id: 'pc' });
+    h.publish('task', TASK_A, 'a');
+    h.publish('step', step(1, 'b'), 'b');
+    h.publish('client', { client_id: 'pc', connected: true, at: 1 });
     const [a, b] = await Promise.all([all, one]);
     expect(a.map((r) => r.event)).toEqual(['hello', 'task', 'step', 'client']);
     const epoch = (1_700_000_000_000).toString(36);
     expect(a.slice(1).map((r) => r.id)).toEqual([`${epoch}-1`, `${epoch}-2`, `${epoch}-3`]);
     expect(b.map((r) => [r.event, r.data])).toEqual([
       ['hello', { epoch }],
-      ['step', { task_id: 'b', seq: 1 }],
+      ['step', step(1, 'b')],
     ]);
   });
 
@@ -97,7 +114,7 @@ describe('EventHub', () => {
     hub = new EventHub(5);
     const h = hub;
     const port = await serve(h);
-    for (let i = 1; i <= 5; i++) h.publish('step', { seq: i }, 't');
+    for (let i = 1; i <= 5; i++) h.publish('step', step(i), 't');
     const resumed = await read(port, '/', (r) => r.length >= 3, { 'last-event-id': '5-2' });
     expect(resumed.map((r) => r.data.seq)).toEqual([3, 4, 5]);
   });
@@ -106,10 +123,10 @@ describe('EventHub', () => {
     hub = new EventHub(7);
     const h = hub;
     const port = await serve(h);
-    h.publish('step', { seq: 1 }, 't');
+    h.publish('step', step(1), 't');
     const other = await read(port, '/', (r) => r.length >= 1, { 'last-event-id': 'zzz-9' });
     expect(other.map((r) => r.event)).toEqual(['resync']);
-    for (let i = 0; i < 5000; i++) h.publish('step', { seq: i }, 't');
+    for (let i = 0; i < 5000; i++) h.publish('step', step(i), 't');
     const old = await read(port, '/', (r) => r.length >= 1, { 'last-event-id': '7-1' });
     expect(old[0]?.event).toBe('resync');
   });
@@ -128,7 +145,7 @@ describe('EventHub', () => {
     // 20 MB offered to a socket that takes a few MB: the queue never holds more than its bound.
     let maxQueued = 0;
     for (let i = 0; i < 10_000; i++) {
-      h.publish('step', { seq: i, payload }, 't');
+      h.publish('step', step(i, 't', payload), 't');
       maxQueued = Math.max(maxQueued, h.maxQueuedBytes);
     }
     expect(maxQueued).toBeGreaterThan(0);
@@ -138,8 +155,8 @@ describe('EventHub', () => {
     sock.on('data', (d: Buffer) => (text += d.toString('utf8')));
     sock.resume();
     await waitFor(() => text.includes('event: resync'));
-    h.publish('step', { seq: 'after' }, 't');
-    await waitFor(() => text.includes('"seq":"after"'));
+    h.publish('step', step(10_001, 't', 'after'), 't');
+    await waitFor(() => text.includes('"kind":"after"'));
     const stepsBeforeResync = text.slice(0, text.indexOf('event: resync')).split('event: step').length - 1;
     expect(stepsBeforeResync).toBeLessThan(10_000);
     expect(stepsBeforeResync * payload.length).toBeLessThan(SUBSCRIBER_QUEUE_BYTES + 16 * 1024 * 1024);

@@ -1,6 +1,7 @@
 /**
  * The push side of the HTTP API: `GET /api/events` (Server-Sent Events). The hub turns engine and client events into
- * small SSE records (`task`, `step`, `question`, `call`, `client`, `tool`), numbers them, keeps the most recent ones
+ * small SSE records (`task`, `step`, `question`, `call`, `client`, `tool`; their shapes are `@ccagent/protocol`'s
+ * `HTTP_EVENT_SCHEMAS`), numbers them, keeps the most recent ones
  * for resuming with `Last-Event-ID`, and writes them to every subscriber whose filter matches.
  *
  * A subscriber never slows the engine: publishing only appends to a bounded per-subscriber queue (engine listeners
@@ -11,24 +12,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Engine, StoredStep, Task } from '@ccagent/engine';
+import type { HttpEventData, HttpEventType, HttpStepEvent, HttpTaskEvent } from '@ccagent/protocol';
 import type { ClientPersistence, KnownClient, KnownTool, ToolInfo } from '../client-persistence.js';
 import type { ReplyStream } from '../reply-stream.js';
-import type { WireObject } from '../wire.js';
-
-/** Names of the records `GET /api/events` sends. */
-export const EVENT_TYPES = [
-  'task',
-  'step',
-  'question',
-  'call',
-  'client',
-  'tool',
-  'delta',
-  'resync',
-  'hello',
-] as const;
-/** One of {@link EVENT_TYPES}. */
-export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Records kept for resuming (`Last-Event-ID`). */
 export const REPLAY_BUFFER_SIZE = 4096;
@@ -45,7 +31,7 @@ export const HEARTBEAT_MS = 15_000;
 interface HubRecord {
   id: string;
   n: number;
-  type: EventType;
+  type: HttpEventType;
   taskId: string | undefined;
   text: string;
 }
@@ -69,9 +55,9 @@ interface Subscriber {
 }
 
 /** A task as the `task` record carries it: the list's columns, the prompt cut to {@link PROMPT_PREVIEW_CHARS}. */
-export function taskSummary(t: Task): WireObject {
+export function taskSummary(t: Task): HttpTaskEvent {
   const prompt = t.prompt.length > PROMPT_PREVIEW_CHARS ? t.prompt.slice(0, PROMPT_PREVIEW_CHARS) : t.prompt;
-  const out: WireObject = {
+  const out: HttpTaskEvent = {
     id: t.id,
     kind: t.kind,
     status: t.status,
@@ -88,7 +74,7 @@ export function taskSummary(t: Task): WireObject {
   return out;
 }
 
-function stepSummary(taskId: string, s: StoredStep): WireObject {
+function stepSummary(taskId: string, s: StoredStep): HttpStepEvent {
   return { task_id: taskId, seq: s.seq, step: s.step, kind: s.kind, at: s.at };
 }
 
@@ -194,7 +180,7 @@ export class EventHub {
   }
 
   /** Number, buffer and fan out one record. `taskId` makes it visible to per-task subscribers. */
-  publish(type: EventType, data: WireObject, taskId?: string): void {
+  publish<K extends HttpEventType>(type: K, data: HttpEventData<K>, taskId?: string): void {
     this.n += 1;
     const id = `${this.epoch}-${this.n}`;
     const rec: HubRecord = { id, n: this.n, type, taskId, text: frame(id, type, data) };
@@ -312,6 +298,6 @@ function matches(s: Subscriber, rec: HubRecord): boolean {
 }
 
 /** One SSE record. JSON never contains a raw newline, so `data:` is one line. */
-function frame(id: string, type: EventType, data: WireObject): string {
+function frame<K extends HttpEventType>(id: string, type: K, data: HttpEventData<K>): string {
   return `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
 }

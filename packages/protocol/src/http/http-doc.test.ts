@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   HTTP_DOC_BEGIN,
   HTTP_DOC_END,
+  HTTP_EVENTS,
   HTTP_RECORDS,
   HTTP_ROUTES,
   renderHttpApiReference,
@@ -24,10 +25,13 @@ describe('docs/http-api.md reference', () => {
     }
   });
 
-  it('documents every route, every record and every field of a task (guards against a route or field the reference leaves out)', () => {
+  it('documents every route, every record, every event of the stream and every field of a task (guards against a route, event or field the reference leaves out)', () => {
     const text = renderHttpApiReference();
     for (const r of HTTP_ROUTES) expect(text).toContain(`### \`${r.method} ${r.path}\``);
     for (const rec of HTTP_RECORDS) expect(text).toContain(`#### ${rec.name}`);
+    for (const e of HTTP_EVENTS) expect(text).toContain(`Event \`${e.name}\`: `);
+    expect(text).toContain('| `prompt_truncated` |');
+    expect(text).toContain('| `tools[].status` |');
     for (const field of [
       'status',
       'client_id',

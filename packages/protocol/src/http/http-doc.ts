@@ -134,6 +134,15 @@ function route(r: HttpRouteSpec): string[] {
     const statuses = r.responses.filter((x) => x.schema === res.schema).map((x) => `\`${x.status}\``);
     out.push(`Response ${statuses.join(', ')}:`, '', ...fieldTable(res.schema, 'field'), '');
   }
+  if (r.events) {
+    out.push(
+      'Each record is `id: <epoch>-<n>`, `event: <kind>`, `data: <one JSON object>`; readers skip kinds they do not know.',
+      '',
+    );
+    for (const e of r.events) {
+      out.push(`Event \`${e.name}\`: ${e.description}`, '', ...fieldTable(e.schema, 'field'), '');
+    }
+  }
   return out;
 }
 

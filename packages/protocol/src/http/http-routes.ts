@@ -35,6 +35,7 @@ import {
   TaskEventBodySchema,
   TaskMessageBodySchema,
 } from './http-schemas.js';
+import { HTTP_EVENTS } from './event-schemas.js';
 import {
   HttpPairingSchema,
   PairCollectBodySchema,
@@ -84,6 +85,8 @@ export interface HttpRouteSpec {
   body?: z.ZodType;
   /** Success status → body schema (undefined: not JSON). */
   responses: Array<{ status: number; schema?: z.ZodType; contentType?: string }>;
+  /** A Server-Sent Events route: the records it sends, by `event:` name, with the schema of their `data:`. */
+  events?: ReadonlyArray<{ name: string; schema: z.ZodType; description: string }>;
 }
 
 /** The records responses are made of, by the name the reference gives them. */
@@ -208,6 +211,7 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     summary:
       'Server-Sent Events: task, step, question, call, client and tool events, and `delta` (a chat task’s reply as it is written); resumable with `Last-Event-ID`, `?task=ID[,ID…]` filters to those tasks, a `resync` event when a reader fell behind.',
     responses: [{ status: 200, contentType: 'text/event-stream' }],
+    events: HTTP_EVENTS,
   },
   {
     method: 'GET',

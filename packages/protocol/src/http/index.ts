@@ -5,3 +5,4 @@ export * from './minecraft-http-schemas.js';
 export * from './pairing-schemas.js';
 export { HTTP_RECORDS, HTTP_ROUTES, type HttpRouteSpec } from './http-routes.js';
 export { HTTP_DOC_BEGIN, HTTP_DOC_END, renderHttpApiReference, withHttpApiReference } from './http-doc.js';
+export * from './event-schemas.js';
