@@ -77,8 +77,7 @@ function startCraftos(craftos, dataDir, wsUrl, files) {
 /** The Lua client's commands run by Lua 5.2 on a scratch folder, over a real WebSocket to the orchestrator. */
 async function startLuaComputer(scratch, wsUrl, files) {
   const { default: WebSocket } = await import('ws');
-  const { createLuaToolExecutor, CORE_COMMANDS } =
-    await import('../packages/agent/test/support/lua-tool-executor.mjs');
+  const { createLuaToolExecutor, CORE_COMMANDS } = await import('@ccagent/agent/testing');
   mkdirSync(scratch, { recursive: true });
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(scratch, name), text);
   const exec = createLuaToolExecutor({ root: scratch });
@@ -143,7 +142,7 @@ async function startLuaComputer(scratch, wsUrl, files) {
 /** Run the demo; `serveArgs` are passed to `cc-orchestrator serve` (e.g. --port). Resolves when stopped. */
 export async function runDemo(serveArgs) {
   const { startFakeOllama } = await import('@ccagent/testkit');
-  const scenario = await import('../packages/agent/test/fixtures/todo/scenario.mjs');
+  const scenario = (await import('@ccagent/agent/testing')).todo;
   const dir = path.join(root, '.ccagent-data', 'demo');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });

@@ -60,9 +60,7 @@ describe('npm start -- --demo', () => {
     // The fixed file is really on the computer's disk (not only reported so).
     const fixedAt = /The fixed file is (\S+TODO\.lua)/.exec(out)?.[1];
     expect(fixedAt && existsSync(fixedAt)).toBe(true);
-    const scenario = (await import(
-      pathToFileURL(path.join(root, 'packages/agent/test/fixtures/todo/scenario.mjs')).href
-    )) as { FIXED: string };
-    expect(readFileSync(fixedAt as string, 'utf8')).toBe(scenario.FIXED);
+    const { todo } = (await import('@ccagent/agent/testing')) as { todo: { FIXED: string } };
+    expect(readFileSync(fixedAt as string, 'utf8')).toBe(todo.FIXED);
   }, 120_000);
 });

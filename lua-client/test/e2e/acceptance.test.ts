@@ -5,16 +5,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BROKEN,
-  COMPLETION,
-  FIXED,
-  PLANNER_REPLIES,
-  PROMPT,
-} from '../../../packages/agent/test/fixtures/todo/scenario.mjs';
+import { todo } from '@ccagent/agent/testing';
 import { bootDriver, driverResult } from './driver.js';
 import { ASK_KIND, lampPlanner } from './programs.js';
 import { MODELS, Stack, craftos } from './stack.js';
+
+const { BROKEN, COMPLETION, FIXED, PLANNER_REPLIES, PROMPT } = todo;
 
 interface Evidence {
   call: string;

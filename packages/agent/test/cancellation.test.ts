@@ -3,8 +3,7 @@
 import { Engine, InMemoryTaskStore } from '@ccagent/engine';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPlannerExecutorStrategy } from '../src/index.js';
-import { startModels } from './support/harness.mjs';
-import { createLuaToolExecutor } from './support/lua-tool-executor.mjs';
+import { createLuaToolExecutor, startModels } from '@ccagent/agent/testing';
 
 let models: Awaited<ReturnType<typeof startModels>>;
 beforeAll(async () => {

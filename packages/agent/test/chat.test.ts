@@ -8,8 +8,7 @@ import { Engine, InMemoryTaskStore, type Task } from '@ccagent/engine';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createChatStrategy } from '../src/index.js';
 import { loadPrompt } from '../src/prompts.js';
-import { startModels } from './support/harness.mjs';
-import { createLuaToolExecutor } from './support/lua-tool-executor.mjs';
+import { createLuaToolExecutor, startModels } from '@ccagent/agent/testing';
 
 let models: Awaited<ReturnType<typeof startModels>>;
 beforeAll(async () => {

@@ -2,7 +2,7 @@
 // here the parser mode's translation replaced by a faulty one, standing in for any future parser path — is refused
 // when the decision is made, not run. Real Engine, real `ollama` client over HTTP to the fake server, Lua 5.2.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { policyEvents, startModels } from './support/harness.mjs';
+import { policyEvents, startModels } from '@ccagent/agent/testing';
 import type * as Tools from '../src/tools.js';
 import { D, runHello } from './support/hello.js';
 

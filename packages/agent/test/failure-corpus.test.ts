@@ -1,11 +1,10 @@
-// CI guard of the small-model failure corpus (test/corpus/fixtures): every realistic bad output reaches the
+// CI guard of the small-model failure corpus (testing/corpus/fixtures): every realistic bad output reaches the
 // outcome its fixture states — tolerated, repaired, bounced, rejected, or stopped with a clear reason — without a
 // crash or an unbounded loop. Every fixture runs in all three executor modes and, where it has one, in its
 // native-loop form. tools/bench/agent-robustness prints the same run as `handled N/M`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNativeToolStrategy, createPlannerExecutorStrategy } from '../src/index.js';
-import { loadCorpus, runFixture, runNativeFixture } from './corpus/corpus-runner.mjs';
-import { startModels } from './support/harness.mjs';
+import { loadCorpus, runFixture, runNativeFixture, startModels } from '@ccagent/agent/testing';
 
 const fixtures = await loadCorpus();
 const runs = fixtures.flatMap((f) => [

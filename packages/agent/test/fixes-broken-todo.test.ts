@@ -5,16 +5,16 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { JsonValue, StoredStep } from '@ccagent/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlannerExecutorStrategy, type ExecutorMode } from '../src/index.js';
-import { prefixFractions, removeRoot, runTask, startModels } from './support/harness.mjs';
-import { createLuaToolExecutor } from './support/lua-tool-executor.mjs';
 import {
-  BROKEN,
-  COMPLETION,
-  EXECUTOR_REPLIES,
-  FIXED,
-  PLANNER_REPLIES,
-  PROMPT,
-} from './fixtures/todo/scenario.mjs';
+  createLuaToolExecutor,
+  prefixFractions,
+  removeRoot,
+  runTask,
+  startModels,
+  todo,
+} from '@ccagent/agent/testing';
+
+const { BROKEN, COMPLETION, EXECUTOR_REPLIES, FIXED, PLANNER_REPLIES, PROMPT } = todo;
 
 let models: Awaited<ReturnType<typeof startModels>>;
 const roots: string[] = [];

@@ -6,10 +6,10 @@ import path from 'node:path';
 import { Engine, InMemoryTaskStore, type Task } from '@ccagent/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNativeToolStrategy, createPlannerExecutorStrategy } from '../src/index.js';
-import { BROKEN, COMPLETION, EXECUTOR_REPLIES, PLANNER_REPLIES, PROMPT } from './fixtures/todo/scenario.mjs';
+import { createLuaToolExecutor, removeRoot, runTask, startModels, todo } from '@ccagent/agent/testing';
 import { D, HELLO_FILES, HELLO_PROMPT } from './support/hello.js';
-import { removeRoot, runTask, startModels } from './support/harness.mjs';
-import { createLuaToolExecutor } from './support/lua-tool-executor.mjs';
+
+const { BROKEN, COMPLETION, EXECUTOR_REPLIES, PLANNER_REPLIES, PROMPT } = todo;
 
 const MODEL = 'qwen3:8b';
 let models: Awaited<ReturnType<typeof startModels>> | undefined;

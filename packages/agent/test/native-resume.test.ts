@@ -16,8 +16,7 @@ import {
 } from '@ccagent/engine';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createNativeToolStrategy } from '../src/index.js';
-import { startModels } from './support/harness.mjs';
-import { createLuaToolExecutor } from './support/lua-tool-executor.mjs';
+import { createLuaToolExecutor, startModels } from '@ccagent/agent/testing';
 
 let models: Awaited<ReturnType<typeof startModels>>;
 let root: string;

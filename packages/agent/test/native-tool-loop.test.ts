@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNativeToolStrategy, type NativeToolOptions } from '../src/index.js';
 import { nativeMemoryValidations } from '../src/native-tool-strategy.js';
-import { removeRoot, runTask, startModels } from './support/harness.mjs';
+import { removeRoot, runTask, startModels } from '@ccagent/agent/testing';
 
 let models: Awaited<ReturnType<typeof startModels>>;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 // Every rule of the planner/executor loop, each through the real stack: Engine + in-memory store, the real `ollama`
 // client against the scripted fake server, and Lua 5.2 running the programs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { policyEvents, startModels } from './support/harness.mjs';
+import { policyEvents, startModels } from '@ccagent/agent/testing';
 import { D, runHello, X } from './support/hello.js';
 
 let models: Awaited<ReturnType<typeof startModels>>;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAICompatibleChatModel } from '@ccagent/ollama';
 import { createNativeToolStrategy, createPlannerExecutorStrategy } from '../src/index.js';
-import { policyEvents, removeRoot, runTask, startModels } from './support/harness.mjs';
+import { policyEvents, removeRoot, runTask, startModels } from '@ccagent/agent/testing';
 import { D, HELLO_FILES, HELLO_PROMPT, runHello, X } from './support/hello.js';
 
 let models: Awaited<ReturnType<typeof startModels>>;

@@ -2,7 +2,7 @@
 // Agent robustness bench (not part of `npm test`; run `npm run build` first, then
 // `node tools/bench/agent-robustness/run.mjs [--only <substring>] [--json] [--corpus-only] [--agent <dist/index.js>]`).
 //
-// 1. The small-model failure corpus (packages/agent/test/corpus/fixtures) through the built @ccagent/agent:
+// 1. The small-model failure corpus (packages/agent/testing/corpus/fixtures) through the built @ccagent/agent:
 //    real Engine, real `ollama` client, scripted fake Ollama server, Lua 5.2. Each fixture runs in its executor
 //    mode(s) — the issue-19 cases in all three, plus their native-loop form where they have one. Prints one row per
 //    run, `handled N/M`, and handled/total per class and per mode; the raw baseline of the same run is the corpus
@@ -16,19 +16,9 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { runCorpus } from '../../../packages/agent/test/corpus/corpus-runner.mjs';
-import {
-  BROKEN,
-  COMPLETION,
-  PLANNER_REPLIES,
-  PROMPT,
-} from '../../../packages/agent/test/fixtures/todo/scenario.mjs';
-import {
-  prefixFractions,
-  removeRoot,
-  runTask,
-  startModels,
-} from '../../../packages/agent/test/support/harness.mjs';
+import { prefixFractions, removeRoot, runCorpus, runTask, startModels, todo } from '@ccagent/agent/testing';
+
+const { BROKEN, COMPLETION, PLANNER_REPLIES, PROMPT } = todo;
 
 const { values: flags } = parseArgs({
   options: {

@@ -31,15 +31,10 @@ import {
   defaultModelFactory,
 } from '@ccagent/minecraft';
 import { REFERENCE_GPU, loadQwenTokenizer, renderChatPrompt } from '@ccagent/testkit';
-import {
-  BROKEN,
-  COMPLETION,
-  EXECUTOR_REPLIES,
-  PLANNER_REPLIES,
-  PROMPT,
-} from '../../../packages/agent/test/fixtures/todo/scenario.mjs';
-import { removeRoot, runTask, startModels } from '../../../packages/agent/test/support/harness.mjs';
+import { removeRoot, runTask, startModels, todo } from '@ccagent/agent/testing';
 import { machineInfo, writeResults } from '../lib/results.mjs';
+
+const { BROKEN, COMPLETION, EXECUTOR_REPLIES, PLANNER_REPLIES, PROMPT } = todo;
 
 const { values: flags } = parseArgs({
   options: {

@@ -6,7 +6,7 @@ import {
   type ModelRole,
   type PlannerExecutorOptions,
 } from '../../src/index.js';
-import { removeRoot, runTask, type startModels } from './harness.mjs';
+import { removeRoot, runTask, type startModels } from '@ccagent/agent/testing';
 
 export const HELLO_FILES = { 'hello.lua': 'print("Hello world")\n' };
 export const HELLO_PROMPT = 'hello.lua must print exactly "Hello, world!". Fix it and run it.';

@@ -31,7 +31,7 @@ export async function startModels(fakeOptions = {}) {
     model,
     /**
      * A ModelRole for `name`. @param {string} name @param {Record<string, unknown>} [extra]
-     * @returns {import('../../src/model-call.js').ModelRole}
+     * @returns {import('@ccagent/agent').ModelRole}
      */
     role: (name, extra = {}) => ({ model, name, options: { temperature: 0, numCtx: 8192 }, ...extra }),
     close: () => fake.close(),
