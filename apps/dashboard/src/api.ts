@@ -3,7 +3,16 @@
  * `Authorization` header only — never in a URL — and is kept in sessionStorage (or localStorage when the user asks
  * the browser to remember it).
  */
-import type { WireClient, WireHealth, WireStep, WireTask, WireTool, StepsPage, TaskDetail } from './wire.js';
+import type {
+  StepsPage,
+  TaskDetail,
+  WireClient,
+  WireFeatures,
+  WireHealth,
+  WireStep,
+  WireTask,
+  WireTool,
+} from './wire.js';
 
 const TOKEN_KEY = 'ccagent.token';
 
@@ -157,5 +166,5 @@ export const api = {
   clients: () => request<{ clients: WireClient[] }>('/api/clients'),
   tools: () => request<{ tools: WireTool[] }>('/api/tools'),
   health: () => request<WireHealth>('/health'),
-  features: () => request<{ features: string[]; task_kinds: string[]; role?: string }>('/api/dashboard'),
+  features: () => request<WireFeatures>('/api/dashboard'),
 };

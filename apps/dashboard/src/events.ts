@@ -2,16 +2,23 @@
  * The live connection to `GET /api/events`. Uses `fetch` with a streamed body rather than `EventSource`, because
  * `EventSource` cannot send the `Authorization` header and the token must never go in a URL. Reconnects after a
  * drop with `Last-Event-ID`; when the server cannot replay (it restarted, or this page fell behind) it sends
- * `resync` and every view refetches what it shows.
+ * `resync` and every view refetches what it shows. Records are typed by `@ccagent/protocol`'s event schemas (types
+ * only, see wire.ts); one of a kind this page does not know (a newer server) is skipped.
  */
+import type { HttpEvent, HttpEventType } from '@ccagent/protocol';
+import { HTTP_EVENT_TYPES } from '@ccagent/protocol/constants';
 import { authHeaders } from './api.js';
 import { SseParser } from './sse-parser.js';
 
-/** A record from the stream, its JSON parsed. */
-export interface LiveEvent {
-  id: string | undefined;
-  type: string;
-  data: Record<string, unknown>;
+/** A record from the stream: its kind (`type`), its JSON `data` of that kind's shape, and its id. */
+export type LiveEvent = HttpEvent & { id: string | undefined };
+
+const KNOWN: ReadonlySet<string> = new Set<HttpEventType>(HTTP_EVENT_TYPES);
+
+/** The task a record is about (`id` of a `task` record, `task_id` of the others), if any. */
+export function eventTaskId(e: LiveEvent): string | undefined {
+  if (e.type === 'task') return e.data.id;
+  return 'task_id' in e.data ? e.data.task_id : undefined;
 }
 
 /** State of the connection, for the indicator in the header. */
@@ -96,13 +103,15 @@ export class LiveEvents {
         if (done) break;
         for (const r of parser.push(value)) {
           if (r.id !== undefined) this.lastEventId = r.id;
-          let data: Record<string, unknown> = {};
+          if (!KNOWN.has(r.event)) continue;
+          let data: unknown;
           try {
-            data = JSON.parse(r.data) as Record<string, unknown>;
+            data = JSON.parse(r.data);
           } catch {
             continue;
           }
-          this.emit({ id: r.id, type: r.event, data });
+          if (typeof data !== 'object' || data === null || Array.isArray(data)) continue;
+          this.emit({ id: r.id, type: r.event, data } as LiveEvent);
         }
       }
       if (parser.retryMs !== undefined) this.retryMs = parser.retryMs;

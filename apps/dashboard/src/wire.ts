@@ -1,136 +1,61 @@
-/** The JSON shapes of the orchestrator's HTTP API that the dashboard reads (snake_case, as on the wire). */
+/**
+ * The JSON shapes of the orchestrator's HTTP API that the dashboard reads (snake_case, as on the wire): the types of
+ * `@ccagent/protocol`, imported as types only, and its lists from `@ccagent/protocol/constants`, which imports
+ * nothing. Neither brings the protocol's zod schemas into the bundle (importing the main entry's values would: +34 KB
+ * gzip, measured), so the page trusts the shapes its own server sends instead of checking them at run time.
+ */
+import type {
+  DashboardFeaturesResponse,
+  HealthResponse,
+  HttpClient,
+  HttpCommandCall,
+  HttpQuestion,
+  HttpStep,
+  HttpTask,
+  HttpTool,
+  TaskDetailResponse,
+  TaskStepsResponse,
+} from '@ccagent/protocol';
+import { TASK_STATUSES } from '@ccagent/protocol/constants';
 
-/** Task statuses, in the order the filter shows them. */
-export const STATUSES = [
-  'queued',
-  'running',
-  'waiting_for_command',
-  'waiting_for_user',
-  'completed',
-  'failed',
-  'cancelled',
-] as const;
+/** Task statuses, in the order the filter shows them (lifecycle order). */
+export const STATUSES = TASK_STATUSES;
 
-/** A task as `GET /api/tasks` and the `task` event carry it. */
-export interface WireTask {
-  id: string;
-  kind: string;
-  status: string;
-  client_id: string | null;
-  prompt: string;
-  prompt_truncated?: boolean;
-  counters: { steps: number; tool_calls: number; questions: number };
-  created_at: number;
-  updated_at: number;
-  progress?: number;
-  progress_message?: string;
-  error?: { code: string; message: string };
-  result?: unknown;
-  budgets?: Record<string, number>;
-  allowed_commands?: string[];
-  metadata?: Record<string, unknown>;
-  settings?: Record<string, unknown>;
-}
+/** A task as `GET /api/tasks` sends it; a `task` event's fields are merged into it (their prompt cut, then flagged). */
+export type WireTask = HttpTask & { prompt_truncated?: boolean };
 
-/** One step-log record (`summary=1` replaces input/output with their sizes). */
-export interface WireStep {
-  seq: number;
-  step: number;
-  kind: string;
-  at: number;
-  model?: string;
-  input?: unknown;
-  output?: unknown;
+/**
+ * One step-log record. `summary=1` (the timeline's pages) leaves out input and output and gives their sizes, a
+ * preview, and for a `model_request` record the role of the call it announces.
+ */
+export type WireStep = HttpStep & {
   input_chars?: number;
   output_chars?: number;
-  directive?: unknown;
-  validation_errors?: string[];
-  tool_call?: unknown;
-  tool_result?: unknown;
-  error?: { code?: string; message?: string };
-  started_at?: number;
-  duration_ms?: number;
-  usage?: { prompt_tokens?: number; completion_tokens?: number; total_duration_ms?: number };
-  /** A `model_request` record (summary form): the kind of the call it announces. */
+  preview?: string;
   role?: string;
-}
+};
 
 /** A question to the user. */
-export interface WireQuestion {
-  question_id: string;
-  question: string;
-  why?: string;
-  answer?: string;
-  asked_at: number;
-  answered_at?: number;
-}
+export type WireQuestion = HttpQuestion;
 
 /** A command call. */
-export interface WireCall {
-  call_id: string;
-  command: string;
-  args: unknown;
-  status: string;
-  outcome?: unknown;
-  sent_to?: string;
-  created_at: number;
-  completed_at?: number;
-}
+export type WireCall = HttpCommandCall;
 
-/** `GET /api/tasks/:id`. */
-export interface TaskDetail {
-  task: WireTask;
-  questions: WireQuestion[];
-  command_calls: WireCall[];
-}
+/** `GET /api/tasks/:id?steps=0`: the task, its questions and calls, without its step log and history. */
+export type TaskDetail = Pick<TaskDetailResponse, 'task' | 'questions' | 'command_calls'>;
 
-/** `GET /api/tasks/:id/steps`. */
-export interface StepsPage {
-  task: WireTask;
-  steps: WireStep[];
-  questions: WireQuestion[];
-  has_more: boolean;
-  next_after_seq: number;
-}
+/** `GET /api/tasks/:id/steps` (the timeline asks for the `summary=1` rows). */
+export type StepsPage = Omit<TaskStepsResponse, 'steps'> & { steps: WireStep[] };
 
 /** `GET /api/clients` entry. */
-export interface WireClient {
-  client_id: string;
-  connected: boolean;
-  in_grace: boolean;
-  client_version?: string;
-  first_seen_at?: number;
-  last_seen_at: number;
-  commands: { name: string; description?: string; timeout_ms?: number }[];
-}
+export type WireClient = HttpClient;
 
 /** `GET /api/tools` entry. */
-export interface WireTool {
-  client_id: string;
-  name: string;
-  status: string;
-  version: number;
-  description?: string;
-  file?: string;
-  updated_at?: number;
-}
+export type WireTool = HttpTool;
 
 /** `GET /health`. */
-export interface WireHealth {
-  ok: boolean;
-  degraded: boolean;
-  version: string;
-  uptime_s: number;
-  db: { ok: boolean; path: string; error?: string };
-  model_servers: {
-    provider: string;
-    url: string;
-    reachable: boolean;
-    version?: string;
-    error?: string;
-    present: string[];
-    missing: string[];
-  }[];
-  models: { missing: string[] };
-  clients: { connected: number };
-}
+export type WireHealth = HealthResponse;
+
+/** `GET /api/dashboard` (`role` and `version` are missing from an older server). */
+export type WireFeatures = Omit<DashboardFeaturesResponse, 'role' | 'version'> &
+  Partial<Pick<DashboardFeaturesResponse, 'role' | 'version'>>;

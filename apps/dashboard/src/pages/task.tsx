@@ -6,7 +6,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
-import { live } from '../events.js';
+import { eventTaskId, live } from '../events.js';
 import { useFeatures, VIEWER_NOTE } from '../features.js';
 import { age, duration, statusText, when } from '../format.js';
 import { Clip, CopyButton, Line, visible } from '../text.js';
@@ -89,10 +89,10 @@ export function TaskPage({ id, now }: { id: string; now: number }) {
         detailSoon();
         return;
       }
-      if (e.data.task_id !== id && e.data.id !== id) return;
+      if (eventTaskId(e) !== id) return;
       if (e.type === 'step') fetchSteps();
       else if (e.type === 'task') {
-        const t = e.data as unknown as WireTask;
+        const t = e.data;
         setDetail((d) => (d ? { ...d, task: { ...d.task, ...t, prompt: d.task.prompt } } : d));
         detailSoon();
       } else detailSoon();

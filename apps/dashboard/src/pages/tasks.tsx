@@ -95,7 +95,7 @@ export function TasksPage({ now }: { now: number }) {
     const off = live.on((e) => {
       if (e.type === 'resync') return refetch();
       if (e.type !== 'task') return;
-      const t = e.data as unknown as WireTask;
+      const t = e.data;
       for (const [i, row] of rows.current) {
         if (row.id === t.id) {
           const wanted = FILTERS[query.filter] ?? [];
