@@ -11,10 +11,11 @@ import type {
   HttpCommandCall,
   HttpQuestion,
   HttpStep,
+  HttpStepSummary,
   HttpTask,
   HttpTool,
-  TaskDetailResponse,
   TaskStepsResponse,
+  TaskWithoutStepsResponse,
 } from '@ccagent/protocol';
 import { TASK_STATUSES } from '@ccagent/protocol/constants';
 
@@ -25,15 +26,11 @@ export const STATUSES = TASK_STATUSES;
 export type WireTask = HttpTask & { prompt_truncated?: boolean };
 
 /**
- * One step-log record. `summary=1` (the timeline's pages) leaves out input and output and gives their sizes, a
- * preview, and for a `model_request` record the role of the call it announces.
+ * One step-log record, whole (the selected record) or in its short form (`summary=1`, the timeline's rows: no input
+ * or output, their sizes and a preview instead, and for a `model_request` record the role of the call it announces).
  */
-export type WireStep = HttpStep & {
-  input_chars?: number;
-  output_chars?: number;
-  preview?: string;
-  role?: string;
-};
+export type WireStep = HttpStep &
+  Partial<Pick<HttpStepSummary, 'input_chars' | 'output_chars' | 'preview' | 'role'>>;
 
 /** A question to the user. */
 export type WireQuestion = HttpQuestion;
@@ -42,7 +39,7 @@ export type WireQuestion = HttpQuestion;
 export type WireCall = HttpCommandCall;
 
 /** `GET /api/tasks/:id?steps=0`: the task, its questions and calls, without its step log and history. */
-export type TaskDetail = Pick<TaskDetailResponse, 'task' | 'questions' | 'command_calls'>;
+export type TaskDetail = TaskWithoutStepsResponse;
 
 /** `GET /api/tasks/:id/steps` (the timeline asks for the `summary=1` rows). */
 export type StepsPage = Omit<TaskStepsResponse, 'steps'> & { steps: WireStep[] };

@@ -20,6 +20,7 @@ import type {
   HttpHistoryEntry,
   HttpQuestion,
   HttpStep,
+  HttpStepSummary,
   HttpTask,
   AskUserMessage,
   CommandCallMessage,
@@ -231,7 +232,7 @@ export function questionToWire(q: QuestionRecord): HttpQuestion {
   return out;
 }
 
-/** A wire JSON object (the short step form and the live event records). */
+/** A wire JSON object (a step's usage). */
 export type WireObject = Record<string, unknown>;
 
 /** Longest text a step summary carries in `preview` and per validation error. */
@@ -250,8 +251,8 @@ function jsonChars(v: JsonValue | undefined): number | undefined {
  * the model input and output replaced by their sizes and a `preview` of the text out, tool results cut to `ok` and a
  * preview, so a 5,000-step timeline is a few hundred KiB instead of every prompt the model ever saw.
  */
-export function stepSummaryToWire(s: StoredStep): WireObject {
-  const out: WireObject = { seq: s.seq, step: s.step, kind: s.kind, at: s.at };
+export function stepSummaryToWire(s: StoredStep): HttpStepSummary {
+  const out: HttpStepSummary = { seq: s.seq, step: s.step, kind: s.kind, at: s.at };
   if (s.model !== undefined) out.model = s.model;
   const inChars = jsonChars(s.input);
   const outChars = jsonChars(s.output);

@@ -8,7 +8,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { Decision } from '@ccagent/engine';
-import { parseHttpEvent } from '@ccagent/protocol';
+import {
+  parseHttpEvent,
+  TaskStepSummariesResponseSchema,
+  TaskWithoutStepsResponseSchema,
+} from '@ccagent/protocol';
 import { describe, expect, it } from 'vitest';
 import { everyKind, eventually, strategyOf, writeThenRun } from './support/harness.js';
 import { useHarness } from './support/session.js';
@@ -178,6 +182,7 @@ describe('dashboard routes', () => {
     const short = (await (await h.http(`/api/tasks/${id}/steps?limit=500&summary=1`)).json()) as {
       steps: Json[];
     };
+    expect(TaskStepSummariesResponseSchema.safeParse(short).error).toBeUndefined();
     expect(short.steps.map((s) => s.seq)).toEqual(full.steps.map((s) => s.seq));
     const result = short.steps.find((s) => s.kind === 'tool_result')!;
     expect(result.tool_result).toEqual({ ok: true });
@@ -187,6 +192,7 @@ describe('dashboard routes', () => {
     expect(decision.directive).toMatchObject({ type: 'tool_call', command: 'fs_write' });
     const lean = (await (await h.http(`/api/tasks/${id}?steps=0`)).json()) as Json;
     expect(Object.keys(lean).sort()).toEqual(['command_calls', 'questions', 'task']);
+    expect(TaskWithoutStepsResponseSchema.safeParse(lean).error).toBeUndefined();
     expect((await h.http(`/api/tasks/${id}?steps=2`)).status).toBe(400);
     expect((await h.http(`/api/tasks/${id}/steps?summary=yes`)).status).toBe(400);
   });

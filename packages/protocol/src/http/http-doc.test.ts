@@ -32,6 +32,8 @@ describe('docs/http-api.md reference', () => {
     for (const e of HTTP_EVENTS) expect(text).toContain(`Event \`${e.name}\`: `);
     expect(text).toContain('| `prompt_truncated` |');
     expect(text).toContain('| `tools[].status` |');
+    expect(text).toContain('Response `200` with `summary=1`:');
+    expect(text).toContain('Response `200` with `steps=0`:');
     for (const field of [
       'status',
       'client_id',

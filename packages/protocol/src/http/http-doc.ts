@@ -132,7 +132,8 @@ function route(r: HttpRouteSpec): string[] {
     if (done.has(res.schema)) continue;
     done.add(res.schema);
     const statuses = r.responses.filter((x) => x.schema === res.schema).map((x) => `\`${x.status}\``);
-    out.push(`Response ${statuses.join(', ')}:`, '', ...fieldTable(res.schema, 'field'), '');
+    const when = res.when !== undefined ? ` with \`${res.when}\`` : '';
+    out.push(`Response ${statuses.join(', ')}${when}:`, '', ...fieldTable(res.schema, 'field'), '');
   }
   if (r.events) {
     out.push(

@@ -24,8 +24,12 @@ import {
   HttpToolSchema,
   LuaManifestResponseSchema,
   StepsQuerySchema,
+  TaskDetailQuerySchema,
   TaskDetailResponseSchema,
   TaskListQuerySchema,
+  TaskStepSummariesResponseSchema,
+  TaskWithoutStepsResponseSchema,
+  HttpStepSummarySchema,
   TaskListResponseSchema,
   TaskResponseSchema,
   TaskStepsResponseSchema,
@@ -83,8 +87,8 @@ export interface HttpRouteSpec {
   open?: boolean;
   query?: z.ZodType;
   body?: z.ZodType;
-  /** Success status → body schema (undefined: not JSON). */
-  responses: Array<{ status: number; schema?: z.ZodType; contentType?: string }>;
+  /** Success status → body schema (undefined: not JSON); `when`: the query that selects this body. */
+  responses: Array<{ status: number; schema?: z.ZodType; contentType?: string; when?: string }>;
   /** A Server-Sent Events route: the records it sends, by `event:` name, with the schema of their `data:`. */
   events?: ReadonlyArray<{ name: string; schema: z.ZodType; description: string }>;
 }
@@ -93,6 +97,11 @@ export interface HttpRouteSpec {
 export const HTTP_RECORDS: ReadonlyArray<{ name: string; schema: z.ZodType; description: string }> = [
   { name: 'Task', schema: HttpTaskSchema, description: 'A task.' },
   { name: 'Step', schema: HttpStepSchema, description: 'One record of the step log.' },
+  {
+    name: 'StepSummary',
+    schema: HttpStepSummarySchema,
+    description: 'A record of the step log in its short form (`summary=1`: a timeline row).',
+  },
   {
     name: 'HistoryEntry',
     schema: HttpHistoryEntrySchema,
@@ -160,7 +169,11 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     method: 'GET',
     path: '/api/tasks/:id',
     summary: 'The task with its whole step log, history, calls and questions.',
-    responses: [{ status: 200, schema: TaskDetailResponseSchema }],
+    query: TaskDetailQuerySchema,
+    responses: [
+      { status: 200, schema: TaskDetailResponseSchema },
+      { status: 200, schema: TaskWithoutStepsResponseSchema, when: 'steps=0' },
+    ],
   },
   {
     method: 'GET',
@@ -168,7 +181,10 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     summary:
       'One page of the step log (`seq > after_seq`), with the task, its questions and the page’s calls.',
     query: StepsQuerySchema,
-    responses: [{ status: 200, schema: TaskStepsResponseSchema }],
+    responses: [
+      { status: 200, schema: TaskStepsResponseSchema },
+      { status: 200, schema: TaskStepSummariesResponseSchema, when: 'summary=1' },
+    ],
   },
   {
     method: 'POST',

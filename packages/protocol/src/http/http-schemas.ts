@@ -70,6 +70,31 @@ export const HttpStepSchema = z.object({
     .optional(),
 });
 
+/**
+ * A step-log record in its short form (`GET /api/tasks/:id/steps?summary=1`, a timeline row): `input` and `output`
+ * replaced by their sizes and a preview, `directive`, `tool_call` and `tool_result` cut to a few fields, texts cut to
+ * 200 characters.
+ */
+export const HttpStepSummarySchema = HttpStepSchema.omit({ input: true, output: true }).extend({
+  input_chars: z.number().optional().describe('length of the input’s JSON text'),
+  output_chars: z.number().optional().describe('length of the output’s JSON text'),
+  preview: z.string().optional().describe('the first 200 characters of the text out, or of the tool result'),
+  /** A `model_request` record: the kind of the record its reply will have (same `step` and `started_at`). */
+  role: z
+    .string()
+    .optional()
+    .describe('on a `model_request` record: the kind of the record its reply will have'),
+  directive: z
+    .object({ type: z.string().optional(), command: z.string().optional() })
+    .optional()
+    .describe('only `type` and `command`'),
+  tool_call: z
+    .object({ command: z.string().optional(), callId: z.string().optional() })
+    .optional()
+    .describe('only `command` and `callId`'),
+  tool_result: z.object({ ok: z.boolean().optional() }).optional().describe('only `ok`'),
+});
+
 /** One entry of a task's history (what its strategy sees): `type` says which; the other fields depend on it. */
 export const HttpHistoryEntrySchema = z.looseObject({
   seq: z.number(),
@@ -145,9 +170,13 @@ const statusList = z
   .transform((s) => s.split(',').filter((x) => x !== ''))
   .pipe(z.array(z.enum(TASK_STATUSES)));
 
-/** Query of `GET /api/tasks`. `status`: one status or a comma-separated list. */
+/** A `0` / `1` query parameter. */
+const flag = z.enum(['0', '1']).transform((v) => v === '1');
+
+/** Query of `GET /api/tasks`. `status`: one status or a comma-separated list; `q`: id prefix or prompt words. */
 export const TaskListQuerySchema = z.strictObject({
   status: statusList.optional(),
+  q: z.string().max(200).optional().describe('search: the id’s start or words of the prompt, any case'),
   kind: z.string().min(1).optional(),
   client: z.string().min(1).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(50),
@@ -181,6 +210,12 @@ const wholeNumber = z
 export const StepsQuerySchema = z.strictObject({
   after_seq: wholeNumber.optional(),
   limit: wholeNumber.pipe(z.number().min(1).max(STEP_PAGE_MAX)).optional(),
+  summary: flag.optional().describe('`1`: each record in its short form ([StepSummary](#stepsummary))'),
+});
+
+/** Query of `GET /api/tasks/:id`. */
+export const TaskDetailQuerySchema = z.strictObject({
+  steps: flag.optional().describe('`0`: without the step log and the history (the dashboard pages those)'),
 });
 
 /** Body of `POST /api/tasks/:id/cancel` (may be empty). */
@@ -243,6 +278,14 @@ export const TaskStepsResponseSchema = z.object({
   has_more: z.boolean(),
   next_after_seq: z.number(),
 });
+
+/** `GET /api/tasks/:id/steps?summary=1`: the same page with each record in its short form. */
+export const TaskStepSummariesResponseSchema = TaskStepsResponseSchema.extend({
+  steps: z.array(HttpStepSummarySchema),
+});
+
+/** `GET /api/tasks/:id?steps=0`: the task with its calls and questions, without its step log and history. */
+export const TaskWithoutStepsResponseSchema = TaskDetailResponseSchema.omit({ steps: true, history: true });
 
 /** `POST /api/tasks`: `created` false when a repeated `request_id` found the task it created before. */
 export const CreateTaskResponseSchema = z.object({ task: HttpTaskSchema, created: z.boolean() });
@@ -308,6 +351,8 @@ export const LuaManifestResponseSchema = z.object({
 export type HttpTask = z.infer<typeof HttpTaskSchema>;
 /** A step-log record as the HTTP API sends it. */
 export type HttpStep = z.infer<typeof HttpStepSchema>;
+/** A step-log record in its short form (`summary=1`). */
+export type HttpStepSummary = z.infer<typeof HttpStepSummarySchema>;
 /** A history entry as the HTTP API sends it. */
 export type HttpHistoryEntry = z.infer<typeof HttpHistoryEntrySchema>;
 /** A command call as the HTTP API sends it. */
@@ -328,6 +373,10 @@ export type TaskListResponse = z.infer<typeof TaskListResponseSchema>;
 export type TaskDetailResponse = z.infer<typeof TaskDetailResponseSchema>;
 /** `GET /api/tasks/:id/steps` body. */
 export type TaskStepsResponse = z.infer<typeof TaskStepsResponseSchema>;
+/** `GET /api/tasks/:id/steps?summary=1` body. */
+export type TaskStepSummariesResponse = z.infer<typeof TaskStepSummariesResponseSchema>;
+/** `GET /api/tasks/:id?steps=0` body. */
+export type TaskWithoutStepsResponse = z.infer<typeof TaskWithoutStepsResponseSchema>;
 /** `POST /api/tasks` body. */
 export type CreateTaskResponse = z.infer<typeof CreateTaskResponseSchema>;
 /** `POST /api/tasks/:id/cancel` and `/answer` body. */

@@ -9,14 +9,16 @@ import {
   CreateTaskBodySchema,
   STEP_PAGE_DEFAULT,
   StepsQuerySchema,
+  TaskDetailQuerySchema,
   TaskListQuerySchema,
   type CreateTaskResponse,
   type TaskDetailResponse,
   type TaskListResponse,
   type TaskResponse,
+  type TaskStepSummariesResponse,
   type TaskStepsResponse,
+  type TaskWithoutStepsResponse,
 } from '@ccagent/protocol';
-import { z } from 'zod';
 import {
   callToWire,
   historyToWire,
@@ -29,19 +31,12 @@ import {
 import { HttpError, parseWith, readJson, sendJson, serviceError } from '../http-kit.js';
 import type { HttpApiOptions, RouteRequest } from '../route.js';
 
-const flag = z.enum(['0', '1']).transform((v) => v === '1');
-/** The list query with `q` (search: id prefix or prompt words). */
-const listQuery = TaskListQuerySchema.extend({ q: z.string().max(200).optional() });
-/** The steps query with `summary=1` (timeline rows: no model input/output; see `stepSummaryToWire`). */
-const stepsQuery = StepsQuerySchema.extend({ summary: flag.optional() });
-/** `steps=0`: the task, its questions and calls without its step log and history (the dashboard pages those). */
-const taskQuery = z.strictObject({ steps: flag.optional() });
 /** Whether `POST /api/tasks` takes per-task `settings` (the dashboard enables its settings fields then). */
 export const CREATE_TAKES_SETTINGS = 'settings' in CreateTaskBodySchema.shape;
 
 /** `GET /api/tasks`: a page of tasks, newest first by default. */
 export async function listTasks(d: HttpApiOptions, { res, url }: RouteRequest): Promise<void> {
-  const q = parseWith(listQuery, Object.fromEntries(url.searchParams), 'query');
+  const q = parseWith(TaskListQuerySchema, Object.fromEntries(url.searchParams), 'query');
   const status = q.status && q.status.length > 0 ? q.status : undefined;
   let tasks;
   let total: number;
@@ -73,7 +68,7 @@ export async function listTasks(d: HttpApiOptions, { res, url }: RouteRequest): 
 
 /** `GET /api/tasks/:id`: the task with its steps, history, calls and questions. */
 export async function getTask(d: HttpApiOptions, { res, params: [id], url }: RouteRequest): Promise<void> {
-  const tq = parseWith(taskQuery, Object.fromEntries(url.searchParams), 'query');
+  const tq = parseWith(TaskDetailQuerySchema, Object.fromEntries(url.searchParams), 'query');
   const task = await d.engine.getTask(id as string);
   if (!task) throw new HttpError(404, 'not_found', `no task ${id}`);
   if (tq.steps === false) {
@@ -81,11 +76,12 @@ export async function getTask(d: HttpApiOptions, { res, params: [id], url }: Rou
       d.store.listCommandCalls({ taskId: task.id }),
       d.store.listQuestions(task.id),
     ]);
-    sendJson(res, 200, {
+    const body: TaskWithoutStepsResponse = {
       task: taskToWire(task),
       command_calls: calls.map(callToWire),
       questions: questions.map(questionToWire),
-    });
+    };
+    sendJson(res, 200, body);
     return;
   }
   const [steps, history, calls, questions] = await Promise.all([
@@ -110,7 +106,7 @@ export async function getTask(d: HttpApiOptions, { res, params: [id], url }: Rou
  * when it is seen finished, the steps read after it hold every record it wrote.
  */
 export async function getSteps(d: HttpApiOptions, { res, params: [id], url }: RouteRequest): Promise<void> {
-  const q = parseWith(stepsQuery, Object.fromEntries(url.searchParams), 'query');
+  const q = parseWith(StepsQuerySchema, Object.fromEntries(url.searchParams), 'query');
   const afterSeq = q.after_seq ?? 0;
   const limit = q.limit ?? STEP_PAGE_DEFAULT;
   const task = await d.engine.getTask(id as string);
@@ -123,13 +119,8 @@ export async function getSteps(d: HttpApiOptions, { res, params: [id], url }: Ro
   // The calls of this page's tool records (point reads by call id), so a follower sees where each went (sent_to).
   const callIds = [...new Set(page.map(stepCallId).filter((c): c is string => c !== undefined))];
   const calls = await Promise.all(callIds.map((c) => d.store.getCommandCall(c)));
-  const body: TaskStepsResponse = {
+  const rest = {
     task: taskToWire(task),
-    // summary=1 rows are the short form documented in docs/http-api.md (sizes and a preview instead of input/output).
-    steps:
-      q.summary === true
-        ? (page.map(stepSummaryToWire) as unknown as TaskStepsResponse['steps'])
-        : page.map(stepToWire),
     questions: questions.map(questionToWire),
     command_calls: calls.filter((c): c is CommandCallRecord => c !== undefined).map(callToWire),
     after_seq: afterSeq,
@@ -137,6 +128,11 @@ export async function getSteps(d: HttpApiOptions, { res, params: [id], url }: Ro
     has_more: hasMore,
     next_after_seq: page.at(-1)?.seq ?? afterSeq,
   };
+  // summary=1: the short form (sizes and a preview instead of the model input and output).
+  const body: TaskStepsResponse | TaskStepSummariesResponse =
+    q.summary === true
+      ? { ...rest, steps: page.map(stepSummaryToWire) }
+      : { ...rest, steps: page.map(stepToWire) };
   sendJson(res, 200, body);
 }
 
