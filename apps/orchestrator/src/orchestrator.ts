@@ -13,9 +13,11 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  confirmationCheck,
   Engine,
   systemClock,
   TaskOperations,
+  type ConfirmationRule,
   type Clock,
   type Logger,
   type StrategyResolver,
@@ -48,10 +50,8 @@ import { authorizeMod } from './security/mod-access.js';
 import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
 import { SecurityService } from './security/security-service.js';
 import { kindCatalogue } from './task-catalogue.js';
-import { AnsweredCalls } from './ws/answered-calls.js';
 import { ArgsValidator } from './ws/args-validator.js';
 import { ClientRateLimits } from './ws/client-rate-limits.js';
-import { CommandResults } from './ws/command-results.js';
 import { Handshake } from './ws/handshake.js';
 import { messageHandlers } from './ws/message-handlers.js';
 import { TaskSubscriptions } from './ws/subscriptions.js';
@@ -257,16 +257,19 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     () => registry.connectedCount(),
     () => executor.pendingCount,
   );
-  const answered = new AnsweredCalls();
-  // Destructive calls of kinds with a `confirm` setting: held by the engine until a yes, and checked again by the
-  // executor before they leave for the computer.
-  const confirm = confirmationRule(config);
+  // Destructive calls of kinds with a `confirm` setting: held by the engine until a yes, and checked again (on disk)
+  // by the executor as the last step before they leave for the computer.
+  const kindRule = confirmationRule(config);
+  const confirm: ConfirmationRule | undefined = kindRule
+    ? (task, command, args) => kindRule(task.kind, command, args)
+    : undefined;
+  // The executor routes and sends; the engine owns each call's rules (its binding to a client, judging a result), and
+  // hands the executor what it needs for one call with the call (ToolCallRequest), so neither refers to the other.
   const executor = new WsToolExecutor({
-    ...(confirm ? { confirm } : {}),
+    ...(confirm ? { confirmation: confirmationCheck(store, confirm) } : {}),
     registry,
-    answered,
     validator,
-    store,
+    onRoundTrip: (command, ms) => metrics.commandRoundTripMs(command, ms),
     clock,
     logger,
     disconnectPolicy: s.disconnectPolicy,
@@ -287,7 +290,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       })
     : undefined;
   const engine = new Engine({
-    ...(confirm ? { confirm: (task, command, args) => confirm(task.kind, command, args) } : {}),
+    ...(confirm ? { confirm } : {}),
     store,
     strategies: minecraft ? minecraft.withStrategy(resolver) : resolver,
     executor: minecraft ? minecraft.routeExecutor(executor) : executor,
@@ -299,15 +302,6 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   events.attach(engine);
   replyStream.attach(engine);
   await metrics.track(engine);
-  const results = new CommandResults({
-    engine,
-    executor,
-    answered,
-    store,
-    clock,
-    logger,
-    onRoundTrip: (command, ms) => metrics.commandRoundTripMs(command, ms),
-  });
   const tasks = new TaskOperations({
     engine,
     store,
@@ -348,7 +342,6 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const requests = new TaskRequests({
     engine,
     tasks,
-    results,
     clients,
     subscriptions,
     replies,

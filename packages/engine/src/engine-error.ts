@@ -6,9 +6,9 @@ export type EngineErrorCode =
   | 'task_not_found'
   /** A task with that id already exists. */
   | 'task_exists'
-  /** `resolveCommand` with a call id the task never issued. */
+  /** A call id the task never issued (`bindCall`, `recordRedelivery`). */
   | 'unknown_call'
-  /** `resolveCommand` for a call already resolved, timed out or cancelled. */
+  /** A call already resolved, timed out or cancelled (`bindCall`). */
   | 'call_closed'
   /** `answerQuestion` with a question id the task never asked. */
   | 'unknown_question'

@@ -183,10 +183,20 @@ describe('task cache', () => {
     await h.engine.start();
     await h.engine.createTask({ id: 'cow', kind: 'demo', prompt: '' });
     await h.until('call 1', () => h.log.includes('commandDispatched:waiting_for_command'));
-    await h.engine.resolveCommand('cow', 'cow:call:1', { ok: true, result: 1 });
+    await h.engine.submitResult({
+      taskId: 'cow',
+      callId: 'cow:call:1',
+      sender: null,
+      outcome: { ok: true, result: 1 },
+    });
     await h.until('call 2', () => h.log.filter((l) => l.startsWith('commandDispatched')).length === 2);
     store.auto = false;
-    const resolved = h.engine.resolveCommand('cow', 'cow:call:2', { ok: true, result: 2 });
+    const resolved = h.engine.submitResult({
+      taskId: 'cow',
+      callId: 'cow:call:2',
+      sender: null,
+      outcome: { ok: true, result: 2 },
+    });
     await h.until('step 3 deciding', () => gate !== undefined);
     // The step decides from the result predicted in the cache; its commit lands now and replaces the predicted
     // entries with the stored ones while the strategy still holds the array.
@@ -199,7 +209,12 @@ describe('task cache', () => {
     store.auto = true;
     (gate as () => void)();
     await h.until('call 3', async () => (await store.getCommandCall('cow:call:3'))?.status === 'pending');
-    await h.engine.resolveCommand('cow', 'cow:call:3', { ok: true, result: 3 });
+    await h.engine.submitResult({
+      taskId: 'cow',
+      callId: 'cow:call:3',
+      sender: null,
+      outcome: { ok: true, result: 3 },
+    });
     await h.until('completed', async () => (await store.getTask('cow'))?.status === 'completed');
     const last = views.at(-1) as (typeof views)[number];
     expect(last.atStart).toEqual((await store.getHistory('cow')).slice(0, -1));
@@ -242,15 +257,18 @@ describe('one transaction per command round trip', () => {
     await h.engine.start();
     await h.engine.createTask({ id: 'p', kind: 'demo', prompt: '' });
     await h.until('call 1 out', () => h.log.includes('commandDispatched:waiting_for_command'));
-    await h.engine.resolveCommand('p', 'p:call:1', { ok: true, result: 1 });
+    await h.engine.submitResult({
+      taskId: 'p',
+      callId: 'p:call:1',
+      sender: null,
+      outcome: { ok: true, result: 1 },
+    });
     await h.until('call 2 out', () => h.log.filter((l) => l.startsWith('commandDispatched')).length === 2);
     store.auto = false;
     h.log.length = 0;
     const acked: string[] = [];
-    const resolved = h.engine.resolveCommand(
-      'p',
-      'p:call:2',
-      { ok: true, result: 2 },
+    const resolved = h.engine.submitResult(
+      { taskId: 'p', callId: 'p:call:2', sender: null, outcome: { ok: true, result: 2 } },
       { onDurable: (t) => acked.push(`${t.status} before ${h.log.length} events`) },
     );
     await h.turns();
@@ -288,11 +306,18 @@ describe('one transaction per command round trip', () => {
     await h.engine.start();
     await h.engine.createTask({ id: 'f', kind: 'demo', prompt: '' });
     await h.until('call 1', () => h.log.includes('commandDispatched:waiting_for_command'));
-    await h.engine.resolveCommand('f', 'f:call:1', { ok: true, result: 1 });
+    await h.engine.submitResult({
+      taskId: 'f',
+      callId: 'f:call:1',
+      sender: null,
+      outcome: { ok: true, result: 1 },
+    });
     await h.until('call 2', () => h.log.filter((l) => l.startsWith('commandDispatched')).length === 2);
     store.auto = false;
     const before = h.log.length;
-    const failed = h.engine.resolveCommand('f', 'f:call:2', { ok: true, result: 2 }).catch((e: unknown) => e);
+    const failed = h.engine
+      .submitResult({ taskId: 'f', callId: 'f:call:2', sender: null, outcome: { ok: true, result: 2 } })
+      .catch((e: unknown) => e);
     await h.turns();
     // This step needs the model: it waits for the result to be durable before calling it.
     expect(store.queue.map((q) => label(q.change))).toEqual(['running:f:call:2:succeeded']);
@@ -307,10 +332,20 @@ describe('one transaction per command round trip', () => {
     expect((await store.getCommandCall('f:call:2'))?.status).toBe('pending');
     expect(await store.getCommandCall('f:call:3')).toBeUndefined();
     // The client sends its result again: accepted now, and the task goes on.
-    await h.engine.resolveCommand('f', 'f:call:2', { ok: true, result: 2 });
+    await h.engine.submitResult({
+      taskId: 'f',
+      callId: 'f:call:2',
+      sender: null,
+      outcome: { ok: true, result: 2 },
+    });
     await h.until('call 3', async () => (await store.getCommandCall('f:call:3'))?.status === 'pending');
     expect(modelCalls).toBe(1);
-    await h.engine.resolveCommand('f', 'f:call:3', { ok: true, result: 3 });
+    await h.engine.submitResult({
+      taskId: 'f',
+      callId: 'f:call:3',
+      sender: null,
+      outcome: { ok: true, result: 3 },
+    });
     await h.until('completed', async () => (await store.getTask('f'))?.status === 'completed');
     const results = (await store.getHistory('f')).filter((e) => e.type === 'tool_result');
     expect(results).toHaveLength(3);
@@ -323,11 +358,18 @@ describe('one transaction per command round trip', () => {
     await h.engine.start();
     await h.engine.createTask({ id: 'v', kind: 'demo', prompt: '' });
     await h.until('call 1', () => h.log.includes('commandDispatched:waiting_for_command'));
-    await h.engine.resolveCommand('v', 'v:call:1', { ok: true, result: 1 });
+    await h.engine.submitResult({
+      taskId: 'v',
+      callId: 'v:call:1',
+      sender: null,
+      outcome: { ok: true, result: 1 },
+    });
     await h.until('call 2', () => h.log.filter((l) => l.startsWith('commandDispatched')).length === 2);
     store.auto = false;
     const before = h.log.length;
-    const failed = h.engine.resolveCommand('v', 'v:call:2', { ok: true, result: 2 }).catch((e: unknown) => e);
+    const failed = h.engine
+      .submitResult({ taskId: 'v', callId: 'v:call:2', sender: null, outcome: { ok: true, result: 2 } })
+      .catch((e: unknown) => e);
     await h.turns();
     expect(store.queue.map((q) => label(q.change))).toEqual([
       'running:v:call:2:succeeded',
@@ -341,7 +383,12 @@ describe('one transaction per command round trip', () => {
     expect((await store.getTask('v'))?.status).toBe('waiting_for_command');
     expect((await store.getTask('v'))?.counters.toolCalls).toBe(2);
     expect(await store.getCommandCall('v:call:3')).toBeUndefined();
-    await h.engine.resolveCommand('v', 'v:call:2', { ok: true, result: 2 });
+    await h.engine.submitResult({
+      taskId: 'v',
+      callId: 'v:call:2',
+      sender: null,
+      outcome: { ok: true, result: 2 },
+    });
     await h.until('call 3', async () => (await store.getCommandCall('v:call:3'))?.status === 'pending');
     expect(h.log.slice(before).filter((l) => l.startsWith('commandDispatched'))).toHaveLength(1);
     await h.engine.stop();
@@ -390,7 +437,12 @@ describe('recordRedelivery', () => {
     expect((await h.engine.recordRedelivery('r', 'r:call:1'))?.dispatchCount).toBe(3);
     expect((await store.getCommandCall('r:call:1'))?.dispatchCount).toBe(3);
     expect((await store.getTask('r'))?.status).toBe('waiting_for_command');
-    await h.engine.resolveCommand('r', 'r:call:1', { ok: true, result: 1 });
+    await h.engine.submitResult({
+      taskId: 'r',
+      callId: 'r:call:1',
+      sender: null,
+      outcome: { ok: true, result: 1 },
+    });
     expect(await h.engine.recordRedelivery('r', 'r:call:1')).toBeUndefined();
     expect(await h.engine.recordRedelivery('r', 'nope')).toBeUndefined();
     expect((await store.getCommandCall('r:call:1'))?.dispatchCount).toBe(3);

@@ -386,24 +386,25 @@ describe('tool execution port', () => {
     });
   });
 
-  it('without an executor, resolveCommand reports results; unknown and repeated reports are typed errors that change nothing', async () => {
+  it('without an executor, submitResult reports results from the host; unknown and repeated reports are refused and change nothing', async () => {
     const h = setup(scripted([toolCall('scan'), complete()]));
     await h.engine.start();
     await h.engine.createTask({ id: 'r', kind: 'demo', prompt: '' });
     await h.until('waiting', async () => (await h.statusOf('r')) === 'waiting_for_command');
-    const unknown = await h.engine
-      .resolveCommand('r', 'r:call:9', { ok: true, result: 1 })
-      .catch((e: unknown) => e);
-    expect(isEngineError(unknown, 'unknown_call')).toBe(true);
-    const other = await h.engine
-      .resolveCommand('zzz', 'r:call:1', { ok: true, result: 1 })
-      .catch((e: unknown) => e);
-    expect(isEngineError(other, 'unknown_call')).toBe(true);
-    await h.engine.resolveCommand('r', 'r:call:1', { ok: false, error: { message: 'no fuel', code: 'E' } });
-    const again = await h.engine
-      .resolveCommand('r', 'r:call:1', { ok: true, result: 2 })
-      .catch((e: unknown) => e);
-    expect(isEngineError(again, 'call_closed')).toBe(true);
+    const report = (taskId: string, callId: string, outcome: CommandOutcome) =>
+      h.engine.submitResult({ taskId, callId, sender: null, outcome });
+    const unknown = await report('r', 'r:call:9', { ok: true, result: 1 });
+    expect(unknown).toMatchObject({ ok: false, error: { code: 'unknown_call' } });
+    const other = await report('zzz', 'r:call:1', { ok: true, result: 1 });
+    expect(other).toMatchObject({ ok: false, error: { code: 'unknown_call' } });
+    expect(
+      await report('r', 'r:call:1', { ok: false, error: { message: 'no fuel', code: 'E' } }),
+    ).toMatchObject({
+      ok: true,
+      value: { verdict: 'accepted' },
+    });
+    const again = await report('r', 'r:call:1', { ok: true, result: 2 });
+    expect(again).toMatchObject({ ok: false, error: { code: 'call_closed' } });
     await h.until('completed', async () => (await h.statusOf('r')) === 'completed');
     expect((await h.store.getCommandCall('r:call:1'))?.outcome).toEqual({
       ok: false,
@@ -561,21 +562,31 @@ describe('cancellation', () => {
     await h.engine.start();
     await h.engine.createTask({ id: 's1', kind: 'demo', prompt: '' });
     await h.until('waiting', async () => (await h.statusOf('s1')) === 'waiting_for_command');
-    await h.engine.resolveCommand('s1', 's1:call:1', { ok: true, result: 1 });
+    await h.engine.submitResult({
+      taskId: 's1',
+      callId: 's1:call:1',
+      sender: null,
+      outcome: { ok: true, result: 1 },
+    });
     await h.until('completed', async () => (await h.statusOf('s1')) === 'completed');
     expect(signals).toHaveLength(2);
     expect(signals[0]).not.toBe(signals[1]);
     expect(signals.every((s) => !s.aborted)).toBe(true);
   });
 
-  it('a call whose outcome is recorded through resolveCommand ends the engine wait without aborting the executor signal; the executor settling later changes nothing (guards against an abort event per round trip, and against a recorded call still waited on)', async () => {
+  it('a call whose outcome is recorded through submitResult ends the engine wait without aborting the executor signal; the executor settling later changes nothing (guards against an abort event per round trip, and against a recorded call still waited on)', async () => {
     const executor = new ManualExecutor();
     const h = setup(scripted([toolCall('dig'), complete()]), { executor });
     await h.engine.start();
     await h.engine.createTask({ id: 'rc', kind: 'demo', prompt: '' });
     await h.until('dispatched', () => executor.calls.length === 1);
     const req = executor.calls[0] as ToolCallRequest;
-    await h.engine.resolveCommand('rc', 'rc:call:1', { ok: true, result: 'dug' });
+    await h.engine.submitResult({
+      taskId: 'rc',
+      callId: 'rc:call:1',
+      sender: null,
+      outcome: { ok: true, result: 'dug' },
+    });
     await h.until('completed', async () => (await h.statusOf('rc')) === 'completed');
     expect(req.signal.aborted).toBe(false);
     executor.reply('rc:call:1', { ok: true, result: 'again' });

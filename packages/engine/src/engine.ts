@@ -1,14 +1,16 @@
 /**
  * The engine's public surface (the facade): options, start/stop and recovery, the task operations (create, cancel,
- * answer, report a command's outcome, trigger) and the reads. The work is done by its parts, each in its own file:
+ * answer, submit a command's result, bind a call to a client, trigger) and the reads. The work is done by its parts, each in its own file:
  *
  * - task-cache.ts — the per-task cache (row, history, open call), the per-task lock and speculation;
  * - scheduler.ts — run state, task runtimes, the step loop, wake timers, the tick, work in flight;
  * - step-runner.ts — one step: budgets, the strategy's decision, its commit, the failure paths;
- * - call-lifecycle.ts — a command call from dispatch to its committed outcome (and the next step's speculation);
+ * - call-lifecycle.ts — a command call from dispatch to its committed outcome: binding, judging a submitted result,
+ *   the commit (and the next step's speculation);
  * - engine-events.ts — listeners and emitting events after their commit.
  *
- * They share one {@link EngineKernel}, built here.
+ * They share one {@link EngineKernel}, built here. Over 500 lines on purpose: it is every public entry of the engine
+ * with its contract in TSDoc, each a few lines delegating to the parts; splitting the facade would split the API.
  */
 import { randomUUID } from 'node:crypto';
 import { CallLifecycle } from './call-lifecycle.js';
@@ -37,6 +39,8 @@ import { assertTransition, isTerminalStatus } from './task-state-machine.js';
 import type {
   CommandCallRecord,
   CommandOutcome,
+  CommandResultInput,
+  SubmitResult,
   HistoryEntry,
   JsonValue,
   NewTaskInput,
@@ -59,7 +63,7 @@ export interface EngineOptions {
   store: TaskStore;
   /** Strategy per task kind: a resolver function or a plain record. */
   strategies: StrategyResolver | Record<string, TaskStrategy>;
-  /** Runs command calls; without one, the host reports results through `resolveCommand`. */
+  /** Runs command calls; without one, the host reports results through `submitResult`. */
   executor?: ToolExecutor;
   clock?: Clock;
   logger?: Logger;
@@ -430,19 +434,36 @@ export class Engine {
   }
 
   /**
-   * Report a command call's outcome out of band (e.g. a WebSocket `command_result`). Rejects with `unknown_call` for
-   * a call the task never issued and `call_closed` for one already resolved, timed out or cancelled; a repeated
-   * report therefore changes nothing. `onDurable` runs as soon as the outcome is on disk, after the engine's events
-   * for it and before anything the next step sends (the place for an acknowledgement).
+   * The one entry for a command call's result from outside the engine (e.g. a WebSocket `command_result`): judged
+   * against the engine's record of the call — its task, its owner (the task's client, or the client it was bound to
+   * with {@link bindCall}), whether it is open, and how it was closed (in this process, or from the stored row after a
+   * restart) — and committed when the call is open and `sender` is its owner. See {@link SubmitResult} for the
+   * verdicts; a refused or repeated result changes nothing. `onDurable` runs for an accepted result as soon as it is
+   * on disk, after the engine's events for it and before anything the next step sends (the place for an
+   * acknowledgement); a `duplicate` was already on disk (acknowledge it at once). Rejects only on failures (a
+   * store failure: nothing recorded, send it again; `stopped`).
    */
-  async resolveCommand(
-    taskId: string,
-    callId: string,
-    outcome: CommandOutcome,
+  submitResult(
+    input: CommandResultInput,
     options: { onDurable?: (task: Task) => void } = {},
-  ): Promise<Task> {
+  ): Promise<SubmitResult> {
     this.k.scheduler.assertNotStopped();
-    return this.k.calls.completeCall(taskId, callId, outcome, false, options.onDurable);
+    return this.k.calls.close(input.taskId, input.callId, input.outcome, {
+      timedOut: false,
+      sender: input.sender,
+      ...(options.onDurable ? { onDurable: options.onDurable } : {}),
+    });
+  }
+
+  /**
+   * Bind a pending call of a task bound to no client to the client chosen for it, before anything is sent to that
+   * client: durable when this resolves, so after a restart the same call goes to that client only, and from then on
+   * only that client's result is accepted. The first binding holds; resolves with the client in force. Rejects with
+   * `EngineError`: `unknown_call`, `call_closed` (not pending), `invalid_input` (empty `clientId`), `store_failure`.
+   * Executors get it for each call as `ToolCallRequest.bind`.
+   */
+  bindCall(taskId: string, callId: string, clientId: string): Promise<string> {
+    return this.k.calls.bind(taskId, callId, clientId);
   }
 
   /**

@@ -12,6 +12,7 @@ export type {
   CommandDescriptor,
   CommandError,
   CommandOutcome,
+  CommandResultInput,
   Decision,
   DecisionBase,
   DecisionRecord,
@@ -24,6 +25,7 @@ export type {
   StepRecord,
   StepUsage,
   StoredStep,
+  SubmitResult,
   Task,
   TaskBudgets,
   TaskCounters,
@@ -51,7 +53,13 @@ export type { EngineEventName, EngineEvents, EngineListener } from './events.js'
 export { ENGINE_ERROR_CODES, EngineError, isEngineError, type EngineErrorCode } from './engine-error.js';
 export { TASK_TRANSITIONS, assertTransition, canTransition, isTerminalStatus } from './task-state-machine.js';
 export { ManualClock, systemClock } from './clock.js';
-export { confirmationQuestionId, confirmedCallId, isConfirmingAnswer } from './confirmation.js';
+export {
+  confirmationCheck,
+  confirmationQuestionId,
+  confirmedCallId,
+  isConfirmingAnswer,
+  type ConfirmationReader,
+} from './confirmation.js';
 export { InMemoryTaskStore } from './in-memory-task-store.js';
 export { normalizeStepQuery, type NormalizedStepQuery } from './step-query.js';
 export { decisionRecord, memoryJson } from './memory-json.js';

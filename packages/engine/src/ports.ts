@@ -58,31 +58,56 @@ export interface ToolCallRequest {
   /** 1 on first dispatch, >1 when re-dispatched after recovery. */
   attempt: number;
   /**
-   * For a task bound to no client: the client the call was recorded as sent to (`TaskStore.bindCall`) before this
-   * dispatch — set when a call is re-dispatched after a restart, from the stored call row.
+   * For a task bound to no client: the client the call was bound to (`Engine.bindCall`) before this dispatch — set
+   * when a call is re-dispatched after a restart, from the stored call row.
    */
   sentTo?: string | undefined;
   /**
-   * Aborted on timeout, task cancellation and engine stop — not when the call's outcome is recorded (its `execute`
-   * promise settling, or `Engine.resolveCommand`): an executor whose `execute` leaves the result to `resolveCommand`
-   * releases what it holds for the call once that resolves.
+   * Aborted on timeout, task cancellation and engine stop: the executor stops working on the call (and may tell the
+   * client running it to drop it). Not aborted when the call's outcome is recorded (see `recorded`).
    */
   signal: AbortSignal;
+  /**
+   * Resolves with the call's outcome once it is on disk, whatever recorded it: this executor's `execute`, a result
+   * submitted with `Engine.submitResult`, or the timeout. Never rejects; stays pending for a call closed without an
+   * outcome (its task ended, the engine stopped: `signal` aborts then). Set by the engine on every call it
+   * dispatches; absent on a request built by hand (an executor's own tests).
+   */
+  recorded?: Promise<CommandOutcome>;
   /**
    * Count one more delivery of this call (the host sent its `command_call` again, e.g. to a client that reconnected):
    * the call's `dispatchCount` + 1, durable when the promise resolves; nothing once the call is no longer pending.
    * The same as `Engine.recordRedelivery` for this call, handed to the executor so it needs no engine reference.
-   * The engine sets it on every call it dispatches; absent on a request built by hand (an executor's own tests).
+   * Set by the engine on every call it dispatches; absent on a request built by hand.
    */
   recordRedelivery?: () => Promise<unknown>;
+  /**
+   * Bind this call of a task bound to no client to the client chosen for it: `Engine.bindCall` for this call. Resolves
+   * with the client in force (the first binding holds) once it is on disk; nothing may be sent to a client before.
+   * Rejects like `Engine.bindCall`. Set by the engine on every call it dispatches; absent on a request built by hand.
+   */
+  bind?: (clientId: string) => Promise<string>;
+  /**
+   * Note that `clientId` was told to drop this call (a `command_cancel` after a timeout or the task's end): its answer
+   * to that is acknowledged by `Engine.submitResult` as a duplicate, and changes nothing. Set by the engine like
+   * `bind`.
+   */
+  cancelledOn?: (clientId: string) => void;
 }
 
 /**
- * Executes commands. The orchestrator plugs in "send command_call, await command_result"; library users plug in local
+ * Executes commands. The orchestrator plugs in "send command_call to a client"; library users plug in local
  * functions. Implementations must treat a repeated `callId` idempotently (return the stored result, do not re-run).
+ *
+ * One contract for every executor: `execute` settles with the call's outcome, at the latest when the call closes,
+ * and each outcome enters the engine by one route. An executor that runs the call returns its outcome. An executor
+ * that hands the call to a remote client returns only the failures it decides itself (no client, arguments refused
+ * before sending); the client's own result goes to `Engine.submitResult`, which judges it against the sender and
+ * commits it, and the executor settles when `call.recorded` tells it the call is closed. The engine commits the
+ * first outcome of an open call and ignores what an executor settles with after the call closed.
  */
 export interface ToolExecutor {
-  /** Run one call. May also never settle and let the host report the result via `Engine.resolveCommand`. */
+  /** Run one call; settle with its outcome, at the latest when `call.signal` aborts or `call.recorded` resolves. */
   execute(call: ToolCallRequest): Promise<CommandOutcome>;
   /** Commands currently available to a task bound to `clientId` (before the task's allow-list is applied). */
   listCommands?(clientId: string | null): CommandDescriptor[];
@@ -151,10 +176,10 @@ export interface TaskStore {
   getCommandCall(callId: string): Promise<CommandCallRecord | undefined>;
   /**
    * Record, durably, the client a pending call of a task bound to no client is sent to (`sentTo`), before the host
-   * sends it: after a restart the call is re-sent to that client only, never to another one that registered the
-   * command. The first binding holds: binding a call already bound to another client changes nothing. Later commits
-   * of the call keep the binding. Resolves with the call as stored; its `sentTo` is the binding in force (`clientId`,
-   * or the client bound earlier). Rejects with `EngineError`: `unknown_call` (no such call), `call_closed` (the call
+   * sends it (called by `Engine.bindCall`, under the task's lock): after a restart the call is re-sent to that client
+   * only, never to another one that registered the command. The first binding holds: binding a call already bound to
+   * another client changes nothing. Later commits of the call keep the binding. Resolves with the call as stored; its
+   * `sentTo` is the binding in force (`clientId`, or the client bound earlier). Rejects with `EngineError`: `unknown_call` (no such call), `call_closed` (the call
    * is not pending), `invalid_input` (empty `clientId`), `store_failure` (nothing was recorded).
    */
   bindCall(callId: string, clientId: string): Promise<CommandCallRecord>;

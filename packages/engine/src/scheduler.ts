@@ -10,7 +10,7 @@ import type { EngineKernel } from './engine-kernel.js';
 import { EngineError, isEngineError } from './engine-error.js';
 import type { TimerHandle } from './ports.js';
 import { assertTransition, isTerminalStatus } from './task-state-machine.js';
-import type { Task } from './types.js';
+import type { CommandOutcome, Task } from './types.js';
 
 /** What the engine holds for a task it is working on (none for a task at rest). */
 export interface TaskRuntime {
@@ -24,6 +24,8 @@ export interface TaskRuntime {
   /** The dispatched call's abort, while its outcome is open. */
   callAbort?: Abort;
   callTimer?: TimerHandle;
+  /** Resolves the dispatched call's `recorded` promise (see `ToolCallRequest.recorded`), while its outcome is open. */
+  callRecorded?: (outcome: CommandOutcome) => void;
 }
 
 /** See the module comment. */

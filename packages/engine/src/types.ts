@@ -139,6 +139,28 @@ export interface CommandError {
 /** Outcome of one command call. */
 export type CommandOutcome = { ok: true; result: JsonValue } | { ok: false; error: CommandError };
 
+/** A command call's result reported to the engine from outside (see `Engine.submitResult`). */
+export interface CommandResultInput {
+  taskId: string;
+  callId: string;
+  /**
+   * The client reporting it; only the call's owner may (the task's client, or for a task bound to none the client
+   * the call was bound to, `Engine.bindCall`). `null`: the host itself, trusted (a library without an executor).
+   */
+  sender: string | null;
+  outcome: CommandOutcome;
+}
+
+/**
+ * The engine's verdict on a submitted result. `accepted`: committed, on disk. `duplicate`: a repeat of a result this
+ * sender already had committed, or its answer to a `command_cancel`; nothing changed. Refused, nothing changed:
+ * `forbidden` (the call is another client's), `call_closed` (the server closed it: cancelled, timed out, failed for a
+ * reason of its own; or it is not open for results), `unknown_call` (the task has no such call).
+ */
+export type SubmitResult =
+  | { ok: true; value: { verdict: 'accepted'; task: Task } | { verdict: 'duplicate' } }
+  | { ok: false; error: { code: 'forbidden' | 'call_closed' | 'unknown_call'; message: string } };
+
 /** Status of a persisted command call. */
 export type CommandCallStatus =
   'pending' | 'awaiting_confirmation' | 'succeeded' | 'failed' | 'timed_out' | 'cancelled';

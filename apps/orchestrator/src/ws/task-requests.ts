@@ -1,20 +1,28 @@
 /**
  * Requests about tasks from a welcomed client: `create_task` (for itself, or any client with `crossClientAccess`;
- * the task's events wait until the creator got `task_created`), `command_result` (judged and committed by
- * {@link CommandResults}, acknowledged once on disk), `cancel_task`, `user_answer`, and `tools_update` (its registry
+ * the task's events wait until the creator got `task_created`), `command_result` (judged and committed by the
+ * engine's `submitResult`, acknowledged once on disk), `cancel_task`, `user_answer`, and `tools_update` (its registry
  * of model-written tools). Each refusal is an `error` with the request's ids; nothing is changed by a refused request.
  */
-import { taskCreator, type Clock, type Engine, type Logger, type TaskOperations } from '@ccagent/engine';
+import {
+  isEngineError,
+  taskCreator,
+  type Clock,
+  type Engine,
+  type Logger,
+  type SubmitResult,
+  type TaskOperations,
+} from '@ccagent/engine';
 import type {
   CommandResultMessage,
   CreateTaskMessage,
   TaskEventMessage,
   TaskMessageMessage,
 } from '@ccagent/protocol';
+import { storageFailureOf } from '@ccagent/store';
 import type { ClientPersistence } from '../client-persistence.js';
-import { toTaskUpdate } from '../wire.js';
+import { resultToOutcome, toTaskUpdate } from '../wire.js';
 import type { Principal } from '../security/security-service.js';
-import type { CommandResults } from './command-results.js';
 import type { Connection } from './connection.js';
 import { duplicateName, toToolInfo } from './handshake.js';
 import type { TaskSubscriptions } from './subscriptions.js';
@@ -25,7 +33,6 @@ import type { WsReplies } from './ws-replies.js';
 export interface TaskRequestsOptions {
   engine: Engine;
   tasks: TaskOperations;
-  results: CommandResults;
   clients: ClientPersistence;
   subscriptions: TaskSubscriptions;
   replies: WsReplies;
@@ -92,20 +99,44 @@ export class TaskRequests {
     }
   }
 
+  /**
+   * `command_result`: the engine judges it against the call (its owner, open or how it was closed) and commits an
+   * accepted one; the `command_ack` leaves the moment it is on disk, ahead of the next step's messages. A duplicate
+   * (the ack was lost, or the answer to a `command_cancel`) is acknowledged again; a refusal is an `error`.
+   */
   async commandResult(conn: Connection, sender: string, msg: CommandResultMessage): Promise<void> {
+    const ids = { call_id: msg.call_id, task_id: msg.task_id };
     const ack = (): void => {
       conn.send({ type: 'command_ack', task_id: msg.task_id, call_id: msg.call_id });
     };
-    // The ack leaves the moment the result is on disk, ahead of the next step's messages.
-    const verdict = await this.o.results.accept(sender, msg, ack);
-    if (verdict.ok) {
-      if (!verdict.acknowledged) ack();
-    } else {
-      this.o.replies.refused(conn, 'command_result', verdict.code, verdict.message, {
-        call_id: msg.call_id,
-        task_id: msg.task_id,
-      });
+    let r: SubmitResult;
+    try {
+      r = await this.o.engine.submitResult(
+        { taskId: msg.task_id, callId: msg.call_id, sender, outcome: resultToOutcome(msg) },
+        { onDurable: ack },
+      );
+    } catch (err) {
+      const storage = storageFailureOf(err);
+      const log = { err, task_id: msg.task_id, call_id: msg.call_id, client_id: sender };
+      if (isEngineError(err, 'task_not_found')) {
+        this.o.replies.refused(conn, 'command_result', 'not_found', err.message, ids);
+      } else if (storage) {
+        this.o.logger.warn(log, 'command result not stored: storage failure');
+        const text = `the result is not stored (${storage.message}); send it again`;
+        this.o.replies.refused(conn, 'command_result', 'unavailable', text, ids);
+      } else {
+        this.o.logger.error(log, 'command result not stored');
+        const text = 'the result could not be stored; send it again';
+        this.o.replies.refused(conn, 'command_result', 'internal', text, ids);
+      }
+      return;
     }
+    if (r.ok) {
+      if (r.value.verdict === 'duplicate') ack();
+      return;
+    }
+    const code = r.error.code === 'forbidden' ? 'forbidden' : 'unknown_call';
+    this.o.replies.refused(conn, 'command_result', code, r.error.message, ids);
   }
 
   async cancelTask(conn: Connection, sender: string, taskId: string, requestId?: string): Promise<void> {

@@ -1,4 +1,5 @@
 import {
+  confirmationCheck,
   confirmationQuestionId,
   InMemoryTaskStore,
   ManualClock,
@@ -7,7 +8,6 @@ import {
 } from '@ccagent/engine';
 import { describe, expect, it } from 'vitest';
 import { ClientRegistry } from '../clients/client-registry.js';
-import { AnsweredCalls } from './answered-calls.js';
 import { ArgsValidator } from './args-validator.js';
 import { WsToolExecutor } from './ws-tool-executor.js';
 
@@ -49,13 +49,13 @@ async function setup(kind: string, answer?: string) {
   const executor = new WsToolExecutor({
     registry: new ClientRegistry(0, clock),
     validator: new ArgsValidator(),
-    store,
     clock,
     logger: silent,
     disconnectPolicy: 'fail',
     graceMs: 0,
-    answered: new AnsweredCalls(),
-    confirm: (k, command) => (k === 'careful' && command === 'fs_delete' ? 'Allow?' : undefined),
+    confirmation: confirmationCheck(store, (t, command) =>
+      t.kind === 'careful' && command === 'fs_delete' ? 'Allow?' : undefined,
+    ),
   });
   const run = (command: string): Promise<CommandOutcome> =>
     executor.execute({

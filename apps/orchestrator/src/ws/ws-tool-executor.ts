@@ -1,25 +1,20 @@
 import {
-  confirmationQuestionId,
-  isConfirmingAnswer,
   isEngineError,
   type Clock,
   type CommandDescriptor,
   type CommandOutcome,
-  type JsonValue,
   type Logger,
-  type TaskStore,
   type TimerHandle,
   type ToolCallRequest,
   type ToolExecutor,
 } from '@ccagent/engine';
 import type { ClientEntry, ClientRegistry } from '../clients/client-registry.js';
 import { toCommandCall } from '../wire.js';
-import type { AnsweredCalls } from './answered-calls.js';
 import type { ArgsValidator } from './args-validator.js';
 import type { Connection } from './connection.js';
 
-/** A command call handed out by the engine and not yet resolved (read by `CommandResults` to judge a result). */
-export interface PendingCall {
+/** A command call handed out by the engine and not closed yet: where it goes, and where it went. */
+interface PendingCall {
   request: ToolCallRequest;
   /**
    * Client the call is bound to: the task's client, or the one chosen for (or, after a restart, recorded for) a task
@@ -27,13 +22,13 @@ export interface PendingCall {
    */
   target: string | undefined;
   /**
-   * `target` is durable, so the call may be sent to it: the task's own client, or a client the store recorded for
-   * this call (`TaskStore.bindCall`, now or before a restart).
+   * `target` is durable, so the call may be sent to it: the task's own client, or the client the engine bound this
+   * call to (`ToolCallRequest.bind`, now or before a restart).
    */
   recorded: boolean;
   /**
-   * The store is recording the client chosen for the call: the call is neither sent nor routed elsewhere until
-   * that ends. Never rejects.
+   * The engine is binding the call to the client chosen for it, or the confirmation check is reading the store: the
+   * call is neither sent nor routed elsewhere until that ends. Never rejects.
    */
   storeOp: Promise<void> | undefined;
   /** Retry of a failed recording (backoff in `retryMs`). */
@@ -45,29 +40,26 @@ export interface PendingCall {
   /** Serial of the connection it was sent on (a repeated `hello` on the same socket does not re-send it). */
   sentConn: number | undefined;
   settle: (o: CommandOutcome) => void;
-  /** Set while an accepted result is being committed, so a duplicate waits for it instead of failing. */
-  resolving: Promise<void> | undefined;
 }
 
 /** Options of {@link WsToolExecutor}. */
 export interface WsToolExecutorOptions {
   registry: ClientRegistry;
   validator: ArgsValidator;
-  store: TaskStore;
   clock: Clock;
   logger: Logger;
   /** After the grace period: fail the call (`fail`) or keep it pending until the client returns (`wait`). */
   disconnectPolicy: 'fail' | 'wait';
   /** Reconnect grace period, for messages (ms). */
   graceMs: number;
-  /** Calls answered or cancelled on a client (a cancelled call's answer is acknowledged like a repeated result). */
-  answered: AnsweredCalls;
   /**
-   * The task kinds' confirmation rules (`confirm` in a kind's config): a call they flag is sent only when its
-   * confirmation question (`confirmationQuestionId`) is on disk answered yes, whatever the engine did; otherwise it
-   * fails with `confirmation_required` and never reaches the computer. Undefined when no kind has a rule.
+   * The last check of a destructive call before it leaves (`confirmationCheck` of the engine package with the task
+   * kinds' `confirm` rules): a call it refuses fails with `confirmation_required` and never reaches the computer,
+   * whatever the engine did. Undefined when no kind has a rule.
    */
-  confirm?: (kind: string, command: string, args: JsonValue) => string | undefined;
+  confirmation?: (call: ToolCallRequest) => Promise<string | undefined>;
+  /** Round trip of a call whose client's result was recorded (ms, from the last send), for metrics. */
+  onRoundTrip?: (command: string, ms: number) => void;
 }
 
 /** Backoff of a failed recording of the client a call goes to, ms. */
@@ -75,14 +67,17 @@ const STORE_RETRY_MIN_MS = 50;
 const STORE_RETRY_MAX_MS = 2000;
 
 /**
- * The engine's {@link ToolExecutor} for CC clients: sends `command_call` over the client's WebSocket; the client's
- * `command_result` resolves the call through `CommandResults` (command-results.ts), which commits it with
- * `Engine.resolveCommand` and so knows when to send `command_ack`. Routes to the task's client, or to a connected client that
- * registered the command when the task names none; checks arguments against the command's JSON Schema before
- * sending; keeps calls of a disconnected client for the grace period and re-sends them with the same `call_id`.
+ * The engine's {@link ToolExecutor} for CC clients: routing and sockets only. Sends `command_call` over the client's
+ * WebSocket; the client's `command_result` goes from the gateway to `Engine.submitResult` (task-requests.ts), which
+ * judges and commits it and says when to send `command_ack`; this executor settles the call when the engine has
+ * recorded it (`ToolCallRequest.recorded`). Its own outcomes are the failures it decides: no client, a client gone
+ * past its grace period, an unregistered command, arguments refused, an unconfirmed destructive call. Routes to the
+ * task's client, or to a connected client that registered the command when the task names none; checks arguments
+ * against the command's JSON Schema before sending; keeps calls of a disconnected client for the grace period and
+ * re-sends them with the same `call_id`; tells the client to drop a call the engine aborted (`command_cancel`).
  *
- * The client chosen for a call of a task bound to no client is recorded in the store (`TaskStore.bindCall`) before
- * the call is first sent, so that after a restart the same `call_id` goes to that client only: another client that
+ * The client chosen for a call of a task bound to no client is bound by the engine (`ToolCallRequest.bind`, durable)
+ * before the call is first sent, so that after a restart the same `call_id` goes to that client only: another client that
  * registered the command and connects first never gets it (it could run a command the first had already run). From
  * then on the call is treated like a bound task's call (grace period, `disconnectPolicy`); if the recorded client
  * does not come back it fails with `client_disconnected`, it is never handed to another client.
@@ -96,11 +91,6 @@ export class WsToolExecutor implements ToolExecutor {
     if (left > 0) this.startupTimer = opts.clock.setTimeout(() => this.startupGraceOver(), left);
     opts.registry.on('online', (entry) => this.clientOnline(entry));
     opts.registry.on('graceExpired', (entry) => this.clientGraceExpired(entry));
-  }
-
-  /** The open call with this id, if the engine handed it out and it is not resolved yet. */
-  pendingCall(callId: string): PendingCall | undefined {
-    return this.pending.get(callId);
   }
 
   /** Number of calls waiting for a result. */
@@ -142,7 +132,6 @@ export class WsToolExecutor implements ToolExecutor {
         sentAt: undefined,
         sentConn: undefined,
         settle: () => {},
-        resolving: undefined,
       };
       let done = false;
       const onAbort = (): void => {
@@ -160,8 +149,14 @@ export class WsToolExecutor implements ToolExecutor {
       };
       p.settle = finish;
       call.signal.addEventListener('abort', onAbort, { once: true });
+      // The client's result was judged and recorded by the engine (Engine.submitResult): the call is closed here.
+      void call.recorded?.then((o) => {
+        if (done) return;
+        if (p.sentAt !== undefined) this.opts.onRoundTrip?.(call.command, this.opts.clock.now() - p.sentAt);
+        finish(o);
+      });
       this.pending.set(call.callId, p);
-      if (this.opts.confirm) this.checkConfirmed(p);
+      if (this.opts.confirmation) this.checkConfirmed(p, this.opts.confirmation);
       else this.route(p);
     });
   }
@@ -170,30 +165,21 @@ export class WsToolExecutor implements ToolExecutor {
    * The last check before a destructive call leaves: if its task kind's rule flags it, it must have been confirmed
    * (its question answered yes, read from the store). The call is neither sent nor routed while this runs (`storeOp`).
    */
-  private checkConfirmed(p: PendingCall): void {
-    const { taskId, callId, command, args } = p.request;
-    const store = this.opts.store;
-    const rule = this.opts.confirm;
-    p.storeOp = (async (): Promise<CommandOutcome | undefined> => {
-      const task = await store.getTask(taskId);
-      if (!task) return failure('confirmation_required', `task ${taskId} is unknown; not sending ${command}`);
-      if (rule?.(task.kind, command, args) === undefined) return undefined;
-      const q = await store.getQuestion(confirmationQuestionId(callId));
-      if (q?.answer !== undefined && q.taskId === taskId && isConfirmingAnswer(q.answer)) return undefined;
-      return failure(
-        'confirmation_required',
-        `"${command}" needs a person's yes before it runs (task kind "${task.kind}"), and it has none; it was not sent`,
-      );
-    })().then(
+  private checkConfirmed(
+    p: PendingCall,
+    check: (call: ToolCallRequest) => Promise<string | undefined>,
+  ): void {
+    const { taskId, callId, command } = p.request;
+    p.storeOp = check(p.request).then(
       (refused) => {
         p.storeOp = undefined;
         if (!this.isOpen(p)) return;
-        if (!refused) {
+        if (refused === undefined) {
           this.route(p);
           return;
         }
         this.opts.logger.warn({ task_id: taskId, call_id: callId, command }, 'unconfirmed call not sent');
-        p.settle(refused);
+        p.settle(failure('confirmation_required', refused));
       },
       (err: unknown) => {
         p.storeOp = undefined;
@@ -224,9 +210,9 @@ export class WsToolExecutor implements ToolExecutor {
       'call cancelled',
     );
     if (conn?.send({ type: 'command_cancel', task_id: taskId, call_id: callId, reason: why })) {
-      // The client answers the cancel once (a `cancelled` error): acknowledged like a repeated result, recorded
-      // nowhere (the call is already closed), so the client neither re-sends it nor reports a refusal.
-      this.opts.answered.remember(callId, p.sentTo, taskId);
+      // The client answers the cancel once (a `cancelled` error): the engine acknowledges it like a repeated result,
+      // recorded nowhere (the call is already closed), so the client neither re-sends it nor reports a refusal.
+      p.request.cancelledOn?.(p.sentTo);
     }
   }
 
@@ -234,7 +220,7 @@ export class WsToolExecutor implements ToolExecutor {
   clientOnline(entry: ClientEntry): void {
     const serial = entry.connection?.serial;
     for (const p of [...this.pending.values()]) {
-      if (p.resolving || p.storeOp || (p.sentTo === entry.clientId && p.sentConn === serial)) continue;
+      if (p.storeOp || (p.sentTo === entry.clientId && p.sentConn === serial)) continue;
       if (p.target === entry.clientId) this.send(p, entry);
       else if (p.target === undefined && entry.commands.has(p.request.command)) {
         if (p.retryTimer !== undefined) this.opts.clock.clearTimeout(p.retryTimer);
@@ -250,7 +236,7 @@ export class WsToolExecutor implements ToolExecutor {
     if (this.opts.disconnectPolicy !== 'fail') return;
     const since = entry.offlineSince !== undefined ? new Date(entry.offlineSince).toISOString() : 'startup';
     for (const p of [...this.pending.values()]) {
-      if (p.resolving || p.storeOp) continue;
+      if (p.storeOp) continue;
       if (p.target === undefined) {
         const others = this.opts.registry.clientsOffering(p.request.command);
         if (this.opts.registry.startupGraceLeft() === 0 && !others.some((e) => e.connection || e.inGrace)) {
@@ -308,18 +294,26 @@ export class WsToolExecutor implements ToolExecutor {
   }
 
   /**
-   * Record the client chosen for a call of an unbound task (`p.target`) before anything is sent to it, then route the
-   * call as a bound one. If the store refuses (disk full, locked), nothing is sent: the call stays pending, free for
-   * any client, and the write is retried with backoff (or sooner, when a client offering the command connects).
+   * Bind the call of an unbound task to the client chosen for it (`p.target`) through the engine before anything is
+   * sent to it, then route the call as a bound one. If the binding fails (disk full, locked), nothing is sent: the
+   * call stays pending, free for any client, and the binding is retried with backoff (or sooner, when a client
+   * offering the command connects).
    */
   private recordClient(p: PendingCall): void {
-    const { taskId, callId } = p.request;
+    const { taskId, callId, bind } = p.request;
     const chosen = p.target as string;
-    p.storeOp = this.opts.store.bindCall(callId, chosen).then(
-      (stored) => {
+    if (!bind) {
+      p.target = undefined;
+      p.settle(
+        failure('no_client', `call ${callId} cannot be bound to a client (handed over without the engine)`),
+      );
+      return;
+    }
+    p.storeOp = bind(chosen).then(
+      (bound) => {
         p.storeOp = undefined;
         if (!this.isOpen(p)) return;
-        p.target = stored.sentTo ?? chosen; // the first recorded client holds
+        p.target = bound; // the first binding holds
         p.recorded = true;
         p.retryMs = 0;
         this.route(p);
@@ -328,8 +322,12 @@ export class WsToolExecutor implements ToolExecutor {
         p.storeOp = undefined;
         if (!this.isOpen(p)) return;
         p.target = undefined;
-        if (isEngineError(err, 'call_closed') || isEngineError(err, 'unknown_call')) {
-          // Closed meanwhile (timed out, cancelled): nothing to send; the engine owns its outcome.
+        if (
+          isEngineError(err, 'call_closed') ||
+          isEngineError(err, 'unknown_call') ||
+          isEngineError(err, 'stopped')
+        ) {
+          // Closed meanwhile (timed out, cancelled) or the engine stops: nothing to send; the engine owns its outcome.
           p.settle(failure('aborted', `call ${callId} closed before it was sent`));
           return;
         }
@@ -350,9 +348,9 @@ export class WsToolExecutor implements ToolExecutor {
     }, p.retryMs);
   }
 
-  /** The call is still waiting here and nobody is committing its result. */
+  /** The call is still waiting here (not closed). */
   private isOpen(p: PendingCall): boolean {
-    return this.pending.get(p.request.callId) === p && !p.resolving;
+    return this.pending.get(p.request.callId) === p;
   }
 
   private send(p: PendingCall, entry: ClientEntry): void {
@@ -428,7 +426,7 @@ export class WsToolExecutor implements ToolExecutor {
     this.startupTimer = undefined;
     if (this.opts.disconnectPolicy !== 'fail') return;
     for (const p of [...this.pending.values()]) {
-      if (p.resolving || p.storeOp || p.sentTo !== undefined) continue;
+      if (p.storeOp || p.sentTo !== undefined) continue;
       if (p.target === undefined) {
         p.settle(
           failure('no_client', `no client offering "${p.request.command}" connected after the restart`),
