@@ -18,14 +18,14 @@ interface PendingCall {
   request: ToolCallRequest;
   /**
    * Client the call is bound to: the task's client, or the one chosen for (or, after a restart, recorded for) a task
-   * bound to none. Set with `recorded` false only while `storeOp` records it.
+   * bound to none. Set with `bound` false only while `storeOp` binds it.
    */
   target: string | undefined;
   /**
    * `target` is durable, so the call may be sent to it: the task's own client, or the client the engine bound this
    * call to (`ToolCallRequest.bind`, now or before a restart).
    */
-  recorded: boolean;
+  bound: boolean;
   /**
    * The engine is binding the call to the client chosen for it, or the confirmation check is reading the store: the
    * call is neither sent nor routed elsewhere until that ends. Never rejects.
@@ -124,7 +124,7 @@ export class WsToolExecutor implements ToolExecutor {
         request: call,
         // An unbound task's call re-dispatched after a restart carries the client it was recorded as sent to.
         target: call.clientId ?? call.sentTo,
-        recorded: call.clientId !== null || call.sentTo !== undefined,
+        bound: call.clientId !== null || call.sentTo !== undefined,
         storeOp: undefined,
         retryTimer: undefined,
         retryMs: 0,
@@ -314,7 +314,7 @@ export class WsToolExecutor implements ToolExecutor {
         p.storeOp = undefined;
         if (!this.isOpen(p)) return;
         p.target = bound; // the first binding holds
-        p.recorded = true;
+        p.bound = true;
         p.retryMs = 0;
         this.route(p);
       },
@@ -355,7 +355,7 @@ export class WsToolExecutor implements ToolExecutor {
 
   private send(p: PendingCall, entry: ClientEntry): void {
     const conn = entry.connection;
-    if (!conn || !p.recorded) return;
+    if (!conn || !p.bound) return;
     const { request } = p;
     const descriptor = entry.commands.get(request.command);
     if (!descriptor) {
