@@ -1,16 +1,18 @@
 /**
  * The engine's public surface (the facade): options, start/stop and recovery, the task operations (create, cancel,
- * answer, submit a command's result, bind a call to a client, trigger) and the reads. The work is done by its parts, each in its own file:
+ * answer, post, reopen, submit a command's result, bind a call to a client, trigger) and the reads, each with its
+ * contract in TSDoc and a few lines delegating to the parts, each in its own file:
  *
  * - task-cache.ts — the per-task cache (row, history, open call), the per-task lock and speculation;
  * - scheduler.ts — run state, task runtimes, the step loop, wake timers, the tick, work in flight;
  * - step-runner.ts — one step: budgets, the strategy's decision, its commit, the failure paths;
  * - call-lifecycle.ts — a command call from dispatch to its committed outcome: binding, judging a submitted result,
  *   the commit (and the next step's speculation);
+ * - task-transitions.ts — what a person or the host asks of a task: cancel, answer (and confirmations), post a
+ *   message or event, reopen;
  * - engine-events.ts — listeners and emitting events after their commit.
  *
- * They share one {@link EngineKernel}, built here. Over 500 lines on purpose: it is every public entry of the engine
- * with its contract in TSDoc, each a few lines delegating to the parts; splitting the facade would split the API.
+ * They share one {@link EngineKernel}, built here.
  */
 import { randomUUID } from 'node:crypto';
 import { CallLifecycle } from './call-lifecycle.js';
@@ -19,15 +21,12 @@ import { EngineError } from './engine-error.js';
 import { EngineEventHub } from './engine-events.js';
 import type { EngineKernel } from './engine-kernel.js';
 import type { EngineEventName, EngineListener } from './events.js';
-import { finishMessage } from './finish-message.js';
 import { ModelLimiter } from './model-limiter.js';
-import { confirmedCallId, isConfirmingAnswer } from './confirmation.js';
 import type {
   Clock,
   ConfirmationRule,
   Logger,
   StrategyResolver,
-  TaskCommit,
   TaskStore,
   TaskStrategy,
   ToolExecutor,
@@ -35,17 +34,15 @@ import type {
 import { Scheduler } from './scheduler.js';
 import { StepRunner } from './step-runner.js';
 import { TaskCache } from './task-cache.js';
-import { assertTransition, isTerminalStatus } from './task-state-machine.js';
+import { TaskTransitions } from './task-transitions.js';
 import type {
   CommandCallRecord,
-  CommandOutcome,
   CommandResultInput,
   SubmitResult,
   HistoryEntry,
   JsonValue,
   NewTaskInput,
   TaskBudgets,
-  QuestionRecord,
   StepQuery,
   StoredStep,
   Task,
@@ -101,6 +98,7 @@ const silentLogger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, 
  */
 export class Engine {
   private readonly k: EngineKernel;
+  private readonly transitions: TaskTransitions;
 
   constructor(options: EngineOptions) {
     const strategies = options.strategies;
@@ -125,6 +123,7 @@ export class Engine {
     k.steps = new StepRunner(k);
     k.calls = new CallLifecycle(k);
     this.k = k;
+    this.transitions = new TaskTransitions(k);
   }
 
   /** Subscribe to an event; returns the unsubscribe function. */
@@ -215,124 +214,16 @@ export class Engine {
   }
 
   /** Cancel a non-terminal task: commits `cancelled`, then aborts its in-flight decide and pending command call. */
-  async cancelTask(taskId: string, reason?: string): Promise<Task> {
-    this.k.scheduler.assertNotStopped();
-    const task = await this.k.cache.withLock(taskId, async () => {
-      const current = await this.k.cache.requireTask(taskId);
-      assertTransition(current.status, 'cancelled', taskId);
-      const now = this.k.clock.now();
-      const next: Task = { ...current, status: 'cancelled', updatedAt: now };
-      next.progressMessage = finishMessage(next, reason);
-      const pending = await this.k.store.listCommandCalls({
-        taskId,
-        status: ['pending', 'awaiting_confirmation'],
-      });
-      const change: TaskCommit = {
-        task: next,
-        expectedStatus: current.status,
-        history: [{ type: 'cancel', ...(reason ? { reason } : {}), step: current.counters.steps, at: now }],
-      };
-      const call = pending[0];
-      if (call) change.commandCall = { ...call, status: 'cancelled', completedAt: now };
-      await this.k.cache.commitTask(change);
-      this.k.events.emitStatus(next, current.status);
-      return next;
-    });
-    return task;
-  }
-
-  /** Answer a pending question; the task resumes. Rejects with `unknown_question` / `question_closed`. */
-  async answerQuestion(taskId: string, questionId: string, text: string): Promise<Task> {
-    this.k.scheduler.assertNotStopped();
-    const task = await this.k.cache.withLock(taskId, async () => {
-      const current = await this.k.cache.requireTask(taskId);
-      const q = await this.k.store.getQuestion(questionId);
-      if (!q || q.taskId !== taskId) {
-        throw new EngineError('unknown_question', `task ${taskId} has no question ${questionId}`, {
-          details: { taskId, questionId },
-        });
-      }
-      if (q.answer !== undefined || current.status !== 'waiting_for_user') {
-        throw new EngineError('question_closed', `question ${questionId} is no longer awaiting an answer`, {
-          details: { taskId, questionId, status: current.status },
-        });
-      }
-      const now = this.k.clock.now();
-      const question: QuestionRecord = { ...q, answer: text, answeredAt: now };
-      const callId = confirmedCallId(questionId);
-      const held = callId !== undefined ? await this.k.store.getCommandCall(callId) : undefined;
-      if (held?.status === 'awaiting_confirmation' && held.taskId === taskId) {
-        return this.confirmCall(current, question, held, now);
-      }
-      const next: Task = {
-        ...current,
-        status: assertTransition(current.status, 'running', taskId),
-        updatedAt: now,
-      };
-      await this.k.cache.commitTask({
-        task: next,
-        expectedStatus: current.status,
-        question,
-        history: [{ type: 'answer', questionId, answer: text, step: current.counters.steps, at: now }],
-      });
-      this.k.events.emit('questionAnswered', { task: next, question });
-      this.k.events.emitStatus(next, current.status);
-      return { task: next, dispatch: undefined };
-    });
-    if (task.dispatch) this.k.calls.dispatch(task.task, task.dispatch);
-    else this.k.scheduler.schedule(taskId);
-    return task.task;
+  cancelTask(taskId: string, reason?: string): Promise<Task> {
+    return this.transitions.cancelTask(taskId, reason);
   }
 
   /**
-   * The answer to a confirmation question (under the task's lock): a yes makes the held call pending (the task waits
-   * for the command, the caller dispatches it after the commit); anything else is the call's failed result
-   * (`refused`, with the answer), and the task steps on with it in its history.
+   * Answer a pending question; the task resumes. The answer to a confirmation question releases the held call on a
+   * yes and is the call's `refused` result otherwise. Rejects with `unknown_question` / `question_closed`.
    */
-  private async confirmCall(
-    current: Task,
-    question: QuestionRecord,
-    held: CommandCallRecord,
-    now: number,
-  ): Promise<{ task: Task; dispatch: CommandCallRecord | undefined }> {
-    const text = question.answer ?? '';
-    const yes = isConfirmingAnswer(text);
-    const next: Task = {
-      ...current,
-      status: assertTransition(current.status, yes ? 'waiting_for_command' : 'running', current.id),
-      updatedAt: now,
-    };
-    const outcome: CommandOutcome = {
-      ok: false,
-      error: {
-        code: 'refused',
-        message: `the user did not allow ${held.command}${text.trim() ? ` (answer: "${text.trim()}")` : ''}; it did not run`,
-      },
-    };
-    const call: CommandCallRecord = yes
-      ? { ...held, status: 'pending' }
-      : { ...held, status: 'failed', outcome, completedAt: now };
-    await this.k.cache.commitTask({
-      task: next,
-      expectedStatus: current.status,
-      question,
-      commandCall: call,
-      history: yes
-        ? []
-        : [
-            {
-              type: 'tool_result',
-              callId: held.callId,
-              command: held.command,
-              outcome,
-              step: current.counters.steps,
-              at: now,
-            },
-          ],
-    });
-    this.k.events.emit('questionAnswered', { task: next, question });
-    this.k.events.emitStatus(next, current.status);
-    return { task: next, dispatch: yes ? call : undefined };
+  answerQuestion(taskId: string, questionId: string, text: string): Promise<Task> {
+    return this.transitions.answerQuestion(taskId, questionId, text);
   }
 
   /**
@@ -341,30 +232,12 @@ export class Engine {
    * Durable before the promise resolves. Rejects with `illegal_transition` for an ended task (see
    * {@link reopenTask}). A step deciding while the entry is written decides without it; the step after sees it.
    */
-  async postToTask(
+  postToTask(
     taskId: string,
     body:
       { type: 'message'; text: string; from?: string } | { type: 'event'; name: string; data?: JsonValue },
   ): Promise<Task> {
-    this.k.scheduler.assertNotStopped();
-    const task = await this.k.cache.withLock(taskId, async () => {
-      const current = await this.k.cache.requireTask(taskId);
-      if (isTerminalStatus(current.status)) {
-        throw new EngineError('illegal_transition', `task ${taskId} has ended (${current.status})`, {
-          details: { taskId, status: current.status },
-        });
-      }
-      const now = this.k.clock.now();
-      const next: Task = { ...current, updatedAt: now };
-      await this.k.cache.commitTask({
-        task: next,
-        expectedStatus: current.status,
-        history: [{ ...body, step: current.counters.steps, at: now }],
-      });
-      return next;
-    });
-    this.trigger(taskId);
-    return task;
+    return this.transitions.postToTask(taskId, body);
   }
 
   /**
@@ -373,7 +246,7 @@ export class Engine {
    * (then `entries`, e.g. the message) and a `reopened` step-log record say why, both in one commit with the status.
    * Rejects with `illegal_transition` for a task that has not ended, or a retry of a completed task.
    */
-  async reopenTask(
+  reopenTask(
     taskId: string,
     opts: {
       reason: 'message' | 'retry';
@@ -381,56 +254,7 @@ export class Engine {
       entries?: Array<{ type: 'message'; text: string; from?: string }>;
     },
   ): Promise<Task> {
-    this.k.scheduler.assertNotStopped();
-    const task = await this.k.cache.withLock(taskId, async () => {
-      const current = await this.k.cache.requireTask(taskId);
-      if (!isTerminalStatus(current.status) || (opts.reason === 'retry' && current.status === 'completed')) {
-        throw new EngineError(
-          'illegal_transition',
-          opts.reason === 'retry'
-            ? `task ${taskId} is ${current.status}; only a failed or cancelled task can be retried`
-            : `task ${taskId} is ${current.status}; only an ended task is reopened`,
-          { details: { taskId, status: current.status } },
-        );
-      }
-      const now = this.k.clock.now();
-      const { result: _result, error: _error, wakeAt: _wakeAt, progress: _progress, ...rest } = current;
-      const next: Task = {
-        ...rest,
-        status: assertTransition(current.status, 'queued', taskId),
-        budgets: { ...opts.budgets },
-        progressMessage: opts.reason === 'retry' ? 'retrying' : 'continuing with a new message',
-        updatedAt: now,
-      };
-      const step = current.counters.steps;
-      await this.k.cache.commitTask({
-        task: next,
-        expectedStatus: current.status,
-        history: [
-          { type: 'resume', reason: opts.reason, from: current.status, step, at: now },
-          ...(opts.entries ?? []).map((e) => ({ ...e, step, at: now })),
-        ],
-        steps: [
-          {
-            kind: 'reopened',
-            directive: {
-              reason: opts.reason,
-              from: current.status,
-              budgets: { ...opts.budgets } as JsonValue,
-              ...(current.error !== undefined
-                ? { previousError: current.error as unknown as JsonValue }
-                : {}),
-            },
-            step,
-            at: now,
-          },
-        ],
-      });
-      this.k.events.emitStatus(next, current.status);
-      return next;
-    });
-    this.k.scheduler.schedule(taskId);
-    return task;
+    return this.transitions.reopenTask(taskId, opts);
   }
 
   /**
@@ -480,9 +304,7 @@ export class Engine {
    * or right after its current step if it is stepping. No-op for waiting and terminal tasks.
    */
   trigger(taskId: string): void {
-    if (this.k.scheduler.state !== 'started') return;
-    this.k.scheduler.runtime(taskId).forced = true;
-    this.k.scheduler.schedule(taskId);
+    this.transitions.trigger(taskId);
   }
 
   /** A task by id, or undefined. */
