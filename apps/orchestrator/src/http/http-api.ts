@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { storageFailureOf } from '@ccagent/store';
-import { secretMatches } from '../ids.js';
+import { secretMatches } from '../security/keys.js';
 import { HttpError, safeDecode, sendJson } from './http-kit.js';
 import type { HttpApiOptions, Route } from './route.js';
 import { ROUTES } from './routes/index.js';

@@ -2,7 +2,7 @@
  * Secrets handed to computers and operators: keys (256 random bits, `cck_` + base64url) and enrollment codes (short,
  * typed by a person, single-use, minutes long). Only their SHA-256 hashes are stored.
  */
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 
 /** Prefix of a credential key (lets a log scanner or a person tell a key from other text). */
 export const KEY_PREFIX = 'cck_';
@@ -41,4 +41,12 @@ export function newEnrollmentCode(): string {
 /** The hash of an enrollment code as typed (case and dashes/spaces do not matter). */
 export function hashEnrollmentCode(code: string): string {
   return hashSecret(`enroll:${code.toUpperCase().replace(/[\s-]/g, '')}`);
+}
+
+/** Constant-time comparison of a presented secret with the expected one (lengths hidden by hashing). */
+export function secretMatches(presented: string | undefined, expected: string): boolean {
+  if (presented === undefined) return false;
+  const a = createHash('sha256').update(presented).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
 }

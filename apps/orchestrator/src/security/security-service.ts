@@ -18,7 +18,6 @@ import type {
   CredentialRecord,
   PairingRecord,
 } from '@ccagent/store';
-import { secretMatches } from '../ids.js';
 import type { CredentialStore } from './credential-store.js';
 import { FailureLimiter, type FailureLimits } from './failure-limiter.js';
 import {
@@ -28,6 +27,7 @@ import {
   newEnrollmentCode,
   newKey,
   newPairingId,
+  secretMatches,
 } from './keys.js';
 
 /** Roles: `operator` may do everything; `computer` its own tasks and calls plus its grants; `viewer` reads. */

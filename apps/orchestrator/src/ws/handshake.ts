@@ -10,7 +10,7 @@ import { PROTOCOL_VERSION, type HelloMessage, type ProtocolErrorCode } from '@cc
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence, ToolInfo } from '../client-persistence.js';
 import type { OrchestratorConfig } from '../config.js';
-import { secretMatches } from '../ids.js';
+import { secretMatches } from '../security/keys.js';
 import { ORCHESTRATOR_VERSION } from '../version.js';
 import { commandSpecToDescriptor } from '../wire.js';
 import type { AuthResult, Principal } from '../security/security-service.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { secretMatches } from './ids.js';
+import { secretMatches } from './keys.js';
 
 describe('secretMatches', () => {
   it('matches only the exact secret', () => {
