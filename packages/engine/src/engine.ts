@@ -34,15 +34,13 @@ import type {
 import { Scheduler } from './scheduler.js';
 import { StepRunner } from './step-runner.js';
 import { TaskCache } from './task-cache.js';
-import { TaskTransitions } from './task-transitions.js';
+import { TaskTransitions, type ReopenOptions, type TaskPost } from './task-transitions.js';
 import type {
   CommandCallRecord,
   CommandResultInput,
   SubmitResult,
   HistoryEntry,
-  JsonValue,
   NewTaskInput,
-  TaskBudgets,
   StepQuery,
   StoredStep,
   Task,
@@ -232,11 +230,7 @@ export class Engine {
    * Durable before the promise resolves. Rejects with `illegal_transition` for an ended task (see
    * {@link reopenTask}). A step deciding while the entry is written decides without it; the step after sees it.
    */
-  postToTask(
-    taskId: string,
-    body:
-      { type: 'message'; text: string; from?: string } | { type: 'event'; name: string; data?: JsonValue },
-  ): Promise<Task> {
+  postToTask(taskId: string, body: TaskPost): Promise<Task> {
     return this.transitions.postToTask(taskId, body);
   }
 
@@ -246,14 +240,7 @@ export class Engine {
    * (then `entries`, e.g. the message) and a `reopened` step-log record say why, both in one commit with the status.
    * Rejects with `illegal_transition` for a task that has not ended, or a retry of a completed task.
    */
-  reopenTask(
-    taskId: string,
-    opts: {
-      reason: 'message' | 'retry';
-      budgets: TaskBudgets;
-      entries?: Array<{ type: 'message'; text: string; from?: string }>;
-    },
-  ): Promise<Task> {
+  reopenTask(taskId: string, opts: ReopenOptions): Promise<Task> {
     return this.transitions.reopenTask(taskId, opts);
   }
 

@@ -70,6 +70,7 @@ export {
   Engine,
   type EngineOptions,
 } from './engine.js';
+export type { ReopenOptions, TaskPost } from './task-transitions.js';
 export {
   allowedCommandsFor,
   kindRules,

@@ -19,6 +19,17 @@ import type {
   TaskBudgets,
 } from './types.js';
 
+/** What `Engine.postToTask` adds to a task's history: a person's follow-up message or an outside event. */
+export type TaskPost =
+  { type: 'message'; text: string; from?: string } | { type: 'event'; name: string; data?: JsonValue };
+
+/** How `Engine.reopenTask` reopens an ended task: why, its new budgets, and entries to add (the message). */
+export interface ReopenOptions {
+  reason: 'message' | 'retry';
+  budgets: TaskBudgets;
+  entries?: Array<{ type: 'message'; text: string; from?: string }>;
+}
+
 /** See the module comment. */
 export class TaskTransitions {
   constructor(private readonly k: EngineKernel) {}
@@ -33,7 +44,7 @@ export class TaskTransitions {
     this.k.scheduler.schedule(taskId);
   }
 
-  /** Cancel a non-terminal task: commits `cancelled`, then aborts its in-flight decide and pending command call. */
+  /** `Engine.cancelTask`: see its contract there. */
   async cancelTask(taskId: string, reason?: string): Promise<Task> {
     this.k.scheduler.assertNotStopped();
     const task = await this.k.cache.withLock(taskId, async () => {
@@ -60,7 +71,7 @@ export class TaskTransitions {
     return task;
   }
 
-  /** Answer a pending question; the task resumes. Rejects with `unknown_question` / `question_closed`. */
+  /** `Engine.answerQuestion`: see its contract there. */
   async answerQuestion(taskId: string, questionId: string, text: string): Promise<Task> {
     this.k.scheduler.assertNotStopped();
     const task = await this.k.cache.withLock(taskId, async () => {
@@ -154,17 +165,8 @@ export class TaskTransitions {
     return { task: next, dispatch: yes ? call : undefined };
   }
 
-  /**
-   * Add a person's follow-up message, or an outside event, to the history of a task that has not ended: its next step
-   * sees it, and a task sleeping after a `continue` with `wakeAfterMs` (waiting for an event or a timer) is woken now.
-   * Durable before the promise resolves. Rejects with `illegal_transition` for an ended task (see
-   * {@link reopenTask}). A step deciding while the entry is written decides without it; the step after sees it.
-   */
-  async postToTask(
-    taskId: string,
-    body:
-      { type: 'message'; text: string; from?: string } | { type: 'event'; name: string; data?: JsonValue },
-  ): Promise<Task> {
+  /** `Engine.postToTask`: see its contract there. */
+  async postToTask(taskId: string, body: TaskPost): Promise<Task> {
     this.k.scheduler.assertNotStopped();
     const task = await this.k.cache.withLock(taskId, async () => {
       const current = await this.k.cache.requireTask(taskId);
@@ -186,20 +188,8 @@ export class TaskTransitions {
     return task;
   }
 
-  /**
-   * Reopen an ended task — by a follow-up message (any end) or a retry (`failed` or `cancelled` only) — with new
-   * budgets: status `queued`, its memory and history kept, its result and error cleared. A `resume` history entry
-   * (then `entries`, e.g. the message) and a `reopened` step-log record say why, both in one commit with the status.
-   * Rejects with `illegal_transition` for a task that has not ended, or a retry of a completed task.
-   */
-  async reopenTask(
-    taskId: string,
-    opts: {
-      reason: 'message' | 'retry';
-      budgets: TaskBudgets;
-      entries?: Array<{ type: 'message'; text: string; from?: string }>;
-    },
-  ): Promise<Task> {
+  /** `Engine.reopenTask`: see its contract there. */
+  async reopenTask(taskId: string, opts: ReopenOptions): Promise<Task> {
     this.k.scheduler.assertNotStopped();
     const task = await this.k.cache.withLock(taskId, async () => {
       const current = await this.k.cache.requireTask(taskId);
