@@ -101,6 +101,7 @@ export {
 export {
   TaskOperations,
   portStorageFailure,
+  type PortStorageFailureCode,
   taskIdFromKey,
   type CreateTaskRequest,
   type TaskOperationError,

@@ -234,8 +234,9 @@ describe('portStorageFailure', () => {
   it('recognises only the stores’ storage conditions', () => {
     const err = (storeCode?: string) =>
       new EngineError('store_failure', 'm', storeCode ? { details: { storeCode } } : {});
-    expect(portStorageFailure(err('locked'))).toEqual({ message: 'm' });
-    expect(portStorageFailure(err('io_error'))).toEqual({ message: 'm' });
+    expect(portStorageFailure(err('locked'))).toEqual({ code: 'locked', message: 'm' });
+    expect(portStorageFailure(err('io_error'))).toEqual({ code: 'io_error', message: 'm' });
+    expect(portStorageFailure(err('disk_full'))).toEqual({ code: 'disk_full', message: 'm' });
     expect(portStorageFailure(err('fenced'))).toBeUndefined();
     expect(portStorageFailure(err())).toBeUndefined();
     expect(portStorageFailure(new EngineError('conflict', 'm'))).toBeUndefined();

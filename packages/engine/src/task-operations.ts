@@ -87,16 +87,21 @@ export interface TaskOperationsOptions {
   storageFailure?: (err: unknown) => { message: string } | undefined;
 }
 
+/** Storage conditions a `TaskStore` reports for a database that cannot be used right now. */
+export type PortStorageFailureCode = 'locked' | 'disk_full' | 'io_error';
+
 /**
  * The storage condition behind an error of the `TaskStore` port: an `EngineError('store_failure')` whose
  * `details.storeCode` is `locked`, `disk_full` or `io_error` (how the stores report a database that cannot be
- * written right now); undefined for anything else.
+ * written right now); undefined for anything else. `@ccagent/store`'s `storageFailureOf` reads port errors with it.
  */
-export function portStorageFailure(err: unknown): { message: string } | undefined {
+export function portStorageFailure(
+  err: unknown,
+): { code: PortStorageFailureCode; message: string } | undefined {
   if (!isEngineError(err, 'store_failure')) return undefined;
   const code = err.details?.['storeCode'];
   return code === 'locked' || code === 'disk_full' || code === 'io_error'
-    ? { message: err.message }
+    ? { code, message: err.message }
     : undefined;
 }
 

@@ -1,4 +1,4 @@
-import { isEngineError } from '@ccagent/engine';
+import { portStorageFailure, type PortStorageFailureCode } from '@ccagent/engine';
 
 /** Stable codes of {@link StoreError}. */
 export type StoreErrorCode =
@@ -59,7 +59,7 @@ export const STORE_ERROR_CODES: readonly StoreErrorCode[] = [
 ];
 
 /** Codes that say the storage itself cannot be used right now (as opposed to a bad request or a logic error). */
-export type StorageFailureCode = 'locked' | 'disk_full' | 'io_error';
+export type StorageFailureCode = PortStorageFailureCode;
 
 /**
  * The storage condition behind an error from SQLite (`SqliteError` codes), or undefined when it is not one:
@@ -105,11 +105,7 @@ export function storageFailureOf(err: unknown): { code: StorageFailureCode; mess
   if (isStoreError(err)) {
     return isStorageFailureCode(err.code) ? { code: err.code, message: err.message } : undefined;
   }
-  if (isEngineError(err, 'store_failure')) {
-    const code = err.details?.['storeCode'];
-    return isStorageFailureCode(code) ? { code, message: err.message } : undefined;
-  }
-  return undefined;
+  return portStorageFailure(err);
 }
 
 /** A message for people about a storage failure (what is wrong and what to do). */
