@@ -386,6 +386,21 @@ export function errorBodyMessage(text: string): string {
   return trimmed.length > 300 ? `${trimmed.slice(0, 300)}…` : trimmed;
 }
 
+/**
+ * Whether a 4xx answer says the prompt does not fit the context window, in the words servers use: Ollama ("the input
+ * length exceeds the context length"), llama.cpp's server ("exceeds the available context size"), OpenAI and vLLM
+ * ("maximum context length").
+ */
+export function isContextOverflow(status: number, serverMessage: string): boolean {
+  return (
+    status >= 400 &&
+    status < 500 &&
+    /exceeds the (?:available )?context (?:length|size)|maximum context length|context length exceeded/i.test(
+      serverMessage,
+    )
+  );
+}
+
 /** The `ModelError` code for an HTTP status that is not 2xx. */
 export function codeForStatus(status: number): ModelErrorCode {
   if (status === 404) return 'model_not_found';
@@ -412,7 +427,9 @@ export async function httpError(
     // the body is only used for the message
   }
   const serverMessage = errorBodyMessage(text) || `${response.status} ${response.statusText}`.trim();
-  const code = codeForStatus(response.status);
+  const code = isContextOverflow(response.status, serverMessage)
+    ? 'context_overflow'
+    : codeForStatus(response.status);
   const message =
     code === 'model_not_found'
       ? notFound(serverMessage)

@@ -71,6 +71,12 @@ export interface ChatRequest {
   format?: 'json' | JsonSchema;
   options?: ChatOptions;
   keepAlive?: string | number;
+  /**
+   * Ollama only: what the server does with a prompt longer than `numCtx`. Ollama's default (`true`, also when absent)
+   * silently drops the oldest messages, or the start of the prompt; `false` refuses it, which the adapter reports as
+   * `ModelError` `context_overflow`. OpenAI-compatible servers have no such switch (most refuse).
+   */
+  truncate?: boolean;
   think?: boolean | 'low' | 'medium' | 'high';
   /** Stream the reply (default true); deltas go to `onDelta`. The promise still resolves with the whole reply. */
   stream?: boolean;

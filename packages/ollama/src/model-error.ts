@@ -9,6 +9,8 @@
  * - `server`: HTTP 5xx, or an error object the server sent instead of a reply (retried).
  * - `rate_limited`: HTTP 429 (retried).
  * - `model_not_found`: HTTP 404 for the model; the message names the model and how to install it (not retried).
+ * - `context_overflow`: the prompt does not fit the context window and the server was told not to cut it (Ollama's
+ *   `truncate: false`, or a server that always refuses such a prompt); not retried: the same prompt fails again.
  * - `bad_request`: another HTTP 4xx, e.g. a model that does not support tools (not retried).
  * - `unauthorized`: HTTP 401/403, e.g. a missing or wrong API key (not retried).
  * - `stream_interrupted`: the reply stream broke off before the provider signalled completion; no partial reply is
@@ -24,6 +26,7 @@ export type ModelErrorCode =
   | 'server'
   | 'rate_limited'
   | 'model_not_found'
+  | 'context_overflow'
   | 'bad_request'
   | 'unauthorized'
   | 'stream_interrupted'
@@ -38,6 +41,7 @@ export const MODEL_ERROR_CODES: readonly ModelErrorCode[] = [
   'server',
   'rate_limited',
   'model_not_found',
+  'context_overflow',
   'bad_request',
   'unauthorized',
   'stream_interrupted',

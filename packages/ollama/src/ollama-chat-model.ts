@@ -466,6 +466,7 @@ export function toWireRequest(request: ChatRequest): OllamaWireRequest {
     ...(request.format !== undefined ? { format: request.format } : {}),
     ...(Object.keys(options).length > 0 ? { options } : {}),
     ...(request.keepAlive !== undefined ? { keep_alive: request.keepAlive } : {}),
+    ...(request.truncate !== undefined ? { truncate: request.truncate } : {}),
     ...(request.think !== undefined ? { think: request.think } : {}),
   };
   // The client's types lag the API (no tool_call_id, id on tool calls); the extra fields go out as JSON unchanged.

@@ -29,6 +29,7 @@ import {
   ollamaFinalChunk,
   ollamaNonStream,
   ollamaShow,
+  ollamaPsEntry,
   ollamaTagEntry,
   openaiChunk,
   openaiCompletion,
@@ -94,6 +95,10 @@ export function normalizeModelName(name: string): string {
 }
 
 const DEFAULT_VERSION = '0.12.6';
+/** Tokens a truncated prompt keeps from its start (the runner's `num_keep`). */
+const NUM_KEEP = 4;
+/** The expiry Ollama reports for a model kept loaded forever (`keep_alive` < 0). */
+const FAR_FUTURE = new Date('2318-08-18T00:00:00Z');
 
 /** Starts the fake on 127.0.0.1 (ephemeral port by default). */
 export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<FakeOllama> {
@@ -247,6 +252,21 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
       const names = new Set([...installed, ...scripts.keys()]);
       return sendJson(res, 200, { models: [...names].sort().map((n) => ollamaTagEntry(n, at)) });
     }
+    if (route === 'GET /api/ps') {
+      // What the modelled server has loaded, as Ollama lists it: never-expiring models (keep_alive < 0) show a
+      // far-future expiry as Ollama's own does.
+      return sendJson(res, 200, {
+        models: modelServer
+          .loaded()
+          .map((m) =>
+            ollamaPsEntry(
+              m.model,
+              Number.isFinite(m.expiresAt) ? new Date(m.expiresAt) : FAR_FUTURE,
+              m.numCtx,
+            ),
+          ),
+      });
+    }
     if (route === 'GET /v1/models') {
       const created = Math.floor(now().getTime() / 1000);
       const names = new Set([...installed, ...scripts.keys()]);
@@ -300,7 +320,7 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
           `fake-ollama: the script for model "${model}" is exhausted (${entry.next} replies used)`,
         );
       }
-      reply = typeof next === 'string' ? { content: next } : next;
+      reply = limitReply(typeof next === 'string' ? { content: next } : next, replyLimit(api, chatReq.body));
       fault = { ...fault, ...reply.fault };
     }
 
@@ -319,13 +339,24 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
     const plan = planReply(reply);
     // The model server's part: load or reuse the model, find the slot whose cache shares the longest prefix, count.
     const { tokenizer, render } = await promptTokenizer(model);
+    // A prompt longer than the context: Ollama refuses it when told not to truncate, else keeps its start and its
+    // end (the system prompt and the latest text) and reports only what it kept in prompt_eval_count.
+    let prompt = tokenizer.encode(render(chatReq.body));
+    const numCtx = modelServer.numCtxOf(objectField(chatReq.body, 'options'));
+    if (prompt.length > numCtx) {
+      if (chatReq.body['truncate'] === false) {
+        return sendError(400, 'the input length exceeds the context length');
+      }
+      const keep = Math.min(NUM_KEEP, numCtx);
+      prompt = [...prompt.slice(0, keep), ...prompt.slice(prompt.length - (numCtx - keep))];
+    }
     let admitted;
     try {
       admitted = await modelServer.admit({
         model: key,
         options: objectField(chatReq.body, 'options'),
         keepAlive: chatReq.body['keep_alive'],
-        prompt: tokenizer.encode(render(chatReq.body)),
+        prompt,
         reply: tokenizer.encode(
           renderAssistantReply(
             plan.message.content,
@@ -379,7 +410,8 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
     chunk({ role: 'assistant', content: '' }, null);
     for (const p of plan.pieces) {
       if (p.thinking !== undefined) chunk({ reasoning: p.thinking }, null);
-      if (p.content !== undefined) chunk({ content: p.content }, null);
+      // Ollama's /v1 repeats the role in every delta (OpenAI's reference sends it in the first only).
+      if (p.content !== undefined) chunk({ role: 'assistant', content: p.content }, null);
     }
     // Tool calls the way OpenAI streams them: id and name first, then the JSON arguments in several pieces.
     openaiToolCalls(calls, id).forEach((call, index) => {
@@ -396,7 +428,7 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
         chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null);
       }
     });
-    chunk({}, openaiFinishReason(plan.figures, calls.length > 0));
+    chunk({ role: 'assistant', content: '' }, openaiFinishReason(plan.figures, calls.length > 0));
     const streamOptions = chatReq.body['stream_options'] as { include_usage?: unknown } | undefined;
     if (streamOptions?.include_usage === true) {
       events.push(JSON.stringify(openaiChunk(id, createdSec, model, {}, null, openaiUsage(plan.figures))));
@@ -590,6 +622,32 @@ function splitText(text: string, chunkChars: number | undefined): string[] {
   if (text === '') return [];
   if (chunkChars !== undefined && chunkChars > 0) return splitEvery(text, chunkChars);
   return text.match(/\s*\S+\s*|\s+/g) ?? [text];
+}
+
+/**
+ * The reply length the request allows: Ollama's `options.num_predict`, OpenAI's `max_completion_tokens` or
+ * `max_tokens`. `undefined` when unbounded (Ollama's `-1`, absent, or not a positive number).
+ */
+function replyLimit(api: 'ollama' | 'openai', body: Record<string, unknown>): number | undefined {
+  const raw =
+    api === 'ollama'
+      ? objectField(body, 'options')?.['num_predict']
+      : (body['max_completion_tokens'] ?? body['max_tokens']);
+  return typeof raw === 'number' && Number.isInteger(raw) && raw > 0 ? raw : undefined;
+}
+
+/**
+ * A reply cut at `limit` tokens the way a real server stops generating: the text (or the JSON's text) ends after
+ * `limit` pieces (a piece counts as a token here) with `done_reason` `length`. A reply within the limit, or one of
+ * tool calls, is unchanged.
+ */
+function limitReply(reply: FakeReplyObject, limit: number | undefined): FakeReplyObject {
+  if (limit === undefined || (reply.toolCalls?.length ?? 0) > 0) return reply;
+  const text = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.content ?? '');
+  const pieces = splitText(text, reply.chunkChars);
+  if (pieces.length <= limit) return reply;
+  const { json: _json, ...rest } = reply;
+  return { ...rest, content: pieces.slice(0, limit).join(''), doneReason: 'length', evalCount: limit };
 }
 
 /** The messages' contents, concatenated: what the `estimate` tokenizer counts (as this fake always did). */

@@ -173,6 +173,12 @@ export class ModelServer {
    * Admits one chat request for `model` (a normalized name): loads or reloads the model as Ollama would, waits for a
    * free slot, picks the free slot sharing the longest prefix with `prompt`, and returns the figures.
    */
+  /** The context size a request with these `options` runs with (its `num_ctx`, else the server's default). */
+  numCtxOf(options: Record<string, unknown> | undefined): number {
+    const n = options?.['num_ctx'];
+    return typeof n === 'number' ? n : this.defaultNumCtx;
+  }
+
   async admit(call: {
     model: string;
     options: Record<string, unknown> | undefined;

@@ -139,6 +139,20 @@ export function ollamaTagEntry(name: string, modifiedAt: string): Record<string,
   };
 }
 
+/** One model of the `/api/ps` list: loaded on the CPU (no VRAM), with the context size it was loaded with. */
+export function ollamaPsEntry(name: string, expiresAt: Date, contextLength: number): Record<string, unknown> {
+  return {
+    name,
+    model: name,
+    size: 4_683_075_271,
+    digest: createHash('sha256').update(name).digest('hex'),
+    details: modelDetails(name),
+    expires_at: expiresAt.toISOString(),
+    size_vram: 0,
+    context_length: contextLength,
+  };
+}
+
 /** The `/api/show` reply for an installed model. */
 export function ollamaShow(name: string): Record<string, unknown> {
   const details = modelDetails(name);
