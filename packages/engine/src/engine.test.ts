@@ -753,6 +753,28 @@ describe('budgets', () => {
     });
   });
 
+  it('says in words which budget ended the task and what last went wrong (guards against "limit 1795810325413, used 1795810325551")', async () => {
+    const executor: ToolExecutor = {
+      execute: () => Promise.resolve({ ok: false, error: { message: 'attempt to call nil' } }),
+    };
+    const h = setup(scripted([toolCall('move')]), { executor });
+    await h.engine.start();
+    await h.engine.createTask({ id: 'w', kind: 'demo', prompt: '', budgets: { maxSteps: 2 } });
+    await h.until('failed', async () => (await h.statusOf('w')) === 'failed');
+    expect((await h.store.getTask('w'))?.error?.message).toBe(
+      'the task used all 2 of its steps without finishing (budget maxSteps); last error: attempt to call nil',
+    );
+    const d = setup(scripted([{ type: 'ask_user', question: '?' }]));
+    await d.engine.start();
+    await d.engine.createTask({ id: 'dl', kind: 'demo', prompt: '', budgets: { deadlineAt: 1_000 + 5_000 } });
+    await d.until('waiting', async () => (await d.statusOf('dl')) === 'waiting_for_user');
+    await d.clock.advance(6_000);
+    await d.until('failed', async () => (await d.statusOf('dl')) === 'failed');
+    expect((await d.store.getTask('dl'))?.error?.message).toMatch(
+      /^the task's deadline \(1970-01-01T00:00:06\.000Z\) passed before it finished \(budget deadlineAt, over by \d+ ms\)$/,
+    );
+  });
+
   it('fails on the tool call that would exceed maxToolCalls, without dispatching it', async () => {
     let executed = 0;
     const executor: ToolExecutor = {

@@ -325,6 +325,33 @@ export class StepRunner {
   }
 }
 
+/**
+ * What a person reads when a budget ends a task: which budget, in its own units (steps, calls, a time of day), and
+ * the last thing that went wrong, so "failed" says why without opening the step log. The raw figures stay in
+ * `details`.
+ */
+function budgetMessage(
+  budget: 'maxSteps' | 'maxToolCalls' | 'deadlineAt',
+  limit: number,
+  used: number,
+  lastError: { message?: unknown } | undefined,
+  lastDecision: Decision | HistoryEntry | undefined,
+): string {
+  const head =
+    budget === 'deadlineAt'
+      ? `the task's deadline (${new Date(limit).toISOString()}) passed before it finished (budget deadlineAt, over by ${Math.max(0, used - limit)} ms)`
+      : budget === 'maxSteps'
+        ? `the task used all ${limit} of its steps without finishing (budget maxSteps)`
+        : `the task used all ${limit} of its command calls without finishing (budget maxToolCalls)`;
+  const note =
+    typeof lastError?.message === 'string'
+      ? `last error: ${lastError.message}`
+      : lastDecision && 'type' in lastDecision && lastDecision.type === 'note' && 'text' in lastDecision
+        ? `last note to the model: ${String(lastDecision.text)}`
+        : undefined;
+  return note ? `${head}; ${note.length > 300 ? `${note.slice(0, 300)}…` : note}` : head;
+}
+
 function budgetError(
   budget: 'maxSteps' | 'maxToolCalls' | 'deadlineAt',
   limit: number,
@@ -339,7 +366,7 @@ function budgetError(
       : undefined;
   return {
     code: 'budget_exhausted',
-    message: `task budget ${budget} exhausted (limit ${limit}, used ${used})`,
+    message: budgetMessage(budget, limit, used, lastError, lastDecision),
     details: {
       budget,
       limit,
