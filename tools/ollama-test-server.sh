@@ -133,8 +133,10 @@ export OLLAMA_HOST="127.0.0.1:${port}"
 export OLLAMA_MODELS="$cache/models"
 if ! curl -fsS "$url/api/version" >/dev/null 2>&1; then
   # Loopback only; no browser origins; one model and one request at a time (2 cores). Not tied to this shell:
-  # setsid, so it outlives the script as CI's PostgreSQL does; --stop ends it.
-  OLLAMA_ORIGINS="" OLLAMA_NUM_PARALLEL=1 OLLAMA_MAX_LOADED_MODELS=1 OLLAMA_KEEP_ALIVE=30m OLLAMA_NOPRUNE=1 \
+  # setsid, so it outlives the script as CI's PostgreSQL does; --stop ends it. OLLAMA_DEBUG=1: the log then says, per
+  # request, how much of the prompt came from the cache ("loading cache slot … used=N remaining=M"), which the
+  # model-cost bench's --real mode reads.
+  OLLAMA_DEBUG=1 OLLAMA_ORIGINS="" OLLAMA_NUM_PARALLEL=1 OLLAMA_MAX_LOADED_MODELS=1 OLLAMA_KEEP_ALIVE=30m OLLAMA_NOPRUNE=1 \
     setsid "$bin" serve >"$cache/server.log" 2>&1 </dev/null &
   echo $! >"$cache/server.pid"
   for _ in $(seq 1 100); do

@@ -46,6 +46,11 @@ export interface StackOptions {
   config?: Json;
   /** Start with `--token`; HTTP calls of this class then send it as a bearer token. */
   token?: string;
+  /**
+   * A real model server (the real-model tier): its URL and the `models` section to use with it. The scripted fake
+   * still starts (it answers nothing then) so `stack.fake` always exists.
+   */
+  modelServer?: { url: string; models: Json };
 }
 
 /** One orchestrator process (restartable on the same DB and port) and its fake model server. */
@@ -68,7 +73,7 @@ export class Stack {
     writeFileSync(
       config,
       JSON.stringify({
-        models: {
+        models: opts.modelServer?.models ?? {
           planner: { name: MODELS.planner },
           executor: { name: MODELS.executor },
           native: { name: MODELS.native },
@@ -80,7 +85,7 @@ export class Stack {
       '--db',
       path.join(dir, 'ccagent.db'),
       '--ollama-url',
-      fake.url,
+      opts.modelServer?.url ?? fake.url,
       '--config',
       config,
       '--log-level',
@@ -171,6 +176,11 @@ export class Stack {
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`timed out waiting for ${what}; last seen: ${JSON.stringify(last)?.slice(0, 2000)}`);
+  }
+
+  /** The SQLite file the orchestrator writes (for the CLI, which reads it read-only). */
+  get db(): string {
+    return path.join(this.dir, 'ccagent.db');
   }
 
   /** Stop the orchestrator and the fake, delete the temp dir. */
