@@ -140,7 +140,28 @@ async function startLuaComputer(scratch, wsUrl, files) {
 }
 
 /** Run the demo; `serveArgs` are passed to `cc-orchestrator serve` (e.g. --port). Resolves when stopped. */
-export async function runDemo(serveArgs) {
+/**
+ * The real small model of the real-model tier (tools/ollama-test-server.sh: Ollama built from source, SmolLM2-135M
+ * from PyPI), started or found; undefined, with the reason said, when it cannot be had here.
+ */
+function realModelServer() {
+  if (process.env.CCAGENT_TEST_OLLAMA_URL && process.env.CCAGENT_TEST_OLLAMA_MODEL) {
+    return { url: process.env.CCAGENT_TEST_OLLAMA_URL, model: process.env.CCAGENT_TEST_OLLAMA_MODEL };
+  }
+  say('starting the real small model (tools/ollama-test-server.sh; the first time builds Ollama: minutes)…');
+  const r = spawnSync('bash', [path.join(root, 'tools', 'ollama-test-server.sh'), '--export'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const get = (k) => new RegExp(`${k}=([^\n]*)`).exec(r.stdout ?? '')?.[1];
+  if (r.status !== 0 || !get('CCAGENT_TEST_OLLAMA_URL')) {
+    say('the real model server could not be started (see above; docs/models.md says what it needs)');
+    return undefined;
+  }
+  return { url: get('CCAGENT_TEST_OLLAMA_URL'), model: get('CCAGENT_TEST_OLLAMA_MODEL') };
+}
+
+export async function runDemo(serveArgs, { real = false } = {}) {
   const { startFakeOllama } = await import('@ccagent/testkit');
   const scenario = (await import('@ccagent/agent/testing')).todo;
   const dir = path.join(root, '.ccagent-data', 'demo');
@@ -148,21 +169,47 @@ export async function runDemo(serveArgs) {
   mkdirSync(dir, { recursive: true });
 
   const fake = await startFakeOllama({ installed: ['demo-planner', 'demo-executor'] });
-  const slow = (content) => ({ content, fault: { latencyMs: REPLY_DELAY_MS }, chunkChars: 24 });
-  fake.script('demo-planner', scenario.PLANNER_REPLIES.map(slow), { repeat: true });
-  fake.script('demo-executor', scenario.EXECUTOR_REPLIES.map(slow), { repeat: true });
-  say(`scripted model server (a test double replaying a small model's replies; no GPU needed): ${fake.url}`);
+  let modelUrl = fake.url;
+  let models = {
+    planner: { name: 'demo-planner' },
+    executor: { name: 'demo-executor' },
+    native: { name: 'demo-planner' },
+  };
+  if (real) {
+    const server = realModelServer();
+    if (!server) {
+      await fake.close();
+      process.exit(1);
+    }
+    modelUrl = server.url;
+    const role = { name: server.model, options: { temperature: 0, numCtx: 8192, numPredict: 300 } };
+    models = { planner: role, executor: role, native: role };
+    say(`REAL model: ${server.model} on Ollama at ${server.url}.`);
+    say(
+      'A 135M-parameter model on a CPU is a smoke test of the plumbing, not a coding agent: expect it to fail the',
+    );
+    say('task, within its budget (20 steps, 10 minutes), with every prompt and reply in the step log. Point');
+    say('--ollama-url and the config at a 7B+ model for real work.');
+  } else {
+    const slow = (content) => ({ content, fault: { latencyMs: REPLY_DELAY_MS }, chunkChars: 24 });
+    fake.script('demo-planner', scenario.PLANNER_REPLIES.map(slow), { repeat: true });
+    fake.script('demo-executor', scenario.EXECUTOR_REPLIES.map(slow), { repeat: true });
+    say(
+      `scripted model server (a test double replaying a small model's replies; no GPU needed): ${fake.url}`,
+    );
+  }
 
   const config = path.join(dir, 'ccagent.json');
   writeFileSync(
     config,
     JSON.stringify({
-      models: {
-        planner: { name: 'demo-planner' },
-        executor: { name: 'demo-executor' },
-        native: { name: 'demo-planner' },
+      models,
+      taskKinds: {
+        code_job: {
+          completion: scenario.COMPLETION,
+          ...(real ? { budgets: { maxSteps: 20, maxToolCalls: 20, deadlineMs: 600_000 } } : {}),
+        },
       },
-      taskKinds: { code_job: { completion: scenario.COMPLETION } },
     }),
   );
   const portArg = serveArgs.includes('--port') ? [] : ['--port', '7420'];
@@ -174,7 +221,7 @@ export async function runDemo(serveArgs) {
       '--db',
       path.join(dir, 'ccagent.db'),
       '--ollama-url',
-      fake.url,
+      modelUrl,
       '--config',
       config,
       ...portArg,

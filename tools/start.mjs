@@ -1,13 +1,15 @@
 // `npm start`: install if needed, build the orchestrator (with the dashboard), the CLI and the fake model server,
 // link their commands (`npx ccagent`, `npx cc-orchestrator`, `npx fake-ollama`), then `cc-orchestrator serve` on its
 // embedded SQLite default. Extra args pass through: `npm start -- --port 9000`. `npm start -- --demo` runs a whole
-// scripted task instead (tools/demo.mjs). The build's own output is shown only when it fails.
+// scripted task instead (tools/demo.mjs); `npm start -- --demo --real` runs it with a real small model. The build's own output is shown only when it fails.
 import { spawnSync } from 'node:child_process';
 import { ensureInstalled, root, run } from './ensure-installed.mjs';
 
 const args = process.argv.slice(2);
 const demo = args.includes('--demo');
-const serveArgs = args.filter((a) => a !== '--demo');
+// `--demo --real`: the same task with the real small model of tools/ollama-test-server.sh instead of the double.
+const real = args.includes('--real');
+const serveArgs = args.filter((a) => a !== '--demo' && a !== '--real');
 
 ensureInstalled();
 process.stdout.write(
@@ -44,7 +46,7 @@ if (link.status !== 0) process.stderr.write(`[ccagent] could not link the comman
 
 if (demo) {
   const { runDemo } = await import('./demo.mjs');
-  await runDemo(serveArgs);
+  await runDemo(serveArgs, { real });
 } else {
   process.exit(run(process.execPath, [`${root}/apps/orchestrator/dist/main.js`, 'serve', ...serveArgs]));
 }
