@@ -4,9 +4,9 @@
 // needs to be told what to say (`arrange`), a real model writes its own reply and only its shape is asserted.
 import { expect } from 'vitest';
 import type { ChatDelta, ChatMessage, ChatRequest, ChatResponse } from '../../src/chat-model.js';
-import { isModelError, type ModelError } from '../../src/model-error.js';
 import { OllamaChatModel } from '../../src/ollama-chat-model.js';
 import { OpenAICompatibleChatModel } from '../../src/openai-compatible-chat-model.js';
+import { failure } from '../support/failure.js';
 import type { ContractTarget } from './targets.js';
 
 /** One named behaviour of the contract. */
@@ -25,16 +25,6 @@ function ollama(t: ContractTarget): OllamaChatModel {
 
 function openai(t: ContractTarget): OpenAICompatibleChatModel {
   return new OpenAICompatibleChatModel({ baseUrl: `${t.url}/v1`, retry: NO_RETRY, timeoutMs: 180_000 });
-}
-
-async function failure(promise: Promise<unknown>): Promise<ModelError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isModelError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 async function getJson<T>(t: ContractTarget, path: string): Promise<T> {
@@ -107,6 +97,13 @@ export function longPrompt(tag: string): ChatMessage[] {
 
 const ask = (content: string): ChatMessage[] => [{ role: 'user', content }];
 
+/** The structured-output checks' schema: an answer and a count, both required. */
+const ANSWER_SCHEMA = {
+  type: 'object',
+  properties: { answer: { type: 'string' }, count: { type: 'integer' } },
+  required: ['answer', 'count'],
+};
+
 export const CONTRACT: ContractCheck[] = [
   {
     name: 'answers /api/chat in one object with the final figures (done_reason, counts, durations in ns)',
@@ -159,16 +156,11 @@ export const CONTRACT: ContractCheck[] = [
   {
     name: 'constrains the reply to a JSON Schema given as format',
     async run(t) {
-      const schema = {
-        type: 'object',
-        properties: { answer: { type: 'string' }, count: { type: 'integer' } },
-        required: ['answer', 'count'],
-      };
       t.arrange({ json: { answer: 'eight legs', count: 8 } });
       const reply = await ollama(t).chat({
         model: t.model,
         messages: ask('How many legs has a spider? Answer in JSON.'),
-        format: schema,
+        format: ANSWER_SCHEMA,
         options: { ...OPTIONS, numPredict: 200 },
         stream: false,
       });
@@ -346,16 +338,11 @@ export const CONTRACT: ContractCheck[] = [
   {
     name: 'constrains /v1/chat/completions to a JSON Schema (response_format) and stops at max_tokens',
     async run(t) {
-      const schema = {
-        type: 'object',
-        properties: { answer: { type: 'string' }, count: { type: 'integer' } },
-        required: ['answer', 'count'],
-      };
       t.arrange({ json: { answer: 'eight legs', count: 8 } });
       const reply = await openai(t).chat({
         model: t.model,
         messages: ask('How many legs has a spider? Answer in JSON.'),
-        format: schema,
+        format: ANSWER_SCHEMA,
         options: { ...OPTIONS, numPredict: 200 },
         stream: false,
       });
