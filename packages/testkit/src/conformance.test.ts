@@ -198,7 +198,12 @@ describe('fake /v1 conforms to the recorded OpenAI payloads', () => {
     const chunks = events.filter((e): e is Record<string, unknown> => e !== '[DONE]');
     const [role, ...rest] = chunks;
     expect(compareShape(fixture('openai/chat-chunk-role'), role, OPENAI)).toEqual([]);
-    const content = rest.filter((c) => deltaOf(c)?.['content'] !== undefined);
+    // Content chunks: text before the finish (Ollama's finish chunk also carries content "", with its reason).
+    const content = rest.filter(
+      (c) =>
+        deltaOf(c)?.['content'] !== undefined &&
+        (c['choices'] as { finish_reason: unknown }[])[0]?.finish_reason == null,
+    );
     const toolStart = rest.filter(
       (c) => (deltaOf(c)?.['tool_calls'] as { id?: string }[] | undefined)?.[0]?.id !== undefined,
     );

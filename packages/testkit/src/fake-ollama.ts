@@ -699,13 +699,18 @@ function replyFigures(
   reportCached: boolean,
 ): ReplyFigures {
   const ns = (s: number): number => Math.max(1, Math.round(s * 1e9));
+  const loadNs = call.load !== undefined ? ns(call.seconds.load) : 1_000_000;
+  const promptEvalNs = ns(call.seconds.promptEval);
+  const evalNs = ns(call.seconds.generation);
+  const overhead = call.seconds.total - call.seconds.load - call.seconds.promptEval - call.seconds.generation;
   return {
     doneReason: reply.doneReason ?? 'stop',
     promptEvalCount: reply.promptEvalCount ?? call.promptTokens,
     evalCount: reply.evalCount ?? (exact ? Math.max(1, call.outputTokens) : Math.max(1, plan.pieces.length)),
-    loadNs: call.load !== undefined ? ns(call.seconds.load) : 1_000_000,
-    promptEvalNs: ns(call.seconds.promptEval),
-    evalNs: ns(call.seconds.generation),
+    loadNs,
+    promptEvalNs,
+    evalNs,
+    totalNs: loadNs + Math.round(overhead * 1e9) + promptEvalNs + evalNs,
     ...(reportCached ? { cachedCount: call.cachedTokens } : {}),
   };
 }

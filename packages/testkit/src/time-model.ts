@@ -70,8 +70,10 @@ export function rateAt(points: readonly (readonly [number, number])[], depth: nu
 /** Seconds of one model call, split the way Ollama reports durations. */
 export interface CallSeconds {
   load: number;
+  /** The evaluated prompt tokens only (Ollama's `prompt_eval_duration`: a prompt all in cache costs ~one token). */
   promptEval: number;
   generation: number;
+  /** Everything, the per-call overhead included (Ollama's `total_duration`). */
   total: number;
 }
 
@@ -84,7 +86,9 @@ export function callSeconds(
   call: { promptTokens: number; evaluated: number; output: number; loaded: boolean },
 ): CallSeconds {
   const load = call.loaded ? model.loadS : 0;
-  const promptEval = model.requestOverheadS + call.evaluated / rateAt(model.promptRates, call.promptTokens);
+  // The per-call overhead is in total_duration only: the real server's prompt_eval_duration of a fully cached prompt
+  // is that of the one token it evaluates (16 ms where the cold prompt took 19 s; the model-server contract).
+  const promptEval = call.evaluated / rateAt(model.promptRates, call.promptTokens);
   const generation = call.output / rateAt(model.generationRates, call.promptTokens + call.output / 2);
-  return { load, promptEval, generation, total: load + promptEval + generation };
+  return { load, promptEval, generation, total: load + model.requestOverheadS + promptEval + generation };
 }

@@ -17,6 +17,8 @@ export interface ReplyFigures {
   /** Time spent on the prompt tokens that were not in the cache. */
   promptEvalNs?: number;
   evalNs?: number;
+  /** `total_duration` when it is more than the parts (the per-call overhead); default: load + prompt eval + eval. */
+  totalNs?: number;
   /** Prompt tokens served from the cache; only sent when the modelled server reports it. */
   cachedCount?: number;
 }
@@ -27,7 +29,7 @@ export function ollamaMetrics(f: ReplyFigures): Record<string, number> {
   const promptEval = f.promptEvalNs ?? Math.max(1, f.promptEvalCount) * 100_000;
   const evalDuration = f.evalNs ?? Math.max(1, f.evalCount) * 1_000_000;
   return {
-    total_duration: load + promptEval + evalDuration,
+    total_duration: Math.max(f.totalNs ?? 0, load + promptEval + evalDuration),
     load_duration: load,
     prompt_eval_count: f.promptEvalCount,
     ...(f.cachedCount !== undefined ? { prompt_eval_cached_count: f.cachedCount } : {}),
