@@ -1,0 +1,2 @@
+local name = arg[1] or "world"
+prnt("Hello, " .. name .. "!")
