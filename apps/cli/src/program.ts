@@ -9,6 +9,7 @@ import { MODEL_REQUEST_KIND, TASK_STATUSES } from '@ccagent/engine';
 import { defaultDbPath } from '@ccagent/store';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { openDbSource } from './db-source.js';
+import { addEvalCommand } from './eval-command.js';
 import { addSecurityCommands } from './security-commands.js';
 import { CliError } from './errors.js';
 import { HttpTaskSource, type HttpSourceOptions } from './http-source.js';
@@ -564,6 +565,17 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     json: () => globals().json === true,
     print,
     printJson,
+  });
+
+  addEvalCommand(program, {
+    json: () => globals().json === true,
+    print,
+    printJson,
+    err,
+    env,
+    setExitCode: (c) => {
+      code = c;
+    },
   });
 
   return { program, exitCode: () => code };

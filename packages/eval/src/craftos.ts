@@ -28,7 +28,7 @@ function probe(bin: string, rom: string | undefined): Craftos {
       `CraftOS-PC at ${bin} does not run: ${r.error?.message ?? r.stderr.trim()} (missing libraries? see docs/eval.md)`,
     );
   }
-  return { bin, ...(rom ? { rom } : {}), version: r.stdout.trim() };
+  return { bin, ...(rom ? { rom } : {}), version: r.stdout.trim().split('\n')[0] ?? '' };
 }
 
 /**

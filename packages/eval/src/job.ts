@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { FakeReply } from '@ccagent/testkit';
 import { z } from 'zod';
 import { EvalError } from './eval-error.js';
 
@@ -70,7 +71,7 @@ const jobSchema = z.strictObject({
 export type JobSpec = z.infer<typeof jobSchema>;
 
 /** A reply of the scripted model: text, or a reply object of `@ccagent/testkit` (tool calls for `native`). */
-export type ScriptedReply = string | { content?: string; toolCalls?: { name: string; arguments: object }[] };
+export type ScriptedReply = FakeReply;
 
 /** A scripted run of a job: the replies each model role gives, in order, across the job's tasks. */
 export interface ScriptedRun {

@@ -139,11 +139,15 @@ function planOf(opts: EvalOptions): { plans: Plan[]; skipped: Map<string, string
 
 function delay(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+    const wake = () => {
       clearTimeout(t);
       resolve();
-    });
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', wake);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', wake, { once: true });
   });
 }
 
@@ -258,11 +262,23 @@ interface AttemptContext {
 
 /** One attempt; undefined when the run was interrupted before it finished. */
 async function runAttempt(plan: Plan, ctx: AttemptContext): Promise<AttemptResult | undefined> {
+  const computer = createComputer(ctx.craftos, path.join(ctx.opts.outDir, 'computers'), plan.job.disk);
+  try {
+    return await attemptOn(computer, plan, ctx);
+  } finally {
+    if (!ctx.opts.keepComputers) rmSync(computer.dataDir, { recursive: true, force: true });
+  }
+}
+
+async function attemptOn(
+  computer: ComputerDisk,
+  plan: Plan,
+  ctx: AttemptContext,
+): Promise<AttemptResult | undefined> {
   const { job, loop } = plan;
   const { orch, craftos, opts } = ctx;
   const started = Date.now();
   const clientId = `eval-${ctx.index + 1}-${job.id}`.slice(0, 64);
-  const computer = createComputer(craftos, path.join(opts.outDir, 'computers'), job.disk);
   const host = startHost(craftos, computer, {
     luaDir: opts.orchestrator.luaDir,
     wsUrl: `${orch.url.replace(/^http/, 'ws')}/ws`,
@@ -359,16 +375,12 @@ async function runAttempt(plan: Plan, ctx: AttemptContext): Promise<AttemptResul
   } finally {
     await host.stop();
   }
-  try {
-    const verdict = await runChecker(job, computer, craftos, opts.orchestrator.luaDir);
-    return finish(
-      verdict.pass
-        ? { pass: true, ...(verdict.reason ? { detail: verdict.reason } : {}) }
-        : { pass: false, failure: failureReason(details), detail: verdict.reason ?? 'rejected' },
-    );
-  } finally {
-    if (!opts.keepComputers) rmSync(computer.dataDir, { recursive: true, force: true });
-  }
+  const verdict = await runChecker(job, computer, craftos, opts.orchestrator.luaDir);
+  return finish(
+    verdict.pass
+      ? { pass: true, ...(verdict.reason ? { detail: verdict.reason } : {}) }
+      : { pass: false, failure: failureReason(details), detail: verdict.reason ?? 'rejected' },
+  );
 }
 
 async function waitConnected(

@@ -1,0 +1,2 @@
+print("Welcome to the mine")
+shell.run("mine")

@@ -1,0 +1,1 @@
+while true do turtle.dig() sleep(5) end
