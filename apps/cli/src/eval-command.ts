@@ -43,12 +43,15 @@ interface EvalFlags {
   craftos?: string;
 }
 
-const whole = (value: string): number => {
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 1000) {
-    throw new CliError('usage', `expected a whole number from 1 to 1000, got "${value}"`);
-  }
-  return Number(value);
-};
+const wholeUpTo =
+  (max: number) =>
+  (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) {
+      throw new CliError('usage', `expected a whole number from 1 to ${max}, got "${value}"`);
+    }
+    return Number(value);
+  };
+const whole = wholeUpTo(1000);
 
 /** The built orchestrator and the Lua client it ships (dist/lua), from the installed `cc-orchestrator`. */
 function orchestratorFiles(): { main: string; luaDir: string } {
@@ -113,7 +116,7 @@ export function addEvalCommand(program: Command, d: EvalCommandDeps): void {
       '--out <dir>',
       "the run's folder: its database, configuration and results.json (default ./ccagent-eval/<time>)",
     )
-    .option('--num-ctx <tokens>', 'context window of every model role', whole)
+    .option('--num-ctx <tokens>', 'context window of every model role', wholeUpTo(1_048_576))
     .option('--api-key-env <name>', 'environment variable holding the API key (openai servers that need one)')
     .addOption(
       new Option(

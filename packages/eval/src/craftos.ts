@@ -198,12 +198,16 @@ export async function runPrograms(
     clearTimeout(timer);
     const outFile = path.join(io, 'out.json');
     const got = existsSync(outFile) ? (JSON.parse(readFileSync(outFile, 'utf8')) as RunOutcome[]) : [];
+    const hung = runs[got.length];
     return runs.map(
       (r, i) =>
         got[i] ?? {
           ok: false,
           output: '',
-          error: `timed out: ${r.program} did not finish within ${opts.timeoutMs ?? 30_000} ms`,
+          error:
+            i === got.length
+              ? `timed out: ${r.program} did not finish within ${opts.timeoutMs ?? 30_000} ms`
+              : `not run: ${hung?.program} before it timed out`,
         },
     );
   } finally {

@@ -84,7 +84,7 @@ export type FailureReason =
   | 'computer'
   | string;
 
-const BUDGET_CODES = new Set(['budget_exhausted', 'deadline_exceeded', 'max_iterations', 'repetition']);
+const BUDGET_CODES = new Set(['budget_exhausted', 'max_iterations', 'repetition']);
 
 /**
  * The reason of an attempt the checker rejected, from how its last task ended: it failed on a budget (steps, tool
