@@ -30,8 +30,11 @@ describe('loadJob', () => {
     expect(job.user).toEqual({ answers: [], confirm: 'no' });
     expect(typeof job.check).toBe('function');
     expect(job.reference.loop).toBe('planner-executor');
-    expect(Object.keys(job.wrong)).toEqual(['works-around']);
+    expect(Object.keys(job.wrong)).toEqual(['native-works-around', 'works-around']);
     expect(job.wrong['works-around']?.why).toMatch(/works around/);
+    expect(job.wrong['native-works-around']?.loop).toBe('native');
+    expect(Object.keys(job.references)).toEqual(['native']);
+    expect(job.references.native?.loop).toBe('native');
   });
 
   it('refuses a bad job.json naming the file and the field', async () => {

@@ -129,6 +129,8 @@ export interface Job extends JobSpec {
   disk: Record<string, string>;
   check: Checker;
   reference: ScriptedRun;
+  /** More right runs by name (`reference-native.mjs` → `native`), e.g. the same job solved in the other loop. */
+  references: Record<string, ScriptedRun>;
   /** Wrong runs by name (`wrong-deletes-the-file.mjs` → `deletes-the-file`). */
   wrong: Record<string, ScriptedRun>;
 }
@@ -207,11 +209,20 @@ export async function loadJob(dir: string): Promise<Job> {
     throw new EvalError('invalid_job', `${refFile}: loop ${reference.loop} is not one of the job's loops`);
   }
   const wrong: Record<string, ScriptedRun> = {};
+  const references: Record<string, ScriptedRun> = {};
   for (const name of readdirSync(dir).sort()) {
-    const m = /^wrong-(.+)\.mjs$/.exec(name);
-    if (m?.[1]) wrong[m[1]] = checkRun(await importDefault<ScriptedRun>(path.join(dir, name)), name);
+    const m = /^(wrong|reference)-(.+)\.mjs$/.exec(name);
+    if (!m?.[2]) continue;
+    const run = checkRun(await importDefault<ScriptedRun>(path.join(dir, name)), name);
+    if (!spec.loops.includes(run.loop)) {
+      throw new EvalError(
+        'invalid_job',
+        `${path.join(dir, name)}: loop ${run.loop} is not one of the job's loops`,
+      );
+    }
+    (m[1] === 'wrong' ? wrong : references)[m[2]] = run;
   }
-  return { ...spec, dir, disk: readDisk(path.join(dir, 'disk')), check, reference, wrong };
+  return { ...spec, dir, disk: readDisk(path.join(dir, 'disk')), check, reference, references, wrong };
 }
 
 /** Load every job of a suite folder (default: the shipped suite), ordered by tier then id. */

@@ -121,6 +121,9 @@ function planOf(opts: EvalOptions): { plans: Plan[]; skipped: Map<string, string
   for (const job of opts.jobs) {
     if (opts.model.kind === 'reference') {
       plans.push({ job, loop: job.reference.loop, attempt: 1, label: 'reference', script: job.reference });
+      for (const [name, script] of Object.entries(job.references)) {
+        plans.push({ job, loop: script.loop, attempt: 1, label: `reference:${name}`, script });
+      }
     } else if (opts.model.kind === 'wrong') {
       for (const [name, script] of Object.entries(job.wrong)) {
         plans.push({ job, loop: script.loop, attempt: 1, label: `wrong:${name}`, script });
