@@ -240,7 +240,8 @@ function progressPrinter(d: EvalCommandDeps): (e: Progress) => void {
     const full = total ? Math.round((done / total) * width) : 0;
     const names = [...running].join(', ');
     const line = `[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${done}/${total} done, ${passed} passed${names ? ` · running ${names}` : ''}`;
-    process.stderr.write(`\r\x1b[2K${line.slice(0, (process.stderr.columns ?? 100) - 1)}`);
+    // A terminal of unknown width (0 columns) gets 100.
+    process.stderr.write(`\r\x1b[2K${line.slice(0, (process.stderr.columns || 100) - 1)}`);
   };
   return (e) => {
     if (e.type === 'start') {

@@ -4,12 +4,13 @@
  * CCAGENT_TEST_OLLAMA_URL and CCAGENT_TEST_OLLAMA_MODEL). It prints a table per job and tier, keeps the tasks in a
  * database `ccagent tasks show` reads, and an interrupt keeps what finished.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findCraftos, type EvalRun } from '@ccagent/eval';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, startCli } from './support/run-cli.js';
+import { BIN, cliEnv, runCli, startCli } from './support/run-cli.js';
 
 function craftosOrNone() {
   try {
@@ -145,6 +146,39 @@ describe.skipIf(!craftos)('ccagent eval on CraftOS-PC', () => {
   });
 });
 
+// `script` (util-linux) runs the command on a pseudo-terminal, where stderr is a TTY.
+const hasScript = spawnSync('sh', ['-c', 'command -v script']).status === 0;
+describe.skipIf(!craftos || !hasScript)('ccagent eval on a terminal', () => {
+  it('draws one progress bar in place instead of a line per attempt', () => {
+    const out = tmp();
+    const cmd = [
+      process.execPath,
+      BIN,
+      'eval',
+      '--scripted',
+      'reference',
+      '--jobs',
+      't1-read-code',
+      '--out',
+      out,
+    ]
+      .map((a) => `'${a}'`)
+      .join(' ');
+    const r = spawnSync('script', ['-qec', cmd, '/dev/null'], {
+      encoding: 'utf8',
+      env: cliEnv(),
+      timeout: 120_000,
+    });
+    expect(r.status, r.stdout).toBe(0);
+    expect(r.stdout).toContain(
+      '\r\x1b[2K[............] 0/2 done, 0 passed'.replace('............', '.'.repeat(24)),
+    );
+    expect(r.stdout).toContain(`\r\x1b[2K[${'#'.repeat(24)}] 2/2 done, 2 passed`);
+    expect(r.stdout).not.toContain('[eval] start');
+    expect(r.stdout).toMatch(/^t1-read-code +2\/2 \(100%\)/m);
+  });
+});
+
 // The real small model the CI brings up (tools/ollama-test-server.sh exports these): a short subset, for a table.
 const realUrl = process.env.CCAGENT_TEST_OLLAMA_URL;
 const realModel = process.env.CCAGENT_TEST_OLLAMA_MODEL;
@@ -152,14 +186,28 @@ describe.skipIf(!craftos || !realUrl || !realModel)('ccagent eval against a real
   it('runs tier 1 once and produces the table (success is whatever the model manages)', async () => {
     const out = tmp();
     const r = await runCli(
-      ['eval', '--model', realModel!, '--host', realUrl!, '--jobs', 'tier1', '--repeat', '1', '--out', out],
+      [
+        'eval',
+        '--model',
+        realModel!,
+        '--host',
+        realUrl!,
+        '--jobs',
+        'tier1',
+        '--repeat',
+        '1',
+        '--parallel',
+        '2',
+        '--out',
+        out,
+      ],
       {},
-      900_000,
+      1_500_000,
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^tier 1 +\d\/4 \(\d+%\)/m);
     const run = results(out);
     expect(run.results).toHaveLength(4);
     expect(run.results.every((x) => x.metrics.modelCalls > 0 || x.failure !== undefined)).toBe(true);
-  }, 900_000);
+  }, 1_500_000);
 });

@@ -82,6 +82,7 @@ export type FailureReason =
   | 'model error'
   | 'timeout'
   | 'computer'
+  | 'eval error'
   | string;
 
 const BUDGET_CODES = new Set(['budget_exhausted', 'max_iterations', 'repetition']);

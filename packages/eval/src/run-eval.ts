@@ -229,6 +229,9 @@ export async function runEval(opts: EvalOptions): Promise<EvalRun> {
           attempt: plan.attempt,
           label: plan.label,
         });
+        const started = Date.now();
+        // An attempt the eval itself could not carry out (the orchestrator refused or went away) is a result too,
+        // so one broken attempt does not lose the run.
         const result = await runAttempt(plan, {
           orch: o,
           craftos,
@@ -236,7 +239,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalRun> {
           runId: path.basename(opts.outDir),
           ...(scripted ? { models: modelNames(plan, i) } : {}),
           index: i,
-        });
+        }).catch((e: unknown) => evalFailure(plan, e, started));
         if (!result) return; // interrupted: not a result
         run.results.push(result);
         save();
@@ -252,6 +255,24 @@ export async function runEval(opts: EvalOptions): Promise<EvalRun> {
     await fake?.close();
   }
   return run;
+}
+
+function evalFailure(plan: Plan, e: unknown, started: number): AttemptResult {
+  return {
+    job: plan.job.id,
+    jobVersion: plan.job.version,
+    tier: plan.job.tier,
+    loop: plan.loop,
+    attempt: plan.attempt,
+    label: plan.label,
+    pass: false,
+    failure: 'eval error',
+    detail: e instanceof Error ? e.message : String(e),
+    taskIds: [],
+    outcomes: [],
+    metrics: { ...NO_METRICS },
+    wallSeconds: (Date.now() - started) / 1000,
+  };
 }
 
 interface AttemptContext {
