@@ -3,6 +3,7 @@ export type EvalErrorCode =
   | 'invalid_job'
   | 'unknown_job'
   | 'no_craftos'
+  | 'model_unavailable'
   | 'orchestrator_failed'
   | 'computer_failed'
   | 'checker_failed'

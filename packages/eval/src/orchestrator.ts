@@ -23,6 +23,43 @@ export interface ModelServer {
   apiKeyEnv?: string;
 }
 
+/**
+ * Before a run: the model server answers and (Ollama) has the model, so a typo or a stopped server is one clear
+ * error instead of every attempt waiting out its model timeouts. Throws `EvalError('model_unavailable')`.
+ */
+export async function checkModelServer(server: ModelServer, timeoutMs = 10_000): Promise<void> {
+  const base = server.host.replace(/\/+$/, '');
+  const route = server.provider === 'ollama' ? '/api/tags' : '/v1/models';
+  let body: unknown;
+  try {
+    const headers: Record<string, string> = {};
+    const key = server.apiKeyEnv ? process.env[server.apiKeyEnv] : undefined;
+    if (key) headers.authorization = `Bearer ${key}`;
+    const res = await fetch(`${base}${route}`, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    body = await res.json();
+  } catch (cause) {
+    throw new EvalError(
+      'model_unavailable',
+      `the model server at ${base} does not answer ${route} (${(cause as Error).message}); is it running?`,
+      { cause },
+    );
+  }
+  if (server.provider !== 'ollama') return; // OpenAI-compatible servers list models in their own ways
+  const names = ((body as { models?: Array<{ name?: string; model?: string }> }).models ?? []).flatMap(
+    (m) => [m.name, m.model],
+  );
+  const wanted = server.model.includes(':') ? server.model : `${server.model}:latest`;
+  if (!names.includes(server.model) && !names.includes(wanted)) {
+    throw new EvalError(
+      'model_unavailable',
+      `the model server at ${base} has no model "${server.model}" (ollama pull ${server.model}); it has: ${
+        names.filter((n, i) => n && names.indexOf(n) === i).join(', ') || 'none'
+      }`,
+    );
+  }
+}
+
 /** The task kind an eval creates for a job under a loop. */
 export function kindName(job: Job, loop: Loop): string {
   return `eval_${job.id.replace(/-/g, '_')}_${loop === 'native' ? 'native' : 'pe'}`;

@@ -21,6 +21,7 @@ import { EvalError } from './eval-error.js';
 import type { CheckContext, Job, Loop, ProgramRun, ScriptedRun, Suite, Verdict } from './job.js';
 import { failureReason, metricsOf, NO_METRICS, type AttemptMetrics, type TaskDetail } from './metrics.js';
 import {
+  checkModelServer,
   evalConfig,
   kindName,
   startOrchestrator,
@@ -156,6 +157,7 @@ function delay(ms: number, signal?: AbortSignal): Promise<void> {
 
 /** Run the jobs; resolves with every finished attempt (also when interrupted through `signal`). */
 export async function runEval(opts: EvalOptions): Promise<EvalRun> {
+  if (opts.model.kind === 'server') await checkModelServer(opts.model);
   const craftos = opts.craftos ?? findCraftos(undefined, opts.env);
   mkdirSync(opts.outDir, { recursive: true });
   const dbPath = path.join(opts.outDir, 'ccagent.db');
