@@ -33,7 +33,7 @@ interface EvalFlags {
   loop: 'planner-executor' | 'native';
   jobs?: string[];
   repeat: number;
-  parallel: number;
+  parallel?: number;
   report?: string;
   out?: string;
   numCtx?: number;
@@ -107,9 +107,8 @@ export function addEvalCommand(program: Command, d: EvalCommandDeps): void {
     .option('--repeat <n>', 'attempts per job', whole, 1)
     .option(
       '--parallel <n>',
-      'attempts at once, each on its own computer (default: half the CPU cores, at most 4)',
+      'attempts at once, each on its own computer (default 1 with a model server: they would share it, and the wait counts against each task deadline; with --scripted, half the CPU cores, at most 4)',
       whole,
-      Math.min(4, Math.max(1, Math.floor(cpus().length / 2))),
     )
     .option('--report <file>', 'also write the tables as Markdown, for sharing')
     .option(
@@ -187,7 +186,7 @@ async function runEvalCommand(f: EvalFlags, d: EvalCommandDeps): Promise<void> {
       model,
       loop: f.loop,
       repeat: f.repeat,
-      parallel: f.parallel,
+      parallel: f.parallel ?? (f.scripted ? Math.min(4, Math.max(1, Math.floor(cpus().length / 2))) : 1),
       orchestrator: orchestratorFiles(),
       outDir,
       craftos,

@@ -70,6 +70,13 @@ describe('evalConfig', () => {
       options: { numCtx: 4096 },
     };
     expect(cfg.models).toEqual({ planner: role, executor: role, native: role });
+    expect((cfg as { server?: object }).server).toEqual({ reconnectGraceMs: 2000, modelConcurrency: 1 });
+    expect(
+      (evalConfig(jobs, { provider: 'ollama', host: 'h', model: 'm' }, [], 3) as { server: object }).server,
+    ).toEqual({
+      reconnectGraceMs: 2000,
+      modelConcurrency: 3,
+    });
     expect(Object.keys(cfg.taskKinds).sort()).toEqual([
       'eval_t3_ask_lamp_colour_pe',
       'eval_t4_refuse_wipe_native',

@@ -66,7 +66,12 @@ export function kindName(job: Job, loop: Loop): string {
 }
 
 /** The orchestrator configuration of an eval run: one task kind per job and loop, every role on `server`. */
-export function evalConfig(jobs: readonly Job[], server: ModelServer, extraModels: string[] = []): object {
+export function evalConfig(
+  jobs: readonly Job[],
+  server: ModelServer,
+  extraModels: string[] = [],
+  parallel = 1,
+): object {
   const role = {
     name: server.model,
     ...(server.provider === 'openai'
@@ -106,8 +111,9 @@ export function evalConfig(jobs: readonly Job[], server: ModelServer, extraModel
     models: { planner: role, executor: role, native: role },
     taskKinds,
     ...(extraModels.length > 0 ? { limits: { models: [server.model, ...extraModels] } } : {}),
-    // The eval's computers never go away on purpose: a call whose computer vanished fails at once.
-    server: { reconnectGraceMs: 2000 },
+    // The eval's computers never go away on purpose: a call whose computer vanished fails at once. Attempts run in
+    // parallel may call the model at once; the model server decides how many it serves together.
+    server: { reconnectGraceMs: 2000, modelConcurrency: Math.max(1, parallel) },
   };
 }
 

@@ -211,6 +211,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalRun> {
         opts.jobs,
         server,
         scripted ? plans.flatMap((p, i) => Object.values(modelNames(p, i))) : [],
+        opts.parallel ?? 1,
       ),
       ...(server.provider === 'ollama' ? { ollamaUrl: server.host } : {}),
       ...(opts.env ? { env: opts.env } : {}),
