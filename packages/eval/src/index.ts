@@ -31,7 +31,7 @@ export {
   type Craftos,
   type RunningHost,
 } from './craftos.js';
-export { checkModelServer, evalConfig, kindName, type ModelServer } from './orchestrator.js';
+export { checkModelServer, evalConfig, kindName, openaiBase, type ModelServer } from './orchestrator.js';
 export {
   failureReason,
   metricsOf,

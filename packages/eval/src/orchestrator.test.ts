@@ -25,6 +25,12 @@ describe('checkModelServer', () => {
       await expect(checkModelServer({ provider: 'openai', host: fake.url, model: 'anything' })).resolves.toBe(
         undefined,
       );
+      await expect(
+        checkModelServer({ provider: 'openai', host: `${fake.url}/v1/`, model: 'any' }),
+      ).resolves.toBe(undefined);
+      await expect(
+        checkModelServer({ provider: 'openai', host: `${fake.url}/nothing`, model: 'any' }),
+      ).rejects.toThrow(/does not answer \/models \(HTTP 404\)/);
     } finally {
       await fake.close();
     }
@@ -65,7 +71,7 @@ describe('evalConfig', () => {
     const role = {
       name: 'm',
       provider: 'openai-compatible',
-      baseUrl: 'http://gpu:8080',
+      baseUrl: 'http://gpu:8080/v1',
       apiKeyEnv: 'KEY',
       options: { numCtx: 4096 },
     };

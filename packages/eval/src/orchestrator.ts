@@ -23,13 +23,19 @@ export interface ModelServer {
   apiKeyEnv?: string;
 }
 
+/** An OpenAI-compatible server's API base (`…/v1`): the host as given, with `/v1` added when it has no version path. */
+export function openaiBase(host: string): string {
+  const base = host.replace(/\/+$/, '');
+  return /\/v\d+$/.test(base) ? base : `${base}/v1`;
+}
+
 /**
  * Before a run: the model server answers and (Ollama) has the model, so a typo or a stopped server is one clear
  * error instead of every attempt waiting out its model timeouts. Throws `EvalError('model_unavailable')`.
  */
 export async function checkModelServer(server: ModelServer, timeoutMs = 10_000): Promise<void> {
-  const base = server.host.replace(/\/+$/, '');
-  const route = server.provider === 'ollama' ? '/api/tags' : '/v1/models';
+  const base = server.provider === 'ollama' ? server.host.replace(/\/+$/, '') : openaiBase(server.host);
+  const route = server.provider === 'ollama' ? '/api/tags' : '/models';
   let body: unknown;
   try {
     const headers: Record<string, string> = {};
@@ -77,7 +83,7 @@ export function evalConfig(
     ...(server.provider === 'openai'
       ? {
           provider: 'openai-compatible',
-          baseUrl: server.host,
+          baseUrl: openaiBase(server.host),
           ...(server.apiKeyEnv ? { apiKeyEnv: server.apiKeyEnv } : {}),
         }
       : {}),
