@@ -4,13 +4,13 @@
  * CCAGENT_TEST_OLLAMA_URL and CCAGENT_TEST_OLLAMA_MODEL). It prints a table per job and tier, keeps the tasks in a
  * database `ccagent tasks show` reads, and an interrupt keeps what finished.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findCraftos, type EvalRun } from '@ccagent/eval';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, cliEnv, runCli, startCli } from './support/run-cli.js';
+import { BIN, cliEnv, runCli } from './support/run-cli.js';
 
 function craftosOrNone() {
   try {
@@ -116,7 +116,17 @@ describe.skipIf(!craftos)('ccagent eval on CraftOS-PC', () => {
 
   it('Ctrl-C cancels the running attempt, keeps the ones that finished and still prints their table', async () => {
     const out = tmp();
-    const child = startCli(['eval', '--scripted', 'reference', '--parallel', '1', '--out', out]);
+    // In its own process group, signalled as a group: what a terminal's Ctrl-C does (the whole foreground group
+    // gets SIGINT), so the orchestrator and computers the eval started must not be reached by it.
+    const child = spawn(
+      process.execPath,
+      [BIN, 'eval', '--scripted', 'reference', '--parallel', '1', '--out', out],
+      {
+        env: cliEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -128,7 +138,7 @@ describe.skipIf(!craftos)('ccagent eval on CraftOS-PC', () => {
     );
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     await twoDone;
-    child.kill('SIGINT');
+    process.kill(-child.pid!, 'SIGINT');
     expect(await exited, stderr).toBe(130);
     expect(stderr).toContain('[eval] interrupted: cancelling the running attempts');
     expect(stdout).toContain('INTERRUPTED: only finished attempts are counted');
@@ -144,6 +154,9 @@ describe.skipIf(!craftos)('ccagent eval on CraftOS-PC', () => {
     const tasks = (JSON.parse(list.stdout) as { tasks: Array<{ status: string }> }).tasks;
     expect(tasks.filter((t) => t.status === 'completed').length).toBeGreaterThanOrEqual(run.results.length);
     expect(tasks.every((t) => ['completed', 'cancelled'].includes(t.status))).toBe(true);
+    // The orchestrator and the computers of the run are gone.
+    const ps = spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).stdout;
+    expect(ps.split('\n').filter((l) => l.includes(out) && !l.includes('ps -eo'))).toEqual([]);
   });
 });
 

@@ -3,7 +3,8 @@
  * attempt. The same computer (its data folder) first runs the agent host connected to the orchestrator, then, once
  * the task is over, the checker's program runs.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { spawnOwned } from './children.js';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -143,7 +144,7 @@ export function startHost(
       '',
     ].join('\n'),
   );
-  const child = spawn(
+  const child = spawnOwned(
     craftos.bin,
     argvFor(craftos, computer, script, [['--mount-ro', `/ccagent=${opts.luaDir}`]]),
     { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -152,8 +153,8 @@ export function startHost(
   const keep = (b: Buffer) => {
     if (out.length < 200_000) out += b.toString('utf8');
   };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let done = false;
   void exit.then(() => (done = true));
@@ -185,7 +186,7 @@ export async function runPrograms(
       path.join(io, 'runs.json'),
       JSON.stringify(runs.map((r) => ({ program: r.program, args: r.args ?? [] }))),
     );
-    const child = spawn(
+    const child = spawnOwned(
       craftos.bin,
       argvFor(craftos, computer, RUNNER_LUA, [
         ['--mount-ro', `/ccagent=${opts.luaDir}`],

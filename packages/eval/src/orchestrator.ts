@@ -3,7 +3,8 @@
  * the run's own SQLite file (kept, so `ccagent tasks show` and the dashboard can read every attempt), with task kinds
  * made from the jobs. The eval talks to it over its HTTP API only, like any operator.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
+import { spawnOwned } from './children.js';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { EvalError } from './eval-error.js';
@@ -168,7 +169,7 @@ export async function startOrchestrator(opts: {
     'warn',
     ...(opts.ollamaUrl ? ['--ollama-url', opts.ollamaUrl] : []),
   ];
-  const proc: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const proc: ChildProcess = spawnOwned(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';
   const keep = (b: Buffer) => {
     if (out.length < 500_000) out += b.toString('utf8');
