@@ -38,6 +38,7 @@ import { DashboardAssets, defaultDashboardDir } from './http/dashboard-assets.js
 import { EventHub } from './http/event-hub.js';
 import { HttpApi, type TaskPageSource } from './http/http-api.js';
 import { LuaAssets } from './http/lua-assets.js';
+import { rawResponseHeaderLines, withResponseHeaders } from './http/response-headers.js';
 import { Metrics } from './metrics.js';
 import { pullHint, type AvailabilityReport, type ModelAvailability } from './model-availability.js';
 import { OrchestratorError } from './orchestrator-error.js';
@@ -438,8 +439,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     }
   });
   const server: Server = o.tls
-    ? createTlsServer({ cert: o.tls.cert, key: o.tls.key }, front.handle)
-    : createServer(front.handle);
+    ? createTlsServer({ cert: o.tls.cert, key: o.tls.key }, withResponseHeaders(front.handle))
+    : createServer(withResponseHeaders(front.handle));
   server.on('upgrade', (req, socket, head) => {
     const v = guardUpgrade(req.headers, policy);
     if (!v.ok) {
@@ -455,7 +456,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       const text = JSON.stringify({ error: { code: v.code, message: v.message } });
       socket.end(
         `HTTP/1.1 ${v.status} ${v.status === 403 ? 'Forbidden' : 'Misdirected Request'}\r\nConnection: close\r\n` +
-          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+          `Content-Type: application/json\r\n${rawResponseHeaderLines()}Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
       );
       return;
     }

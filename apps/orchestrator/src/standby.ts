@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@ccagent/engine';
 import type { LeaseHolder } from '@ccagent/store-postgres';
+import { withResponseHeaders } from './http/response-headers.js';
 import { OrchestratorError } from './orchestrator-error.js';
 import { ORCHESTRATOR_VERSION } from './version.js';
 
@@ -78,7 +79,7 @@ export async function startStandby(o: StandbyOptions): Promise<StandbyServer> {
       },
     });
   };
-  const server: Server = createServer(handle);
+  const server: Server = createServer(withResponseHeaders(handle));
   server.on('upgrade', (_req, socket) => {
     // No WebSocket here: a client with several server URLs tries the next one.
     socket.end(

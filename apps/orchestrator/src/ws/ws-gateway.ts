@@ -19,6 +19,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence } from '../client-persistence.js';
 import type { OrchestratorConfig } from '../config.js';
+import { rawResponseHeaderLines } from '../http/response-headers.js';
 import type { Metrics } from '../metrics.js';
 import type { ClientRateLimits } from './client-rate-limits.js';
 import { CLOSE_CODES } from './close-codes.js';
@@ -90,16 +91,22 @@ export class WsGateway {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/ws') {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      socket.end(
+        `HTTP/1.1 404 Not Found\r\nConnection: close\r\n${rawResponseHeaderLines()}Content-Length: 0\r\n\r\n`,
+      );
       return;
     }
     if (!this.accepting) {
-      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n${rawResponseHeaderLines()}Content-Length: 0\r\n\r\n`,
+      );
       return;
     }
     if (this.conns.size >= this.o.config.server.maxConnections) {
       this.o.logger.warn({ connections: this.conns.size }, 'connection refused: at maxConnections');
-      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n${rawResponseHeaderLines()}Content-Length: 0\r\n\r\n`,
+      );
       return;
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, req));

@@ -50,6 +50,18 @@ export function refuseBrowserUpgrades(req: IncomingMessage): McUpgradeVerdict {
   return { ok: true };
 }
 
+/**
+ * Headers on every HTTP answer of the endpoint (it serves no page): no sniffing, no embedding by another site, no
+ * framing, no caching.
+ */
+export const MOD_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'cross-origin-resource-policy': 'same-origin',
+  'content-security-policy': "frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'cache-control': 'no-store',
+};
+
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
@@ -63,6 +75,9 @@ export function upgradeRefusal(v: { status: number; code: string; message: strin
   const text = JSON.stringify({ error: { code: v.code, message: v.message } });
   return (
     `HTTP/1.1 ${v.status} ${STATUS_TEXT[v.status] ?? 'Error'}\r\nConnection: close\r\n` +
+    Object.entries(MOD_RESPONSE_HEADERS)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('') +
     `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`
   );
 }
@@ -85,7 +100,7 @@ export function createModServer(o: {
         message: 'this is the Minecraft mod endpoint: connect with a WebSocket',
       },
     });
-    res.writeHead(426, { 'content-type': 'application/json', connection: 'close' });
+    res.writeHead(426, { ...MOD_RESPONSE_HEADERS, 'content-type': 'application/json', connection: 'close' });
     res.end(body);
   });
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
