@@ -183,6 +183,39 @@ describe('the mod endpoint (WebSocket) behind the same rules as the CC endpoint'
     }
   });
 
+  it('refuses an Origin equal to the endpoint’s own host, or the orchestrator’s own origin: the endpoint serves no page, so only the allow-list admits a browser origin (guards against the own-origin rule of the HTTP side applying to the mod endpoint)', async () => {
+    const h = await t.start({
+      minecraft: true,
+      config: { server: { security: { allowedOrigins: ['http://trusted.example:8080'] } } },
+    });
+    const url = modUrl(h);
+    const own = new URL(url);
+    for (const origin of [
+      `http://${own.host}`,
+      `https://${own.host}`,
+      `http://localhost:${own.port}`,
+      h.url,
+    ]) {
+      expect(await upgrade(url, { Origin: origin }), origin).toEqual({
+        refused: true,
+        status: 403,
+        code: 'forbidden_origin',
+      });
+    }
+    // A page's request without Origin still says where it came from.
+    expect(await upgrade(url, { 'Sec-Fetch-Site': 'same-origin' })).toMatchObject({
+      refused: true,
+      status: 403,
+    });
+    expect(await instances(h)).toEqual([]);
+    // An origin the operator listed may connect (a web tool of their own).
+    const listed = await upgrade(url, { Origin: 'http://trusted.example:8080' });
+    expect(listed).toMatchObject({ refused: false });
+    expect(!listed.refused && listed.frames).toEqual([
+      expect.objectContaining({ type: 'registered', success: true }),
+    ]);
+  });
+
   it('on a server with a token, needs a credential from mods: none or a wrong one 401, a viewer key 403, the token any instance, a computer key only its own instance id (guards against an unauthenticated local process playing the game)', async () => {
     const h = await t.start({ token: TOKEN, minecraft: true });
     const url = modUrl(h);

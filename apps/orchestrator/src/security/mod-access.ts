@@ -1,14 +1,15 @@
 /**
  * Who may connect to the Minecraft mod endpoint (`--mc-port`): the same rules as the ComputerCraft WebSocket. A
  * browser page must not open `ws://localhost:9876`, register as a mod and receive its actions, so the upgrade passes
- * the Host allow-list and the Origin check first; then, on a server with a token, it must carry
+ * the Host allow-list and the Origin check first (the endpoint serves no page, so no origin is its own: only the
+ * allow-list admits one); then, on a server with a token, it must carry
  * `Authorization: Bearer <credential>`: the token or an operator key (any instance), or a computer key, which binds
  * the connection to the instance id the key was enrolled for. A viewer key is read-only and connects no mod. A
  * server without a token (loopback only) accepts mods without a credential, as it accepts computers.
  */
 import type { IncomingMessage } from 'node:http';
 import type { McUpgradeVerdict } from '@ccagent/minecraft';
-import { guardUpgrade, type GuardPolicy } from './request-guard.js';
+import { guardPagelessUpgrade, type GuardPolicy } from './request-guard.js';
 import type { SecurityService } from './security-service.js';
 
 /** The mod endpoint's upgrade check (see the module comment). */
@@ -17,7 +18,7 @@ export function authorizeMod(
   policy: GuardPolicy,
   security: SecurityService,
 ): McUpgradeVerdict {
-  const guard = guardUpgrade(req.headers, policy);
+  const guard = guardPagelessUpgrade(req.headers, policy);
   if (!guard.ok) return guard;
   const header = req.headers.authorization;
   if (header === undefined && security.isOpen) return { ok: true };

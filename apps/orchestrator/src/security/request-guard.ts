@@ -159,3 +159,28 @@ export function guardUpgrade(headers: IncomingHttpHeaders, policy: GuardPolicy):
   if (!host.ok) return host;
   return checkOrigin(headers, policy);
 }
+
+/**
+ * The Origin rule of an endpoint that serves no page (the Minecraft mod endpoint): no origin is its own, so a browser
+ * `Origin` passes only when it is on the allow-list, and a request without one passes unless `Sec-Fetch-Site` says a
+ * page sent it. Accepting an `Origin` equal to the endpoint's own host would let a page served from that host and port
+ * (there is none today, but any future one) or a rebinding name on the allow-list open the endpoint.
+ */
+export function checkPagelessOrigin(headers: IncomingHttpHeaders, policy: GuardPolicy): GuardVerdict {
+  const origin = headers.origin;
+  if (origin === undefined) {
+    const site = headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'none') return refusedOrigin(`(none; Sec-Fetch-Site: ${site})`);
+    return OK;
+  }
+  const o = normalizeOrigin(origin);
+  if (o !== undefined && policy.allowedOrigins.some((a) => normalizeOrigin(a) === o)) return OK;
+  return refusedOrigin(origin);
+}
+
+/** The checks of an upgrade to an endpoint that serves no page: Host, then {@link checkPagelessOrigin}. */
+export function guardPagelessUpgrade(headers: IncomingHttpHeaders, policy: GuardPolicy): GuardVerdict {
+  const host = checkHost(headers, policy);
+  if (!host.ok) return host;
+  return checkPagelessOrigin(headers, policy);
+}
