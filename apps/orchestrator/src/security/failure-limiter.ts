@@ -1,7 +1,19 @@
 /**
- * Counts failed authentications per source (remote address) in a sliding window. Past the limit, guessable secrets
- * (the shared token, enrollment codes) are not even checked from that source until the window has passed.
+ * Counts failed authentications per remote address in a sliding window, whatever channel they came on (HTTP, the
+ * ComputerCraft WebSocket, the Minecraft mod endpoint): one budget per address, not one per channel. Past the limit,
+ * guessable secrets (the shared token, enrollment codes) are not even checked from that address until the window has
+ * passed.
  */
+
+/**
+ * The address a source names, the key of the failure budget: `http 10.0.0.5`, `ws 10.0.0.5` and `mc ::ffff:10.0.0.5`
+ * are all `10.0.0.5` (a channel prefix is dropped, an IPv4-mapped IPv6 address is written as IPv4).
+ */
+export function sourceAddress(source: string): string {
+  const space = source.lastIndexOf(' ');
+  const address = (space >= 0 ? source.slice(space + 1) : source).toLowerCase();
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
 
 /** Limits of {@link FailureLimiter}. */
 export interface FailureLimits {
@@ -18,19 +30,20 @@ export class FailureLimiter {
 
   constructor(private readonly limits: FailureLimits) {}
 
-  /** Milliseconds until `source` may try again (0: not throttled). */
+  /** Milliseconds until `source`'s address may try again (0: not throttled). */
   blockedFor(source: string, now: number): number {
-    const list = this.prune(source, now);
+    const list = this.prune(sourceAddress(source), now);
     if (list.length < this.limits.maxFailures) return 0;
     return Math.max(1, (list[list.length - this.limits.maxFailures] ?? now) + this.limits.windowMs - now);
   }
 
-  /** Record a failure; returns true when this one crossed the limit (log it once, not every attempt). */
+  /** Record a failure of `source`'s address; true when this one crossed the limit (log it once, not every attempt). */
   fail(source: string, now: number): boolean {
-    const list = this.prune(source, now);
+    const address = sourceAddress(source);
+    const list = this.prune(address, now);
     list.push(now);
-    this.failures.delete(source);
-    this.failures.set(source, list);
+    this.failures.delete(address);
+    this.failures.set(address, list);
     const max = this.limits.maxSources ?? 10_000;
     while (this.failures.size > max) {
       const oldest = this.failures.keys().next().value;
@@ -40,8 +53,8 @@ export class FailureLimiter {
     return list.length === this.limits.maxFailures;
   }
 
-  private prune(source: string, now: number): number[] {
-    const list = this.failures.get(source) ?? [];
+  private prune(address: string, now: number): number[] {
+    const list = this.failures.get(address) ?? [];
     const from = now - this.limits.windowMs;
     let i = 0;
     while (i < list.length && (list[i] ?? 0) <= from) i++;

@@ -6,7 +6,9 @@ import { SecurityService, type Principal } from './security-service.js';
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const operator: Principal = { role: 'operator', actor: 'token', grants: {}, source: 'test' };
 
-async function service(opts: { token?: string; requireClientKeys?: boolean } = {}) {
+async function service(
+  opts: { token?: string; requireClientKeys?: boolean; pairingRequests?: boolean } = {},
+) {
   let now = 1_000;
   const store = new InMemoryCredentialStore();
   const s = await SecurityService.open({
@@ -16,6 +18,7 @@ async function service(opts: { token?: string; requireClientKeys?: boolean } = {
     enrollmentTtlMs: 60_000,
     rotationOverlapMs: 10_000,
     failures: { maxFailures: 3, windowMs: 60_000 },
+    ...(opts.pairingRequests !== undefined ? { pairingRequests: opts.pairingRequests } : {}),
     now: () => now,
     logger: silent,
   });
@@ -157,5 +160,45 @@ describe('SecurityService', () => {
       ['client.pair', 'ok'],
       ['client.enroll', 'ok'],
     ]);
+  });
+
+  it('counts the failures of an address across HTTP, the WebSocket and the mod endpoint together (guards against each channel giving an address its own budget)', async () => {
+    const { s } = await service({ token: 'operator-token' });
+    // One failure on each channel, from the same address (the mod endpoint's socket reports it IPv4-mapped).
+    expect(s.authenticateBearer('Bearer guess-1', 'http 6.6.6.6').ok).toBe(false);
+    expect(s.authenticateHello('pc', 'guess-2', 'ws 6.6.6.6').ok).toBe(false);
+    expect(s.authenticateBearer('Bearer guess-3', 'mc ::ffff:6.6.6.6').ok).toBe(false);
+    // The budget (3) is spent: the token is not even checked from that address, on any channel.
+    for (const check of [
+      () => s.authenticateBearer('Bearer operator-token', 'http 6.6.6.6'),
+      () => s.authenticateHello('pc', 'operator-token', 'ws 6.6.6.6'),
+      () => s.authenticateBearer('Bearer operator-token', 'mc ::ffff:6.6.6.6'),
+    ]) {
+      expect(check()).toMatchObject({ ok: false, code: 'rate_limited' });
+    }
+    expect(s.authenticateHello('pc', 'operator-token', 'ws 7.7.7.7').ok).toBe(true);
+  });
+
+  it('counts refused pairing requests instead of writing a row for each: one row per reason and minute, saying how many it stands for, from any number of addresses (guards against an unauthenticated caller growing the audit table without bound)', async () => {
+    const { s, store, advance } = await service({ pairingRequests: false });
+    for (let i = 0; i < 200; i++) {
+      expect(await s.requestPairing(`pc-${i}`, undefined, `http 10.0.${i >> 8}.${i & 255}`)).toMatchObject({
+        ok: false,
+        code: 'pairing_disabled',
+      });
+    }
+    const first = await store.listAudit();
+    expect(first.map((r) => [r.action, r.outcome, r.detail])).toEqual([
+      ['client.pair_request', 'refused', { reason: 'pairing_disabled', refusals: 1 }],
+    ]);
+    advance(60_001);
+    await s.requestPairing('pc-late', undefined, 'http 10.9.9.9');
+    const rows = await store.listAudit();
+    expect(rows).toHaveLength(2);
+    expect(rows[0]?.detail).toEqual({ reason: 'pairing_disabled', refusals: 200 });
+    // Refused enrollment codes and collects are counted the same way.
+    for (let i = 0; i < 50; i++) await s.redeem(`NOPE-${i}`, 'pc', `ws 10.1.0.${i}`);
+    for (let i = 0; i < 50; i++) await s.collectPairing(`pr-${i}`, 'wrong', `http 10.2.0.${i}`);
+    expect((await store.listAudit()).length).toBeLessThanOrEqual(4);
   });
 });

@@ -20,6 +20,7 @@ import type {
 } from '@ccagent/store';
 import type { CredentialStore } from './credential-store.js';
 import { FailureLimiter, type FailureLimits } from './failure-limiter.js';
+import { RefusalTally } from './refusal-tally.js';
 import {
   hashEnrollmentCode,
   hashSecret,
@@ -119,6 +120,8 @@ const MAX_TIMER_MS = 3_600_000;
 export class SecurityService {
   private readonly byHash = new Map<string, CredentialRecord>();
   private readonly limiter: FailureLimiter;
+  /** Audit rows of unauthenticated callers' refusals: at most one per kind and minute (refusal-tally.ts). */
+  private readonly refusals = new RefusalTally();
   private readonly revokedListeners: RevokedListener[] = [];
   private expiryTimer: { handle: unknown; at: number } | undefined;
   private closed = false;
@@ -335,7 +338,7 @@ export class SecurityService {
     const anon: Principal = { role: 'computer', actor: 'enrollment', clientId, grants: {}, source };
     if (!r.ok) {
       this.failed(source, `enrollment refused: ${r.message}`, clientId);
-      await this.audit(anon, 'client.pair', clientId, 'refused', { reason: r.code });
+      await this.auditRefusal(anon, 'client.pair', clientId, r.code);
       return r;
     }
     this.byHash.set(r.credential.keyHash, r.credential);
@@ -368,7 +371,7 @@ export class SecurityService {
       code: 'pairing_disabled' | 'client_taken' | 'too_many_requests',
       message: string,
     ): Promise<{ ok: false; code: typeof code; message: string }> => {
-      await this.audit(anon, 'client.pair_request', clientId, 'refused', { reason: code });
+      await this.auditRefusal(anon, 'client.pair_request', clientId, code);
       return { ok: false, code, message };
     };
     if (this.o.pairingRequests === false) {
@@ -478,7 +481,7 @@ export class SecurityService {
     if (!r.ok) {
       if (r.code === 'pending') return r;
       if (r.code === 'unknown_request') this.failed(source, 'pairing: unknown request or wrong secret');
-      await this.audit(anon, 'client.pair', id, 'refused', { reason: r.code, via: 'approval' });
+      await this.auditRefusal(anon, 'client.pair', id, r.code, { via: 'approval' });
       return r;
     }
     this.byHash.set(r.credential.keyHash, r.credential);
@@ -592,6 +595,25 @@ export class SecurityService {
     }
   }
 
+  /**
+   * The audit row of a refusal to a caller nobody authenticated (a pairing request, an enrollment code, a collect, a
+   * throttled address): written for the first refusal of its kind (action and reason) and then at most once a
+   * minute, with `refusals`, how many it stands for. Anyone who can reach the server can cause these, so one row per
+   * attempt would let them grow the audit table without bound; the log line of each refusal stays.
+   */
+  private async auditRefusal(
+    by: Principal,
+    action: string,
+    target: string | undefined,
+    reason: string,
+    detail: Record<string, unknown> = {},
+  ): Promise<void> {
+    this.o.logger.warn({ source: by.source, action, target, reason }, 'unauthenticated request refused');
+    const row = this.refusals.refused(`${action}\u0000${reason}`, this.o.now());
+    if (row === undefined) return;
+    await this.audit(by, action, target, 'refused', { reason, ...detail, refusals: row.count });
+  }
+
   /** Audit rows, newest first. */
   listAudit(q: AuditQuery): Promise<AuditRecord[]> {
     return this.o.store.listAudit(q);
@@ -635,12 +657,12 @@ export class SecurityService {
     );
     if (crossed) {
       this.o.logger.warn({ source }, 'authentication failures throttled for this source');
-      void this.audit(
+      void this.auditRefusal(
         { role: 'computer', actor: 'unknown', grants: {}, source },
         'auth.throttled',
         clientId,
-        'refused',
-        { reason: message },
+        'too_many_failures',
+        { message },
       );
     }
     return { ok: false, code: 'unauthorized', message };
