@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { resolveTaskKind } from '@ccagent/engine';
+import { DEFAULT_INPUT_LIMITS } from '@ccagent/protocol';
 import { z } from 'zod';
 import { OrchestratorError } from './orchestrator-error.js';
 
@@ -172,6 +173,37 @@ const serverSchema = z.strictObject({
   maxBufferedBytes: positiveInt.default(4 * 1024 * 1024),
   /** A connection that has not sent a valid `hello` after this long is closed (ms). */
   helloTimeoutMs: positiveInt.default(10_000),
+  /**
+   * Most bytes a connection may send before its `hello` is accepted: the hello itself (one frame, or chunks) and
+   * nothing else is buffered for a caller nobody has authenticated; more closes the socket (1009).
+   */
+  maxHelloBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(512 * 1024),
+  /** Most WebSocket connections open at once from one remote address (a Minecraft server's computers share one). */
+  maxConnectionsPerAddress: positiveInt.default(256),
+  /** Most connections from one remote address that have not completed their `hello` yet. */
+  maxUnauthenticatedPerAddress: positiveInt.default(16),
+  /**
+   * What may enter, the same on every entry point (HTTP, this WebSocket, the Minecraft mod endpoint); see
+   * docs/configuration.md, "Input limits".
+   */
+  inputLimits: z
+    .strictObject({
+      /** Largest HTTP body, and WebSocket message reassembled from chunks other than a `command_result` (bytes). */
+      maxRequestBytes: z.number().int().min(1024).default(DEFAULT_INPUT_LIMITS.maxRequestBytes),
+      /** Largest `command_result` (a command's output) reassembled from chunks (bytes). */
+      maxToolOutputBytes: z.number().int().min(1024).default(DEFAULT_INPUT_LIMITS.maxToolOutputBytes),
+      /** Longest task prompt (UTF-8 bytes). */
+      maxPromptBytes: positiveInt.default(DEFAULT_INPUT_LIMITS.maxPromptBytes),
+      /** Largest task `context`, as JSON (bytes). */
+      maxContextBytes: positiveInt.default(DEFAULT_INPUT_LIMITS.maxContextBytes),
+      /** Deepest nesting of arrays/objects in a body, a message or a context. */
+      maxDepth: z.number().int().min(4).max(1000).default(DEFAULT_INPUT_LIMITS.maxDepth),
+    })
+    .default({ ...DEFAULT_INPUT_LIMITS }),
   /**
    * What happens to a command call whose client stays away past the grace period: `fail` (the call fails with
    * `client_disconnected` and the strategy decides what next) or `wait` (it stays pending until the client returns

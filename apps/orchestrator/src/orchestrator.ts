@@ -299,6 +299,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     logger,
     modelConcurrency: s.modelConcurrency,
     defaultCallTimeoutMs: s.commandTimeoutMs,
+    inputLimits: s.inputLimits,
   });
   events.attach(engine);
   replyStream.attach(engine);
@@ -366,6 +367,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const lua = new LuaAssets(o.luaDir ?? defaultLuaDir());
   const pages: TaskPageSource | undefined = sqlite;
   const http = new HttpApi({
+    inputLimits: s.inputLimits,
     // Authentication and roles are checked in front of the API (HttpAccess).
     token: undefined,
     engine,

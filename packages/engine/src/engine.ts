@@ -31,6 +31,7 @@ import type {
   TaskStrategy,
   ToolExecutor,
 } from './ports.js';
+import { DEFAULT_TASK_INPUT_LIMITS, taskInputProblem, type TaskInputLimits } from './input-limits.js';
 import { Scheduler } from './scheduler.js';
 import { StepRunner } from './step-runner.js';
 import { TaskCache } from './task-cache.js';
@@ -80,6 +81,11 @@ export interface EngineOptions {
    * step O(history) and a night-long task O(n²). The engine is the store's only writer for its tasks.
    */
   taskCacheSize?: number;
+  /**
+   * Size limits of a new task's prompt and context, checked by {@link Engine.createTask} whatever adapter asks
+   * (default `DEFAULT_INPUT_LIMITS` of `@ccagent/protocol`); a task over one is refused with `invalid_input`.
+   */
+  inputLimits?: Partial<TaskInputLimits>;
 }
 
 /** Default of {@link EngineOptions.taskCacheSize}. */
@@ -97,6 +103,7 @@ const silentLogger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, 
 export class Engine {
   private readonly k: EngineKernel;
   private readonly transitions: TaskTransitions;
+  private readonly inputLimits: TaskInputLimits;
 
   constructor(options: EngineOptions) {
     const strategies = options.strategies;
@@ -122,6 +129,7 @@ export class Engine {
     k.calls = new CallLifecycle(k);
     this.k = k;
     this.transitions = new TaskTransitions(k);
+    this.inputLimits = { ...DEFAULT_TASK_INPUT_LIMITS, ...options.inputLimits };
   }
 
   /** Subscribe to an event; returns the unsubscribe function. */
@@ -187,7 +195,7 @@ export class Engine {
   /** Create and persist a task (status `queued`); it is on disk before the promise resolves. */
   async createTask(input: NewTaskInput): Promise<Task> {
     this.k.scheduler.assertNotStopped();
-    validateInput(input);
+    validateInput(input, this.inputLimits);
     const now = this.k.clock.now();
     const task: Task = {
       id: input.id ?? randomUUID(),
@@ -323,12 +331,14 @@ export class Engine {
   }
 }
 
-function validateInput(input: NewTaskInput): void {
+function validateInput(input: NewTaskInput, limits: TaskInputLimits): void {
   const bad = (message: string): never => {
     throw new EngineError('invalid_input', message, { details: { field: message.split(' ')[0] } });
   };
   if (typeof input.kind !== 'string' || input.kind.length === 0) bad('kind must be a non-empty string');
   if (typeof input.prompt !== 'string') bad('prompt must be a string');
+  const tooBig = taskInputProblem(input, limits);
+  if (tooBig) throw new EngineError('invalid_input', tooBig.message, { details: { field: tooBig.field } });
   if (input.id !== undefined && (typeof input.id !== 'string' || input.id.length === 0))
     bad('id must be a non-empty string');
   const b = input.budgets ?? {};

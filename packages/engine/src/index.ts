@@ -71,6 +71,7 @@ export {
   type EngineOptions,
 } from './engine.js';
 export type { ReopenOptions, TaskPost } from './task-transitions.js';
+export { DEFAULT_TASK_INPUT_LIMITS, type TaskInputLimits } from './input-limits.js';
 export {
   allowedCommandsFor,
   kindRules,

@@ -216,7 +216,14 @@ export class TaskOperations {
         const existing = await this.engine.getTask(id);
         if (existing) return { ok: true, value: { task: existing, created: false } };
       }
-      if (isEngineError(err, 'invalid_input')) return fail('invalid_field', err.message);
+      if (isEngineError(err, 'invalid_input')) {
+        const field = err.details?.['field'];
+        return fail(
+          'invalid_field',
+          err.message,
+          field === 'prompt' || field === 'context' ? `$.${field}` : undefined,
+        );
+      }
       return this.storageRefusal(err);
     }
   }

@@ -52,6 +52,21 @@ export type HttpEventType = (typeof HTTP_EVENT_TYPES)[number];
 export const DEFAULT_MAX_DEPTH = 64;
 
 /**
+ * The size limits of what enters the orchestrator, one set for every entry point (HTTP, the ComputerCraft WebSocket,
+ * the Minecraft mod endpoint); the server's `server.inputLimits` changes them. `maxRequestBytes`: an HTTP body, or a
+ * WebSocket message reassembled from chunks (other than a `command_result`); `maxToolOutputBytes`: a `command_result`
+ * reassembled from chunks; `maxPromptBytes`: a task's prompt (UTF-8); `maxContextBytes` and `maxDepth`: a task's
+ * `context` as JSON, and the nesting of any body, message or context.
+ */
+export const DEFAULT_INPUT_LIMITS = {
+  maxRequestBytes: 1024 * 1024,
+  maxToolOutputBytes: MAX_REASSEMBLED_BYTES,
+  maxPromptBytes: 256 * 1024,
+  maxContextBytes: 256 * 1024,
+  maxDepth: DEFAULT_MAX_DEPTH,
+} as const;
+
+/**
  * Stable machine-readable error codes carried by `error` messages. The first seven are produced by the parse
  * functions of this package; the rest are for the orchestrator's (and client's) own checks. Receivers must accept
  * codes they do not know (the list may grow).

@@ -49,6 +49,7 @@ describe('@ccagent/protocol', () => {
     const rest = [
       'CLIENT_MESSAGE_TYPES',
       'ChunkAssembler',
+      'DEFAULT_INPUT_LIMITS',
       'DEFAULT_MAX_DEPTH',
       'DEFAULT_MAX_MESSAGE_BYTES',
       'ERROR_CODES',
@@ -65,6 +66,7 @@ describe('@ccagent/protocol', () => {
       'encodeFrames',
       'messageJsonSchema',
       'parseClientMessage',
+      'nestingExceeds',
       'parseServerMessage',
       'protocolJsonSchema',
       'renderProtocolDoc',

@@ -8,6 +8,7 @@
 export const VERSION = '0.1.0';
 
 export {
+  DEFAULT_INPUT_LIMITS,
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_MESSAGE_BYTES,
   ERROR_CODE_DESCRIPTIONS,
@@ -26,6 +27,7 @@ export {
   CLIENT_MESSAGE_TYPES,
   SERVER_MESSAGE_TYPES,
   parseClientMessage,
+  nestingExceeds,
   parseServerMessage,
   serializeMessage,
   toErrorMessage,

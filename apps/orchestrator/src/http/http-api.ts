@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { storageFailureOf } from '@ccagent/store';
 import { secretMatches } from '../security/keys.js';
-import { HttpError, safeDecode, sendJson } from './http-kit.js';
+import { HttpError, safeDecode, sendJson, setBodyLimits } from './http-kit.js';
 import type { HttpApiOptions, Route } from './route.js';
 import { ROUTES } from './routes/index.js';
 
@@ -28,6 +28,7 @@ export class HttpApi {
 
   private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let routeName = 'unmatched';
+    if (this.o.inputLimits) setBodyLimits(req, this.o.inputLimits);
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');

@@ -5,10 +5,23 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TaskOperationError } from '@ccagent/engine';
+import { DEFAULT_INPUT_LIMITS, nestingExceeds } from '@ccagent/protocol';
 import type { z } from 'zod';
 
-/** Largest accepted request body. */
-const MAX_BODY_BYTES = 1024 * 1024;
+/** The size rules of a request body (`server.inputLimits`). */
+export interface BodyLimits {
+  /** Largest body, bytes (413 above). */
+  maxRequestBytes: number;
+  /** Deepest nesting of arrays/objects (400 `nesting_too_deep` above, before the body is parsed). */
+  maxDepth: number;
+}
+
+const bodyLimits = new WeakMap<IncomingMessage, BodyLimits>();
+
+/** The limits {@link readJson} applies to `req`'s body (the API sets the server's; default the protocol's). */
+export function setBodyLimits(req: IncomingMessage, limits: BodyLimits): void {
+  bodyLimits.set(req, limits);
+}
 
 /** A refused request: status, stable code, message, the JSON path of the bad field if any, extra headers. */
 export class HttpError extends Error {
@@ -48,20 +61,36 @@ export function sendJson(
   res.end(text);
 }
 
-/** The request body as JSON (413 over 1 MiB, 400 when empty — unless `emptyIsObject` — or not JSON). */
+/**
+ * The request body as JSON: 413 over `maxRequestBytes` (1 MiB by default), 400 `nesting_too_deep` over `maxDepth`
+ * (checked on the text, before parsing: a body nested thousands deep must not reach code that recurses), 400 when
+ * empty (unless `emptyIsObject`) or not JSON.
+ */
 export async function readJson(req: IncomingMessage, emptyIsObject = false): Promise<unknown> {
+  const { maxRequestBytes, maxDepth } = bodyLimits.get(req) ?? DEFAULT_INPUT_LIMITS;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES)
-      throw new HttpError(413, 'body_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
+    if (size > maxRequestBytes)
+      throw new HttpError(
+        413,
+        'body_too_large',
+        `request body exceeds ${maxRequestBytes} bytes (server.inputLimits.maxRequestBytes)`,
+      );
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') {
     if (emptyIsObject) return {};
     throw new HttpError(400, 'invalid_json', 'the request body is empty; send a JSON object');
+  }
+  if (nestingExceeds(text, maxDepth)) {
+    throw new HttpError(
+      400,
+      'nesting_too_deep',
+      `the request body nests arrays/objects deeper than ${maxDepth} levels (server.inputLimits.maxDepth)`,
+    );
   }
   try {
     return JSON.parse(text);

@@ -11,6 +11,7 @@ import type { Metrics } from '../metrics.js';
 import type { ModelAvailability } from '../model-availability.js';
 import type { SecurityService } from '../security/security-service.js';
 import type { DashboardAssets } from './dashboard-assets.js';
+import type { BodyLimits } from './http-kit.js';
 import type { EventHub } from './event-hub.js';
 import type { LuaAssets } from './lua-assets.js';
 
@@ -30,6 +31,8 @@ export interface TaskPageSource {
 /** Dependencies of the HTTP side (`HttpApi` and every route). */
 export interface HttpApiOptions {
   token: string | undefined;
+  /** Largest body and deepest nesting a request may have (`server.inputLimits`; default the protocol's). */
+  inputLimits?: BodyLimits;
   engine: Engine;
   store: TaskStore;
   pages: TaskPageSource | undefined;

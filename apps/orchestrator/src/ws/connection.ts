@@ -9,6 +9,8 @@ import { TokenBucket } from './token-bucket.js';
 /** Limits of one connection. */
 export interface ConnectionLimits {
   maxMessageBytes: number;
+  /** Largest message reassembled from inbound chunks (`server.inputLimits`). */
+  maxReassembledBytes: number;
   maxBufferedBytes: number;
   messagesPerSecond: number;
   burst: number;
@@ -56,6 +58,8 @@ export class Connection {
   constructor(
     readonly socket: WebSocket,
     readonly remoteAddress: string,
+    /** The remote address as the per-address limits count it (IPv4-mapped IPv6 written as IPv4). */
+    readonly address: string,
     private readonly limits: ConnectionLimits,
     now: number,
     private readonly onSlowConsumer: (conn: Connection) => void,
@@ -66,7 +70,7 @@ export class Connection {
       rejectedInARow: 0,
     };
     this.limit = this.ownLimit;
-    this.assembler = new ChunkAssembler({ maxTransfers: 4 });
+    this.assembler = new ChunkAssembler({ maxTransfers: 4, maxMessageBytes: limits.maxReassembledBytes });
   }
 
   /** True while messages can be sent. */

@@ -8,18 +8,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Clock, Logger } from '@ccagent/engine';
-import {
-  MAX_REASSEMBLED_BYTES,
-  parseClientMessage,
-  toErrorMessage,
-  type ClientMessage,
-} from '@ccagent/protocol';
+import { parseClientMessage, toErrorMessage, type ClientMessage } from '@ccagent/protocol';
 import { storageFailureOf } from '@ccagent/store';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence } from '../client-persistence.js';
 import type { OrchestratorConfig } from '../config.js';
 import { rawResponseHeaderLines } from '../http/response-headers.js';
+import { sourceAddress } from '../security/failure-limiter.js';
 import type { Metrics } from '../metrics.js';
 import type { ClientRateLimits } from './client-rate-limits.js';
 import { CLOSE_CODES } from './close-codes.js';
@@ -63,6 +59,10 @@ export class WsGateway {
   private readonly wss: WebSocketServer;
   private readonly conns = new Set<Connection>();
   private readonly queues = new WeakMap<Connection, { tail: Promise<void>; size: number }>();
+  /** Open sockets per remote address, and how many of them have not completed the handshake yet. */
+  private readonly perAddress = new Map<string, { open: number; unauthenticated: number }>();
+  /** Bytes each connection sent while awaiting its `hello`; absent once the handshake is done. */
+  private readonly preAuthBytes = new WeakMap<Connection, number>();
   private readonly heartbeat: Heartbeat;
   private accepting = true;
   private readonly maxBytes: number;
@@ -109,7 +109,40 @@ export class WsGateway {
       );
       return;
     }
+    const refusal = this.addressRefusal(addressOf(req));
+    if (refusal !== undefined) {
+      this.o.logger.warn({ source: req.socket.remoteAddress }, `connection refused: ${refusal}`);
+      const text = JSON.stringify({ error: { code: 'too_many_connections', message: refusal } });
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n${rawResponseHeaderLines()}Retry-After: 5\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+      );
+      return;
+    }
     this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, req));
+  }
+
+  /**
+   * Why a new socket from `address` is refused, if it is: the address has `maxConnectionsPerAddress` sockets open, or
+   * `maxUnauthenticatedPerAddress` that have not said a valid `hello` yet (each may hold up to `maxHelloBytes`).
+   */
+  private addressRefusal(address: string): string | undefined {
+    const s = this.o.config.server;
+    const n = this.perAddress.get(address);
+    if (n === undefined) return undefined;
+    if (n.open >= s.maxConnectionsPerAddress)
+      return `this address has ${n.open} connections open (server.maxConnectionsPerAddress)`;
+    if (n.unauthenticated >= s.maxUnauthenticatedPerAddress)
+      return `this address has ${n.unauthenticated} connections waiting for their hello (server.maxUnauthenticatedPerAddress)`;
+    return undefined;
+  }
+
+  /** The connection completed its handshake (or closed): it no longer counts as unauthenticated for its address. */
+  private authenticated(conn: Connection): void {
+    if (!this.preAuthBytes.has(conn)) return;
+    this.preAuthBytes.delete(conn);
+    const n = this.perAddress.get(conn.address);
+    if (n) n.unauthenticated--;
   }
 
   /** Stop accepting connections (first step of shutdown). */
@@ -141,8 +174,10 @@ export class WsGateway {
     const conn = new Connection(
       ws,
       req.socket.remoteAddress ?? 'unknown',
+      addressOf(req),
       {
         maxMessageBytes: this.maxBytes,
+        maxReassembledBytes: Math.max(s.inputLimits.maxRequestBytes, s.inputLimits.maxToolOutputBytes),
         maxBufferedBytes: s.maxBufferedBytes,
         messagesPerSecond: s.rateLimit.messagesPerSecond,
         burst: s.rateLimit.burst,
@@ -158,6 +193,11 @@ export class WsGateway {
     );
     this.conns.add(conn);
     this.queues.set(conn, { tail: Promise.resolve(), size: 0 });
+    const n = this.perAddress.get(conn.address) ?? { open: 0, unauthenticated: 0 };
+    n.open++;
+    n.unauthenticated++;
+    this.perAddress.set(conn.address, n);
+    this.preAuthBytes.set(conn, 0);
     this.o.handshake.arm(conn);
     ws.on('message', (data: RawData, isBinary: boolean) => this.onFrame(conn, data, isBinary));
     ws.on('error', (err) =>
@@ -168,7 +208,10 @@ export class WsGateway {
   }
 
   private onClose(conn: Connection, code: number, reason: string): void {
-    this.conns.delete(conn);
+    if (!this.conns.delete(conn)) return;
+    this.authenticated(conn);
+    const n = this.perAddress.get(conn.address);
+    if (n && --n.open <= 0) this.perAddress.delete(conn.address);
     this.o.handshake.disarm(conn);
     conn.disposed();
     const limit = conn.clientLimit;
@@ -189,6 +232,28 @@ export class WsGateway {
     if (conn.state === 'closing' || conn.draining) return;
     const now = this.o.clock.now();
     conn.lastRxAt = now;
+    const before = this.preAuthBytes.get(conn);
+    if (before !== undefined) {
+      // Before its hello is accepted a socket is nobody: it may send its hello (whole or in chunks) and no more.
+      const sent = before + rawLength(data);
+      this.preAuthBytes.set(conn, sent);
+      const max = this.o.config.server.maxHelloBytes;
+      if (sent > max) {
+        this.o.logger.warn(
+          { conn: conn.serial, remote: conn.remoteAddress, bytes: sent },
+          'closing a connection that sent too much before its hello',
+        );
+        this.o.replies.error(
+          conn,
+          'message_too_large',
+          `more than ${max} bytes before the hello was accepted`,
+        );
+        conn.close(CLOSE_CODES.tooBig, `more than ${max} bytes before hello (server.maxHelloBytes)`);
+        // Read nothing more of it: what it already queued would otherwise still be received and parsed.
+        conn.socket.pause();
+        return;
+      }
+    }
     if (!conn.admit(now)) {
       if (conn.rejectedInARow > this.o.maxRejected) {
         this.o.logger.warn({ client_id: conn.clientId, conn: conn.serial }, 'closing flooding client');
@@ -216,6 +281,7 @@ export class WsGateway {
     try {
       if (text === undefined) this.binary(conn);
       else await this.onText(conn, text, false);
+      if (conn.state === 'ready') this.authenticated(conn);
     } catch (err) {
       this.o.logger.error({ err, client_id: conn.clientId, conn: conn.serial }, 'message handler failed');
       this.o.replies.error(conn, 'internal', 'the server failed to handle this message');
@@ -251,8 +317,10 @@ export class WsGateway {
 
   private async onText(conn: Connection, text: string, reassembled: boolean): Promise<void> {
     if (conn.state === 'closing') return;
+    const limits = this.o.config.server.inputLimits;
     const parsed = parseClientMessage(text, {
-      maxBytes: reassembled ? MAX_REASSEMBLED_BYTES : this.maxBytes,
+      maxBytes: reassembled ? Math.max(limits.maxRequestBytes, limits.maxToolOutputBytes) : this.maxBytes,
+      maxDepth: limits.maxDepth,
     });
     if (!parsed.ok) {
       const issue = parsed.error;
@@ -274,6 +342,22 @@ export class WsGateway {
       const r = conn.assembler.feed(msg);
       if (!r.ok) this.o.replies.send(conn, toErrorMessage(r.error));
       else if (r.value.done) await this.onText(conn, r.value.text, true);
+      return;
+    }
+    // The same size rule as an HTTP body: a command's output has its own (it may be large), every other message
+    // the request limit, whether it came in one frame or in chunks.
+    const limit = msg.type === 'command_result' ? limits.maxToolOutputBytes : limits.maxRequestBytes;
+    if (text.length > limit / 3 && Buffer.byteLength(text, 'utf8') > limit) {
+      const setting = msg.type === 'command_result' ? 'maxToolOutputBytes' : 'maxRequestBytes';
+      this.o.replies.refused(
+        conn,
+        msg.type === 'command_result' ? 'command_result' : 'message',
+        'message_too_large',
+        `${msg.type} exceeds ${limit} bytes (server.inputLimits.${setting})`,
+        idsOf(msg),
+      );
+      if (conn.state === 'awaiting_hello')
+        conn.close(CLOSE_CODES.invalidHello, 'the first message must be a valid hello');
       return;
     }
     this.o.metrics.messageIn(msg.type);
@@ -325,6 +409,16 @@ function idsOf(msg: ClientMessage): { request_id?: string; call_id?: string; tas
   if (typeof m.call_id === 'string') out.call_id = m.call_id;
   if (typeof m.task_id === 'string') out.task_id = m.task_id;
   return out;
+}
+
+/** The remote address of an upgrade, as the per-address caps and the failure throttle count it. */
+function addressOf(req: IncomingMessage): string {
+  return sourceAddress(req.socket.remoteAddress ?? 'unknown');
+}
+
+function rawLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((n, b) => n + b.length, 0);
+  return data.byteLength;
 }
 
 function rawToString(data: RawData): string {

@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_DEPTH, nestingExceeds } from '@ccagent/protocol';
 import type { z } from 'zod';
 import { MAX_FRAME_BYTES, type McFrameErrorCode } from './constants.js';
 import { BackendMessageSchema, ModMessageSchema, type BackendMessage, type ModMessage } from './messages.js';
@@ -23,6 +24,17 @@ function parseWith<T>(
   const raw = typeof text === 'string' ? text : text.toString('utf8');
   if (Buffer.byteLength(raw, 'utf8') > MAX_FRAME_BYTES) {
     return { ok: false, error: { code: 'frame_too_large', message: `frame over ${MAX_FRAME_BYTES} bytes` } };
+  }
+  // The nesting limit of every other entry point (the CC protocol's), checked on the text before anything recurses.
+  if (nestingExceeds(raw, DEFAULT_MAX_DEPTH)) {
+    return {
+      ok: false,
+      error: {
+        code: 'invalid_message',
+        message: `frame nests arrays/objects deeper than ${DEFAULT_MAX_DEPTH} levels`,
+        path: [],
+      },
+    };
   }
   let data: unknown;
   try {

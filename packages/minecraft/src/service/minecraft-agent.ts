@@ -13,6 +13,7 @@ import type {
   ToolCallRequest,
   ToolExecutor,
 } from '@ccagent/engine';
+import { isEngineError } from '@ccagent/engine';
 import { z } from 'zod';
 import { createMinecraftStrategy } from '../agent/minecraft-strategy.js';
 import {
@@ -132,14 +133,15 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
         };
       }
       const { prompt, settings } = parsed.data;
-      const task = await host.createTask({
-        kind: MINECRAFT_TASK_KIND,
-        prompt,
-        context: JSON.parse(JSON.stringify(settings)) as NewTaskInput['context'],
-        allowedCommands: [actions.listCommands()[0]?.name ?? 'minecraft_action'],
-        metadata: { instanceId: settings.instanceId },
-      });
-      return { ok: true, value: task };
+      return createdOrRefused(() =>
+        host.createTask({
+          kind: MINECRAFT_TASK_KIND,
+          prompt,
+          context: JSON.parse(JSON.stringify(settings)) as NewTaskInput['context'],
+          allowedCommands: [actions.listCommands()[0]?.name ?? 'minecraft_action'],
+          metadata: { instanceId: settings.instanceId },
+        }),
+      );
     },
     async stopInstance(host, instanceId) {
       const stopSent = endpoint.stop(instanceId);
@@ -163,14 +165,36 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
           message: `task ${taskId} is ${t.status}; only failed or cancelled tasks are retried`,
         };
       }
-      const task = await host.createTask({
-        kind: MINECRAFT_TASK_KIND,
-        prompt: t.prompt,
-        ...(t.context !== undefined ? { context: t.context } : {}),
-        allowedCommands: t.allowedCommands,
-        metadata: { ...t.metadata, retryOf: t.id },
-      });
-      return { ok: true, value: task };
+      return createdOrRefused(() =>
+        host.createTask({
+          kind: MINECRAFT_TASK_KIND,
+          prompt: t.prompt,
+          ...(t.context !== undefined ? { context: t.context } : {}),
+          allowedCommands: t.allowedCommands,
+          metadata: { ...t.metadata, retryOf: t.id },
+        }),
+      );
     },
   };
+}
+
+/**
+ * The task the engine created, or its refusal of the input (`invalid_input`: the prompt or context over the server's
+ * input limits, which the engine checks for every adapter) as a result naming the field; other failures propagate.
+ */
+async function createdOrRefused(create: () => Promise<Task>): Promise<McResult<Task>> {
+  try {
+    return { ok: true, value: await create() };
+  } catch (err) {
+    if (isEngineError(err, 'invalid_input')) {
+      const field = err.details?.['field'];
+      return {
+        ok: false,
+        code: 'invalid_input',
+        message: `${typeof field === 'string' ? field : '(body)'}: ${err.message}`,
+        ...(typeof field === 'string' ? { path: [field] } : {}),
+      };
+    }
+    throw err;
+  }
 }
