@@ -90,19 +90,19 @@ describe('input limits over HTTP', () => {
 });
 
 describe('input limits over the ComputerCraft WebSocket', () => {
-  it('refuses a prompt over the limit by default, whole or in chunks, and stores nothing (guards against a 15 MiB prompt accepted, stored and listed)', async () => {
+  it('refuses a prompt over the limit by default, in chunks, and stores nothing: the same 1 MiB as an HTTP body (guards against a 15 MiB prompt accepted, stored and listed)', async () => {
     const h = await t.start();
     const c = await t.connect('pc-1');
     const big = { type: 'create_task', task_kind: 'code_job', client_id: 'pc-1', allowed_commands: [] };
-    // 300 KiB: over the default prompt limit (256 KiB), under the request limit (1 MiB).
-    sendChunked(c, { ...big, request_id: 'r-1', prompt: 'x'.repeat(300 * 1024) }, 'c1');
-    expect(await c.waitFor('error', { request_id: 'r-1' })).toMatchObject({
-      code: 'invalid_field',
-      path: '$.prompt',
+    sendChunked(c, { ...big, request_id: 'r-1', prompt: 'x'.repeat(1024 * 1024 + 1) }, 'c1');
+    expect(await c.waitFor('error', { request_id: 'r-1' })).toMatchObject({ code: 'message_too_large' });
+    sendChunked(c, { ...big, request_id: 'r-2', prompt: 'x'.repeat(15 * 1024 * 1024) }, 'c2');
+    expect(await c.waitFor('error', { request_id: 'r-2' })).toMatchObject({ code: 'message_too_large' });
+    const r = await h.http('/api/tasks', {
+      method: 'POST',
+      json: { task_kind: 'general_agent', prompt: 'x'.repeat(1024 * 1024 + 1) },
     });
-    // 2 MiB: over the request limit itself.
-    sendChunked(c, { ...big, request_id: 'r-2', prompt: 'x'.repeat(2 * 1024 * 1024) }, 'c2');
-    expect(await c.waitFor('error', { code: 'message_too_large' })).toBeTruthy();
+    expect(r.status).toBe(413);
     expect(await taskCount(h)).toBe(0);
   });
 

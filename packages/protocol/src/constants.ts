@@ -61,7 +61,7 @@ export const DEFAULT_MAX_DEPTH = 64;
 export const DEFAULT_INPUT_LIMITS = {
   maxRequestBytes: 1024 * 1024,
   maxToolOutputBytes: MAX_REASSEMBLED_BYTES,
-  maxPromptBytes: 256 * 1024,
+  maxPromptBytes: 1024 * 1024,
   maxContextBytes: 256 * 1024,
   maxDepth: DEFAULT_MAX_DEPTH,
 } as const;
