@@ -3,7 +3,10 @@
  * origin (another port), it tries what any site the player visits could do to the orchestrator on 127.0.0.1 — a
  * `no-cors` text/plain `fetch` POST, a form POST (the text/plain JSON trick), `navigator.sendBeacon`, a CORS JSON
  * POST, and a WebSocket `hello` — and a page under a rebinding host name reaches the server's port. Every attempt
- * must be refused: no task and no client appear. A page of the server's own origin still creates a task.
+ * must be refused: no task and no client appear. A page of the server's own origin still creates a task. The page
+ * also tries to embed the server's answers (`/metrics`, `/health`, the API, the Lua bundle) as scripts, images and
+ * styles, which would tell it that ccagent runs (every answer is `Cross-Origin-Resource-Policy: same-origin`), and to
+ * open the Minecraft mod endpoint.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -54,6 +57,37 @@ window.done = (async () => {
     setTimeout(() => resolve('timeout'), 5000);
   });
   await new Promise((r) => setTimeout(r, 1500)); // let the form post and beacons land
+  return results;
+})();
+</script></body></html>`;
+}
+
+/** A page that embeds `urls` as script, image and style, and opens `mod`; each resolves with what it could observe. */
+function embeddingPage(urls: string[], mod: string): string {
+  return `<!doctype html><html><body><script>
+window.results = {};
+const probe = (tag, url) => new Promise((resolve) => {
+  const el = document.createElement(tag);
+  if (tag === 'link') { el.rel = 'stylesheet'; el.href = url; } else el.src = url;
+  el.onload = () => resolve('load');
+  el.onerror = () => resolve('error');
+  setTimeout(() => resolve('timeout'), 5000);
+  document.body.appendChild(el);
+});
+window.done = (async () => {
+  // The control: the page's own script loads, so an 'error' below is the server's refusal, not a broken probe.
+  results['own script'] = await probe('script', '/own.js');
+  for (const url of ${JSON.stringify(urls)}) {
+    for (const tag of ['script', 'img', 'link']) results[tag + ' ' + url] = await probe(tag, url);
+  }
+  results.mod = await new Promise((resolve) => {
+    const s = new WebSocket(${JSON.stringify(mod)});
+    s.onopen = () => { s.send(JSON.stringify({ type: 'register', instanceId: 'Bot', version: '1.0' })); };
+    s.onmessage = (m) => resolve('message ' + m.data);
+    s.onerror = () => resolve('error');
+    s.onclose = (c) => resolve('closed ' + c.code);
+    setTimeout(() => resolve('timeout'), 5000);
+  });
   return results;
 })();
 </script></body></html>`;
@@ -125,5 +159,37 @@ describe.skipIf(!existsSync(CHROMIUM))('a hostile web page in Chromium', () => {
     expect(status).toBe(201);
     const tasks = (await (await h.http('/api/tasks')).json()) as { total: number };
     expect(tasks.total).toBe(1);
+  });
+
+  it('cannot embed any answer of the server as a script, image or style, nor open the mod endpoint (guards against /metrics loading as a script and telling any page that ccagent runs)', async () => {
+    const h = await t.start({ minecraft: true });
+    const mc = h.running.report.minecraft;
+    if (mc === undefined || !('url' in mc)) throw new Error('the mod endpoint is not running');
+    const urls = ['/metrics', '/health', '/api/tasks', '/api/clients', '/lua/install.lua', '/nothing'].map(
+      (p) => `${h.url}${p}`,
+    );
+    hostile = createServer((req, res) => {
+      if (req.url === '/own.js') {
+        res.writeHead(200, { 'content-type': 'text/javascript' });
+        res.end('window.own = true;');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(embeddingPage(urls, mc.url));
+    });
+    await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', () => r()));
+    const page = await context.newPage();
+    await page.goto(`http://127.0.0.1:${(hostile.address() as AddressInfo).port}/`);
+    const results = (await page.evaluate('window.done')) as Record<string, string>;
+    expect(results['own script']).toBe('load');
+    const loaded = Object.entries(results).filter(
+      ([k, v]) => k !== 'own script' && k !== 'mod' && v !== 'error',
+    );
+    expect(loaded, JSON.stringify(results)).toEqual([]);
+    expect(Object.keys(results)).toHaveLength(1 + urls.length * 3 + 1);
+    expect(results.mod).toMatch(/^(error|closed)/);
+    expect(h.running.report.minecraft).toBeDefined();
+    const instances = (await (await h.http('/api/minecraft/instances')).json()) as { instances: unknown[] };
+    expect(instances.instances).toEqual([]);
   });
 });
