@@ -129,6 +129,9 @@ const config = (server = {}) => ({
     rateLimit: { messagesPerSecond: 1_000_000, burst: 1_000_000 },
     modelConcurrency: 64,
     maxConnections: 20_000,
+    // Every bench client connects from 127.0.0.1, up to 10,000 at once: lift the per-address caps with the rest.
+    maxConnectionsPerAddress: 20_000,
+    maxUnauthenticatedPerAddress: 20_000,
     ...server,
   },
 });

@@ -3,13 +3,18 @@
  * enrolled id (no key, random keys, other computers' keys, the shared token, operator and viewer keys), revoked and
  * expired (rotated) keys, replayed enrollment codes, pairing-request abuse, role violations by an enrolled computer of its own (reading,
  * subscribing to, cancelling, answering another computer's tasks and calls, creating tasks for it) and by a viewer,
- * browser-shaped requests, and brute force of the shared token over HTTP and in `hello`. Every attempt is counted as
+ * browser-shaped requests, brute force of the shared token over HTTP and in `hello`, and what an unauthenticated caller
+ * can cost or reach (chunks before `hello`, sockets past the per-address cap, bodies and prompts over the input
+ * limits, embedding an answer from another site, the mod endpoint from a page, a guessing budget per channel, audit
+ * rows from refused pairing requests). Every attempt is counted as
  * accepted or refused; the legitimate computers must keep their connections and finish every task with every call
  * executed once. Guards against: any forged identity, key or code being accepted; a role doing what it must not;
  * an attack disturbing a legitimate computer (including through the per-address throttle, which all of them share
  * here with the attacker on 127.0.0.1).
  */
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -71,6 +76,90 @@ function helloAccepted(s: Server, clientId: string, token: string | undefined): 
   });
 }
 
+/** A socket that sends `frames` before any hello: true when the server still holds it open after `waitMs`. */
+function heldBeforeHello(s: Server, frames: string[], waitMs = 2000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${s.url.replace(/^http/, 'ws')}/ws`);
+    ws.on('open', () => {
+      for (const f of frames) ws.send(f);
+      // Still OPEN: the server has not sent its close frame (it reads nothing more of a socket it closes, so the
+      // TCP close itself comes only when it terminates the socket).
+      setTimeout(() => {
+        resolve(ws.readyState === WebSocket.OPEN);
+        ws.terminate();
+      }, waitMs);
+    });
+    ws.on('unexpected-response', () => resolve(false));
+    ws.on('error', () => resolve(false));
+  });
+}
+
+/** Open `n` sockets that say nothing; resolves with how many opened (the caller closes them). */
+async function openSilent(url: string, n: number): Promise<{ opened: number; sockets: WebSocket[] }> {
+  const sockets: WebSocket[] = [];
+  const results = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<boolean>((resolve) => {
+          const ws = new WebSocket(url);
+          sockets.push(ws);
+          ws.on('open', () => resolve(true));
+          ws.on('unexpected-response', () => resolve(false));
+          ws.on('error', () => resolve(false));
+        }),
+    ),
+  );
+  return { opened: results.filter(Boolean).length, sockets };
+}
+
+/** A JSON POST from another loopback address (its own failure budget); resolves with the status. */
+function postFrom(s: Server, localAddress: string, p: string, body: unknown): Promise<number> {
+  const u = new URL(s.url);
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        method: 'POST',
+        path: p,
+        localAddress,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+/** A free loopback port (for the mod endpoint). */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** The defences an answer must carry so no other site can embed it. */
+function embeddable(res: Response): boolean {
+  return (
+    res.headers.get('cross-origin-resource-policy') !== 'same-origin' ||
+    res.headers.get('x-content-type-options') !== 'nosniff' ||
+    res.headers.get('x-frame-options') !== 'DENY'
+  );
+}
+
+/** An object nested `depth` levels deep, as JSON text. */
+const deepJson = (depth: number): string => `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
+
 function post(s: Server, p: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${s.url}${p}`, {
     method: 'POST',
@@ -85,12 +174,15 @@ describe.skipIf(!orchestratorBuilt)(
   'adversary: forged identities, keys, codes, roles and brute force',
   () => {
     it(`accepts none of the attacks and disturbs no legitimate computer (${COMPUTERS} computers × ${TASKS_EACH} tasks × ${STEPS} calls)`, async () => {
+      const mcPort = await freePort();
       const s = await startServer({
         db: path.join(dir, 'ccagent.db'),
         ollamaUrl: fake.url,
         token: TOKEN,
         config: { server: { security: { rotationOverlapMs: 300 } } },
+        args: ['--mc-port', String(mcPort)],
       });
+      const modUrl = `ws://127.0.0.1:${mcPort}`;
       try {
         // ---- set-up with the operator token: codes, pairing, an operator key and a viewer key.
         const enroll = async (clientId: string): Promise<{ code: string; key: string }> => {
@@ -258,6 +350,84 @@ describe.skipIf(!orchestratorBuilt)(
               })
             ).ok,
           );
+          // What an unauthenticated caller can cost: chunks before hello past maxHelloBytes (512 KiB) stay held,
+          // sockets past the per-address cap of unauthenticated ones (16) open.
+          const chunk = (i: number): string =>
+            JSON.stringify({
+              type: 'chunk',
+              chunk_id: `junk-${round}`,
+              index: i,
+              count: 64,
+              data: 'x'.repeat(120_000),
+            });
+          count(
+            'unauthenticated: chunks before hello held',
+            await heldBeforeHello(
+              s,
+              Array.from({ length: 6 }, (_, i) => chunk(i)),
+            ),
+          );
+          const silent = await openSilent(`${s.url.replace(/^http/, 'ws')}/ws`, 17);
+          count('unauthenticated: sockets past the per-address cap', silent.opened > 16);
+          for (const ws of silent.sockets) ws.terminate();
+          await new Promise((r) => setTimeout(r, 200));
+          // Input limits: a body nested 5,000 deep, prompts over the limit over HTTP and the WebSocket.
+          const deepBody = await fetch(`${s.url}/api/tasks`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...bearer(opKey) },
+            body: `{"task_kind":"general_agent","prompt":"p","context":${deepJson(5000)}}`,
+          });
+          count('input: body nested 5,000 deep (http, not a 400)', deepBody.status !== 400);
+          count(
+            'input: prompt over the limit (http)',
+            (
+              await post(
+                s,
+                '/api/tasks',
+                { task_kind: 'general_agent', prompt: 'x'.repeat(1024 * 1024 + 1) },
+                bearer(opKey),
+              )
+            ).ok,
+          );
+          {
+            const rid = `big-${round}`;
+            const from = evil.messages.length;
+            const text = JSON.stringify({
+              type: 'create_task',
+              request_id: rid,
+              task_kind: 'general_agent',
+              client_id: 'mallory',
+              prompt: 'x'.repeat(1024 * 1024 + 1),
+              allowed_commands: [],
+            });
+            const n = Math.ceil(text.length / 100_000);
+            for (let i = 0; i < n; i++)
+              evil.send({
+                type: 'chunk',
+                chunk_id: rid,
+                index: i,
+                count: n,
+                data: text.slice(i * 100_000, (i + 1) * 100_000),
+              });
+            const r = await evil.next((m) => m.request_id === rid, 10_000, from);
+            count('input: prompt over the limit (ws)', r.type !== 'error');
+          }
+          // Embedding an answer from another site (no CORP/nosniff/framing) and the mod endpoint from a page.
+          for (const p of ['/metrics', '/health', '/api/tasks', '/lua/install.lua', '/no-such-route'])
+            count('browser: answer embeddable by another site', embeddable(await fetch(`${s.url}${p}`)));
+          for (const origin of [`http://127.0.0.1:${mcPort}`, s.url, 'http://evil.example'])
+            count(
+              'browser: mod endpoint from a page',
+              await new Promise<boolean>((resolve) => {
+                const ws = new WebSocket(modUrl, { headers: { origin, authorization: `Bearer ${TOKEN}` } });
+                ws.on('open', () => {
+                  resolve(true);
+                  ws.terminate();
+                });
+                ws.on('unexpected-response', () => resolve(false));
+                ws.on('error', () => resolve(false));
+              }),
+            );
         }
 
         // Brute force of the shared token: HTTP bearer guesses and hello guesses for an id never enrolled.
@@ -271,6 +441,41 @@ describe.skipIf(!orchestratorBuilt)(
         }
         for (let i = 0; i < GUESSES / 10; i++)
           count('brute force (hello token)', await helloAccepted(s, 'unenrolled', `guess-${i}`));
+        // The HTTP guesses spent the address's budget for every channel: the token is not even checked in a hello
+        // or by the mod endpoint now (a budget per channel would let them through).
+        count(
+          'throttle: token on another channel after HTTP guesses (ws)',
+          await helloAccepted(s, 'unenrolled', TOKEN),
+        );
+        count(
+          'throttle: token on another channel after HTTP guesses (mod endpoint)',
+          await new Promise<boolean>((resolve) => {
+            const ws = new WebSocket(modUrl, { headers: { authorization: `Bearer ${TOKEN}` } });
+            ws.on('open', () => {
+              resolve(true);
+              ws.terminate();
+            });
+            ws.on('unexpected-response', () => resolve(false));
+            ws.on('error', () => resolve(false));
+          }),
+        );
+        // Pairing spam from an address the guesses did not throttle: every request refused, and counted.
+        let spam = 0;
+        for (let i = 0; i < 40; i++) {
+          const status = await postFrom(s, '127.0.0.2', '/api/pair/request', {
+            client_id: ids[i % COMPUTERS],
+          });
+          count('pairing: request for an enrolled id', status === 202);
+          if (status === 409) spam++;
+        }
+        // Refused pairing requests were counted, not written one row each.
+        const audit = (await (
+          await fetch(`${s.url}/api/audit?action=client.pair_request&limit=1000`, { headers: bearer(opKey) })
+        ).json()) as {
+          entries: Array<{ outcome: string }>;
+        };
+        const refusedRows = audit.entries.filter((e) => e.outcome === 'refused').length;
+        const refusedRequests = tallies['pairing: request for an enrolled id']?.attempts ?? 0;
 
         // ---- the legitimate work finished undisturbed.
         for (const c of legit) {
@@ -306,11 +511,16 @@ describe.skipIf(!orchestratorBuilt)(
             ...rows,
             `| total | ${total.attempts} | ${total.accepted} |`,
             `[adversary] brute force: ${throttled} of ${GUESSES} HTTP guesses answered 429 (throttled)`,
+            `[adversary] audit: ${refusedRequests} refused pairing requests (${spam} of them answered 409 client_taken from 127.0.0.2, the rest 429 from the throttled 127.0.0.1) wrote ${refusedRows} audit rows`,
           ].join('\n'),
         );
         for (const [k, v] of Object.entries(tallies)) expect(v.accepted, k).toBe(0);
         expect(disturbed).toBe(0);
         expect(throttled).toBeGreaterThan(GUESSES - 20);
+        // One row per reason and minute (the run takes a few minutes at most).
+        expect(spam).toBe(40);
+        expect(refusedRows).toBeGreaterThanOrEqual(1);
+        expect(refusedRows).toBeLessThanOrEqual(5);
         evil.close();
         for (const c of legit) c.close();
       } finally {

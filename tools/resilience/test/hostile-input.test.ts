@@ -192,19 +192,27 @@ describe('floods', () => {
     v.close();
   });
 
-  it('a connection flood without hello: every socket is closed with 4004 after the hello timeout', async () => {
+  it('a connection flood without hello: past the per-address cap of unauthenticated sockets (16) upgrades get 503, and every socket let in is closed with 4004 after the hello timeout', async () => {
     const url = `${s.url.replace(/^http/, 'ws')}/ws`;
-    const sockets = await Promise.all(
+    const opened = await Promise.all(
       Array.from(
         { length: 300 },
         () =>
-          new Promise<WebSocket>((resolve, reject) => {
+          new Promise<WebSocket | number>((resolve, reject) => {
             const ws = new WebSocket(url);
             ws.once('open', () => resolve(ws));
+            ws.once('unexpected-response', (_req, res) => {
+              resolve(res.statusCode ?? 0);
+              res.resume();
+            });
             ws.once('error', reject);
           }),
       ),
     );
+    const sockets = opened.filter((o): o is WebSocket => typeof o !== 'number');
+    const refused = opened.filter((o): o is number => typeof o === 'number');
+    expect(sockets).toHaveLength(16);
+    expect(new Set(refused)).toEqual(new Set([503]));
     const codes = await Promise.all(
       sockets.map(
         (ws) => new Promise<number>((resolve) => ws.once('close', (code: number) => resolve(code))),

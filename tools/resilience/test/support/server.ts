@@ -67,6 +67,8 @@ export interface StartOptions {
   logLevel?: string;
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
+  /** More `serve` arguments (e.g. `--mc-port`). */
+  args?: string[];
 }
 
 /** Environment without the variables that would change the server's defaults. */
@@ -96,6 +98,7 @@ export function startServer(o: StartOptions): Promise<Server> {
     args.push('--config', file);
   }
   if (o.token !== undefined) args.push('--token', o.token);
+  if (o.args) args.push(...o.args);
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv(o.env) });
   let out = '';
   let err = '';
