@@ -366,32 +366,35 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   });
   const lua = new LuaAssets(o.luaDir ?? defaultLuaDir());
   const pages: TaskPageSource | undefined = sqlite;
-  const http = new HttpApi({
-    inputLimits: s.inputLimits,
-    // Authentication and roles are checked in front of the API (HttpAccess).
-    token: undefined,
-    engine,
-    store,
-    pages,
-    ...(o.role !== undefined ? { role: o.role } : {}),
-    tasks,
-    clients,
-    registry,
-    metrics,
-    models: availability,
-    lua,
-    dashboard: new DashboardAssets(o.dashboardDir ?? defaultDashboardDir()),
-    security,
-    events,
-    taskKinds: [...Object.keys(config.taskKinds), ...Object.keys(config.kindAliases)],
-    dbPath,
-    checkDb: () =>
-      sqlite ? sqlite.probeHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),
-    startedAt,
-    now: () => clock.now(),
-    logger,
-    minecraft,
-  });
+  // Who may call each route is declared on the route table; the gate decides it on the one parsed request.
+  const gate = new HttpAccess({ policy, security, getTask: (id) => engine.getTask(id), logger });
+  const http = new HttpApi(
+    {
+      inputLimits: s.inputLimits,
+      engine,
+      store,
+      pages,
+      ...(o.role !== undefined ? { role: o.role } : {}),
+      tasks,
+      clients,
+      registry,
+      metrics,
+      models: availability,
+      lua,
+      dashboard: new DashboardAssets(o.dashboardDir ?? defaultDashboardDir()),
+      security,
+      events,
+      taskKinds: [...Object.keys(config.taskKinds), ...Object.keys(config.kindAliases)],
+      dbPath,
+      checkDb: () =>
+        sqlite ? sqlite.probeHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),
+      startedAt,
+      now: () => clock.now(),
+      logger,
+      minecraft,
+    },
+    gate,
+  );
 
   // Recover before anyone can connect: unfinished tasks resume, pending calls wait for their clients.
   const unfinished = await engine.listTasks({
@@ -415,13 +418,6 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     }
   }
 
-  const front = new HttpAccess({
-    policy,
-    security,
-    getTask: (id) => engine.getTask(id),
-    next: http.handle,
-    logger,
-  });
   // A revoked key's connection is closed at once, and so is one whose rotated key's overlap ended (its client id's
   // live connection, when it used that key).
   security.onRevoked((revoked, reason) => {
@@ -441,8 +437,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     }
   });
   const server: Server = o.tls
-    ? createTlsServer({ cert: o.tls.cert, key: o.tls.key }, withResponseHeaders(front.handle))
-    : createServer(withResponseHeaders(front.handle));
+    ? createTlsServer({ cert: o.tls.cert, key: o.tls.key }, withResponseHeaders(http.handle))
+    : createServer(withResponseHeaders(http.handle));
   server.on('upgrade', (req, socket, head) => {
     const v = guardUpgrade(req.headers, policy);
     if (!v.ok) {

@@ -84,6 +84,7 @@ describe('@ccagent/protocol', () => {
       'DashboardFeaturesResponseSchema',
       'HTTP_DOC_BEGIN',
       'HTTP_DOC_END',
+      'EventsQuerySchema',
       'HTTP_RECORDS',
       'HTTP_ROUTES',
       'HealthResponseSchema',

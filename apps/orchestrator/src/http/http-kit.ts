@@ -45,6 +45,48 @@ export function safeDecode(p: string): string {
   }
 }
 
+/**
+ * The request's target as a URL (path and query). An origin-form target (`/…`) is read as a path even when it
+ * starts with `//` (which a URL parser would take for a host); an absolute-form one (`http://host/…`, sent to
+ * proxies) keeps only its path and query; anything else is a 400.
+ */
+export function requestUrl(target: string | undefined): URL {
+  const t = target ?? '/';
+  try {
+    return t.startsWith('/') ? new URL(`http://localhost${t}`) : new URL(t);
+  } catch {
+    throw new HttpError(400, 'invalid_path', 'the request target is not a path');
+  }
+}
+
+/** The named groups of a route's match, each percent-decoded once (400 when one is not valid percent-encoding). */
+export function pathParams(m: RegExpExecArray): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m.groups ?? {})) if (v !== undefined) out[k] = safeDecode(v);
+  return out;
+}
+
+/**
+ * The query parsed with the route's schema, each parameter at most once: a repeated name (however it is spelled
+ * in percent-encoding) is a 400 naming it, so no reader can take the first value where another takes the last.
+ */
+export function parseQuery<T extends z.ZodType>(schema: T, params: URLSearchParams): z.infer<T> {
+  const seen = new Map<string, string>();
+  for (const [k, v] of params) {
+    if (seen.has(k)) {
+      const path = /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `$.${k}` : `$[${JSON.stringify(k)}]`;
+      throw new HttpError(
+        400,
+        'invalid_query',
+        `${path}: given more than once; send each query parameter once`,
+        path,
+      );
+    }
+    seen.set(k, v);
+  }
+  return parseWith(schema, Object.fromEntries(seen), 'query');
+}
+
 /** Answer with a JSON body. */
 export function sendJson(
   res: ServerResponse,

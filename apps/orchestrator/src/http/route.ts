@@ -1,15 +1,17 @@
 /**
  * The shape of an HTTP route and what its handler gets: the dependencies of the HTTP side (one object, built at the
- * composition root) and the request. Route modules live in routes/; the table is routes/index.ts.
+ * composition root) and the request, parsed once. Route modules live in routes/; the table is routes/index.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Engine, Task, TaskOperations, TaskStatus, TaskStore } from '@ccagent/engine';
 import type { MinecraftAgent } from '@ccagent/minecraft';
+import type { z } from 'zod';
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence } from '../client-persistence.js';
 import type { Metrics } from '../metrics.js';
 import type { ModelAvailability } from '../model-availability.js';
-import type { SecurityService } from '../security/security-service.js';
+import type { RouteAccess } from '../security/route-access.js';
+import type { Principal, SecurityService } from '../security/security-service.js';
 import type { DashboardAssets } from './dashboard-assets.js';
 import type { BodyLimits } from './http-kit.js';
 import type { EventHub } from './event-hub.js';
@@ -30,7 +32,6 @@ export interface TaskPageSource {
 
 /** Dependencies of the HTTP side (`HttpApi` and every route). */
 export interface HttpApiOptions {
-  token: string | undefined;
   /** Largest body and deepest nesting a request may have (`server.inputLimits`; default the protocol's). */
   inputLimits?: BodyLimits;
   engine: Engine;
@@ -62,25 +63,63 @@ export interface HttpApiOptions {
   logger: { error(obj: unknown, msg?: string): void };
 }
 
-/** One request as a handler sees it: `params` are the pattern's groups, percent-decoded. */
-export interface RouteRequest {
+/** The query of a route that declares none: it reads no query parameter. */
+export type NoQuery = Record<string, never>;
+
+/** The parsed query of a route whose `query` is the schema `S`. */
+export type QueryOf<S extends z.ZodType> = z.output<S>;
+
+/**
+ * One request as the route table's access check and its handler both see it, parsed once by the server
+ * (http-api.ts): the path's parameters percent-decoded once, the query parsed by the route's schema with each
+ * parameter at most once, and the caller as authenticated for the route's access. Nothing else reads the URL.
+ */
+export interface RouteRequest<Q = NoQuery> {
   req: IncomingMessage;
   res: ServerResponse;
-  params: string[];
-  url: URL;
+  /** The URL's path (not decoded), as it was matched. */
+  path: string;
+  /** The pattern's named groups (`id`, `path`), each percent-decoded once. */
+  params: Readonly<Record<string, string>>;
+  /** The query as the route's `query` schema parsed it; `{}` for a route that declares none. */
+  query: Q;
+  /** Who is calling; undefined on `public` and `pairing` routes, which read no credential. */
+  caller: Principal | undefined;
+  /** The table the request was matched in (`GET /api/dashboard` names the features it serves). */
+  routes: readonly Route[];
 }
 
 /** Answers one request (throws `HttpError` to refuse it; anything else is a 500, or a 503 for a storage failure). */
-export type RouteHandler = (d: HttpApiOptions, r: RouteRequest) => Promise<void>;
+export type RouteHandler<Q = NoQuery> = (d: HttpApiOptions, r: RouteRequest<Q>) => Promise<void>;
 
-/** One entry of the route table. */
+/** An action a route's success is audited as, under its caller (the key routes audit themselves). */
+export type AuditedAction =
+  'task.create' | 'task.cancel' | 'task.answer' | 'minecraft.create' | 'minecraft.stop' | 'minecraft.retry';
+
+/** One entry of the route table: what the route is, who may call it, what it reads, and its handler. */
 export interface Route {
   method: 'GET' | 'POST';
-  /** Matched against the URL path (no query). */
+  /** Matched against the URL path (no query); its named groups are the path parameters. */
   pattern: RegExp;
   /** For metrics and logs. */
   name: string;
-  /** Anyone may call it even when a token is set. */
-  open?: boolean;
-  handler: RouteHandler;
+  /** Who may call it: the access check is a lookup on this (security/route-access.ts). */
+  access: RouteAccess;
+  /** Why a caller without the access is refused, where the level's own reason says less. */
+  refusal?: string;
+  /** The query parameters it reads (a strict object); without one the route reads none. */
+  query?: z.ZodType;
+  /** Audited under the caller once answered with success; the target is the path's `id` or the created task. */
+  audit?: AuditedAction;
+  handler: RouteHandler<unknown>;
+}
+
+/** A route whose handler gets the query its schema parses (the server parses it with that schema first). */
+export function route<S extends z.ZodType | undefined = undefined>(
+  r: Omit<Route, 'query' | 'handler'> & {
+    query?: S;
+    handler: RouteHandler<S extends z.ZodType ? QueryOf<S> : NoQuery>;
+  },
+): Route {
+  return r as Route;
 }

@@ -11,6 +11,7 @@ import {
   CreateTaskBodySchema,
   CreateTaskResponseSchema,
   DashboardFeaturesResponseSchema,
+  EventsQuerySchema,
   HealthResponseSchema,
   HttpClientSchema,
   HttpCommandCallSchema,
@@ -226,6 +227,7 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     path: '/api/events',
     summary:
       'Server-Sent Events: task, step, question, call, client and tool events, and `delta` (a chat task’s reply as it is written); resumable with `Last-Event-ID`, `?task=ID[,ID…]` filters to those tasks, a `resync` event when a reader fell behind.',
+    query: EventsQuerySchema,
     responses: [{ status: 200, contentType: 'text/event-stream' }],
     events: HTTP_EVENTS,
   },

@@ -242,6 +242,21 @@ export const TaskEventBodySchema = z.strictObject({
 /** Body of `POST /api/tasks/:id/retry` (empty, or `{}`). */
 export const RetryBodySchema = z.strictObject({});
 
+/** Query of `GET /api/events`: at most 100 task ids, each a plain id; `last_event_id` where a header cannot be sent. */
+export const EventsQuerySchema = z.strictObject({
+  task: z
+    .string()
+    .transform((s) => s.split(',').filter((x) => x !== ''))
+    .pipe(z.array(z.string().min(1).max(200)).max(100))
+    .optional()
+    .describe('only the events of these tasks (comma-separated ids)'),
+  last_event_id: z
+    .string()
+    .max(100)
+    .optional()
+    .describe('resume after this event (the `Last-Event-ID` header wins when both are sent)'),
+});
+
 /** Query of `GET /api/tools`. */
 export const ToolsQuerySchema = z.strictObject({
   client: z.string().min(1).optional(),

@@ -1,13 +1,8 @@
 /** Client routes: the known clients (live state from the registry, facts from the store) and their tools. */
-import {
-  ToolsQuerySchema,
-  type ClientsResponse,
-  type HttpClient,
-  type ToolsResponse,
-} from '@ccagent/protocol';
+import type { ClientsResponse, HttpClient, ToolsQuerySchema, ToolsResponse } from '@ccagent/protocol';
 import { descriptorToWire } from '../../wire.js';
-import { parseWith, sendJson } from '../http-kit.js';
-import type { HttpApiOptions, RouteRequest } from '../route.js';
+import { sendJson } from '../http-kit.js';
+import type { HttpApiOptions, QueryOf, RouteRequest } from '../route.js';
 
 /** `GET /api/clients`. */
 export async function listClients(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
@@ -30,8 +25,10 @@ export async function listClients(d: HttpApiOptions, { res }: RouteRequest): Pro
 }
 
 /** `GET /api/tools`: model-written tools, by client and status. */
-export async function listTools(d: HttpApiOptions, { res, url }: RouteRequest): Promise<void> {
-  const q = parseWith(ToolsQuerySchema, Object.fromEntries(url.searchParams), 'query');
+export async function listTools(
+  d: HttpApiOptions,
+  { res, query: q }: RouteRequest<QueryOf<typeof ToolsQuerySchema>>,
+): Promise<void> {
   const tools = await d.clients.listTools({
     ...(q.client ? { clientId: q.client } : {}),
     ...(q.status ? { status: q.status } : {}),

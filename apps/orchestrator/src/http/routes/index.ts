@@ -1,8 +1,19 @@
 /**
- * The route table: one entry per HTTP route, matched in order against the URL path. A new route: its handler in the
- * module of its concern (or a new one in this folder) and one entry here; docs/http-api.md lists it.
+ * The route table: one entry per HTTP route, matched in order against the URL path. Each entry says what the route
+ * is — its method and path (named groups are its path parameters), who may call it (`access`, decided by a lookup
+ * in security/route-access.ts on the one parsed request), the query it reads (a @ccagent/protocol schema, parsed
+ * once by the server), whether its success is audited — and its handler. A new route: its handler in the module of
+ * its concern (or a new one in this folder) and one entry here; docs/http-api.md lists it.
  */
-import type { Route } from '../route.js';
+import {
+  AuditQuerySchema,
+  EventsQuerySchema,
+  StepsQuerySchema,
+  TaskDetailQuerySchema,
+  TaskListQuerySchema,
+  ToolsQuerySchema,
+} from '@ccagent/protocol';
+import { route, type Route } from '../route.js';
 import { listClients, listTools } from './clients.js';
 import { dashboardFeatures, dashboardFile, eventStream } from './dashboard.js';
 import { health, metricsText } from './health.js';
@@ -25,103 +36,269 @@ import {
 import { postEvent, postMessage, retryTask } from './steering.js';
 import { answerTask, cancelTask, createTask, getSteps, getTask, listTasks } from './tasks.js';
 
+/** Why keys, pairing decisions and the audit log are refused to others. */
+const KEYS_ONLY = 'only an operator manages keys and reads the audit log';
+
 /** Every route of the HTTP API. */
 export const ROUTES: readonly Route[] = [
-  { method: 'GET', pattern: /^\/health$/, name: 'health', open: true, handler: health },
-  { method: 'GET', pattern: /^\/api\/tasks$/, name: 'tasks.list', handler: listTasks },
-  { method: 'POST', pattern: /^\/api\/tasks$/, name: 'tasks.create', handler: createTask },
-  { method: 'GET', pattern: /^\/api\/tasks\/([^/]+)$/, name: 'tasks.get', handler: getTask },
-  { method: 'GET', pattern: /^\/api\/tasks\/([^/]+)\/steps$/, name: 'tasks.steps', handler: getSteps },
-  { method: 'POST', pattern: /^\/api\/tasks\/([^/]+)\/cancel$/, name: 'tasks.cancel', handler: cancelTask },
-  { method: 'POST', pattern: /^\/api\/tasks\/([^/]+)\/answer$/, name: 'tasks.answer', handler: answerTask },
-  {
+  route({ method: 'GET', pattern: /^\/health$/, name: 'health', access: 'public', handler: health }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/tasks$/,
+    name: 'tasks.list',
+    access: 'task_list',
+    query: TaskListQuerySchema,
+    handler: listTasks,
+  }),
+  route({
     method: 'POST',
-    pattern: /^\/api\/tasks\/([^/]+)\/messages$/,
+    pattern: /^\/api\/tasks$/,
+    name: 'tasks.create',
+    access: 'operator',
+    refusal:
+      'an operator creates tasks over HTTP; a computer creates its own over its WebSocket (create_task)',
+    audit: 'task.create',
+    handler: createTask,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/tasks\/(?<id>[^/]+)$/,
+    name: 'tasks.get',
+    access: 'task_read',
+    query: TaskDetailQuerySchema,
+    handler: getTask,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/tasks\/(?<id>[^/]+)\/steps$/,
+    name: 'tasks.steps',
+    access: 'task_read',
+    query: StepsQuerySchema,
+    handler: getSteps,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/tasks\/(?<id>[^/]+)\/cancel$/,
+    name: 'tasks.cancel',
+    access: 'task_act',
+    audit: 'task.cancel',
+    handler: cancelTask,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/tasks\/(?<id>[^/]+)\/answer$/,
+    name: 'tasks.answer',
+    access: 'task_act',
+    audit: 'task.answer',
+    handler: answerTask,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/tasks\/(?<id>[^/]+)\/messages$/,
     name: 'tasks.message',
+    access: 'operator',
     handler: postMessage,
-  },
-  { method: 'POST', pattern: /^\/api\/tasks\/([^/]+)\/events$/, name: 'tasks.event', handler: postEvent },
-  { method: 'POST', pattern: /^\/api\/tasks\/([^/]+)\/retry$/, name: 'tasks.retry', handler: retryTask },
-  { method: 'GET', pattern: /^\/api\/events$/, name: 'events', handler: eventStream },
-  { method: 'GET', pattern: /^\/api\/dashboard$/, name: 'dashboard.features', handler: dashboardFeatures },
-  // The page and its hashed assets hold no secret; the API requests it makes carry the token.
-  {
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/tasks\/(?<id>[^/]+)\/events$/,
+    name: 'tasks.event',
+    access: 'operator',
+    handler: postEvent,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/tasks\/(?<id>[^/]+)\/retry$/,
+    name: 'tasks.retry',
+    access: 'operator',
+    handler: retryTask,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/events$/,
+    name: 'events',
+    access: 'view',
+    query: EventsQuerySchema,
+    handler: eventStream,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/dashboard$/,
+    name: 'dashboard.features',
+    access: 'view',
+    handler: dashboardFeatures,
+  }),
+  // The page and its hashed assets hold no secret; the API requests it makes carry the key.
+  route({
     method: 'GET',
     pattern: /^\/(?:index\.html|assets\/[^/]+)?$/,
     name: 'dashboard',
-    open: true,
+    access: 'public',
     handler: dashboardFile,
-  },
-  { method: 'GET', pattern: /^\/api\/clients$/, name: 'clients', handler: listClients },
-  { method: 'GET', pattern: /^\/api\/tools$/, name: 'tools', handler: listTools },
-  // Pairing is open (the enrollment code is the credential); keys and the audit log are for operators (the front
-  // checks the role before the API sees the request).
-  { method: 'POST', pattern: /^\/api\/pair$/, name: 'security.pair', open: true, handler: pair },
-  {
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/clients$/,
+    name: 'clients',
+    access: 'read',
+    handler: listClients,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/tools$/,
+    name: 'tools',
+    access: 'read',
+    query: ToolsQuerySchema,
+    handler: listTools,
+  }),
+  // Pairing needs no key (the enrollment code, or the pairing request's secret, is the credential); keys, pairing
+  // decisions and the audit log are for operators.
+  route({
+    method: 'POST',
+    pattern: /^\/api\/pair$/,
+    name: 'security.pair',
+    access: 'pairing',
+    handler: pair,
+  }),
+  route({
     method: 'POST',
     pattern: /^\/api\/pair\/request$/,
     name: 'security.pair_request',
-    open: true,
+    access: 'pairing',
     handler: pairRequest,
-  },
-  {
+  }),
+  route({
     method: 'POST',
     pattern: /^\/api\/pair\/collect$/,
     name: 'security.pair_collect',
-    open: true,
+    access: 'pairing',
     handler: pairCollect,
-  },
-  { method: 'GET', pattern: /^\/api\/credentials$/, name: 'security.credentials', handler: listCredentials },
-  { method: 'POST', pattern: /^\/api\/credentials\/enroll$/, name: 'security.enroll', handler: enroll },
-  { method: 'POST', pattern: /^\/api\/credentials\/revoke$/, name: 'security.revoke', handler: revoke },
-  { method: 'POST', pattern: /^\/api\/credentials\/rotate$/, name: 'security.rotate', handler: rotate },
-  { method: 'POST', pattern: /^\/api\/credentials\/keys$/, name: 'security.keys', handler: createKey },
-  {
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/credentials$/,
+    name: 'security.credentials',
+    access: 'operator',
+    refusal: KEYS_ONLY,
+    handler: listCredentials,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/credentials\/enroll$/,
+    name: 'security.enroll',
+    access: 'operator',
+    refusal: KEYS_ONLY,
+    handler: enroll,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/credentials\/revoke$/,
+    name: 'security.revoke',
+    access: 'operator',
+    refusal: KEYS_ONLY,
+    handler: revoke,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/credentials\/rotate$/,
+    name: 'security.rotate',
+    access: 'operator',
+    refusal: KEYS_ONLY,
+    handler: rotate,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/credentials\/keys$/,
+    name: 'security.keys',
+    access: 'operator',
+    refusal: KEYS_ONLY,
+    handler: createKey,
+  }),
+  route({
     method: 'GET',
     pattern: /^\/api\/credentials\/pairings$/,
     name: 'security.pairings',
+    access: 'operator',
+    refusal: KEYS_ONLY,
     handler: listPairings,
-  },
-  {
+  }),
+  route({
     method: 'POST',
     pattern: /^\/api\/credentials\/pairings\/approve$/,
     name: 'security.approve',
+    access: 'operator',
+    refusal: KEYS_ONLY,
     handler: approvePairing,
-  },
-  {
+  }),
+  route({
     method: 'POST',
     pattern: /^\/api\/credentials\/pairings\/deny$/,
     name: 'security.deny',
+    access: 'operator',
+    refusal: KEYS_ONLY,
     handler: denyPairing,
-  },
-  { method: 'GET', pattern: /^\/api\/audit$/, name: 'security.audit', handler: listAudit },
-  {
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/audit$/,
+    name: 'security.audit',
+    access: 'operator',
+    refusal: KEYS_ONLY,
+    query: AuditQuerySchema,
+    handler: listAudit,
+  }),
+  route({
     method: 'GET',
     pattern: /^\/api\/minecraft\/instances$/,
     name: 'minecraft.instances',
+    access: 'view',
     handler: listInstances,
-  },
-  {
+  }),
+  route({
     method: 'POST',
-    pattern: /^\/api\/minecraft\/instances\/([^/]+)\/stop$/,
+    pattern: /^\/api\/minecraft\/instances\/(?<id>[^/]+)\/stop$/,
     name: 'minecraft.stop',
+    access: 'operator',
+    audit: 'minecraft.stop',
     handler: stopInstance,
-  },
-  {
+  }),
+  route({
     method: 'POST',
     pattern: /^\/api\/minecraft\/tasks$/,
     name: 'minecraft.create',
+    access: 'operator',
+    audit: 'minecraft.create',
     handler: createMinecraftTask,
-  },
-  {
+  }),
+  route({
     method: 'POST',
-    pattern: /^\/api\/minecraft\/tasks\/([^/]+)\/retry$/,
+    pattern: /^\/api\/minecraft\/tasks\/(?<id>[^/]+)\/retry$/,
     name: 'minecraft.retry',
+    access: 'operator',
+    audit: 'minecraft.retry',
     handler: retryMinecraftTask,
-  },
-  { method: 'GET', pattern: /^\/metrics$/, name: 'metrics', handler: metricsText },
-  // CC's `wget run` cannot send an Authorization header, and the bundle holds no secret: open.
-  { method: 'GET', pattern: /^\/lua\/install\.lua$/, name: 'lua.install', open: true, handler: installer },
-  { method: 'GET', pattern: /^\/lua\/manifest\.json$/, name: 'lua.manifest', open: true, handler: manifest },
-  { method: 'GET', pattern: /^\/lua\/files\/(.+)$/, name: 'lua.file', open: true, handler: luaFile },
+  }),
+  route({ method: 'GET', pattern: /^\/metrics$/, name: 'metrics', access: 'read', handler: metricsText }),
+  // CC's `wget run` cannot send an Authorization header, and the bundle holds no secret: public.
+  route({
+    method: 'GET',
+    pattern: /^\/lua\/install\.lua$/,
+    name: 'lua.install',
+    access: 'public',
+    handler: installer,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/lua\/manifest\.json$/,
+    name: 'lua.manifest',
+    access: 'public',
+    handler: manifest,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/lua\/files\/(?<path>.+)$/,
+    name: 'lua.file',
+    access: 'public',
+    handler: luaFile,
+  }),
 ];

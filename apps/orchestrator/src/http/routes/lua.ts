@@ -34,8 +34,9 @@ export function manifest(d: HttpApiOptions, { res }: RouteRequest): Promise<void
 }
 
 /** `GET /lua/files/<path>`. */
-export function luaFile(d: HttpApiOptions, { res, params: [rel] }: RouteRequest): Promise<void> {
-  const body = d.lua.file(rel as string);
+export function luaFile(d: HttpApiOptions, { res, params }: RouteRequest): Promise<void> {
+  const rel = params['path'] ?? '';
+  const body = d.lua.file(rel);
   if (!body) throw new HttpError(404, 'not_found', `no Lua file ${JSON.stringify(rel)}`);
   res.writeHead(200, { 'content-type': 'text/x-lua; charset=utf-8', 'content-length': body.length });
   res.end(body);

@@ -12,7 +12,7 @@ import {
   type MinecraftStopResponse,
 } from '@ccagent/protocol';
 import { taskToWire } from '../../wire.js';
-import { HttpError, parseWith, readJson, safeDecode, sendJson } from '../http-kit.js';
+import { HttpError, parseWith, readJson, sendJson } from '../http-kit.js';
 import type { HttpApiOptions, RouteRequest } from '../route.js';
 
 function agent(d: HttpApiOptions): MinecraftAgent {
@@ -85,7 +85,7 @@ export async function createMinecraftTask(d: HttpApiOptions, { req, res }: Route
 export async function stopInstance(d: HttpApiOptions, { req, res, params }: RouteRequest): Promise<void> {
   const mc = agent(d);
   parseWith(MinecraftEmptyBodySchema, await readJson(req, true), 'body');
-  const r = await mc.stopInstance(d.engine, safeDecode(params[0] ?? ''));
+  const r = await mc.stopInstance(d.engine, params['id'] ?? '');
   const body: MinecraftStopResponse = { stop_sent: r.stopSent, cancelled_tasks: r.cancelled };
   sendJson(res, 200, body);
 }
@@ -97,7 +97,7 @@ export async function retryMinecraftTask(
 ): Promise<void> {
   const mc = agent(d);
   parseWith(MinecraftEmptyBodySchema, await readJson(req, true), 'body');
-  const r = await mc.retryTask(d.engine, safeDecode(params[0] ?? ''));
+  const r = await mc.retryTask(d.engine, params['id'] ?? '');
   if (!r.ok) throw new HttpError(r.code === 'not_found' ? 404 : 409, r.code, r.message);
   sendJson(res, 201, { task: taskToWire(r.value) });
 }

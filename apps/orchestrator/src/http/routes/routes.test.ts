@@ -1,5 +1,6 @@
 import { HTTP_ROUTES } from '@ccagent/protocol';
 import { describe, expect, it } from 'vitest';
+import { needsCredential } from '../../security/route-access.js';
 import { ROUTES } from './index.js';
 
 /** A concrete path for a documented path pattern. */
@@ -14,7 +15,8 @@ describe('the route table', () => {
         matches.map((r) => r.name),
         `${spec.method} ${spec.path}`,
       ).toHaveLength(1);
-      expect(Boolean(matches[0]?.open), `${spec.method} ${spec.path} open`).toBe(Boolean(spec.open));
+      const open = matches[0] !== undefined && !needsCredential(matches[0].access);
+      expect(open, `${spec.method} ${spec.path} open`).toBe(Boolean(spec.open));
     }
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Security routes: pairing (`POST /api/pair`, open: the enrollment code is the credential), computer and person keys,
- * and the audit log (operator only). Who may call them is decided in front of the API (security/http-access.ts),
- * which also hands the caller's principal to these handlers; the bodies are @ccagent/protocol's schemas.
+ * and the audit log (operator only). Who may call them is declared on the route table and decided by the gate in
+ * front of the handlers (security/http-access.ts); the request's `caller` is who the key routes audit under. The
+ * bodies are @ccagent/protocol's schemas.
  */
 import {
   PairCollectBodySchema,
@@ -12,7 +13,7 @@ import {
   type PairRequestResponse,
   type PairingsResponse,
   type PairCollectPending,
-  AuditQuerySchema,
+  type AuditQuerySchema,
   CreateKeyBodySchema,
   EnrollBodySchema,
   PairBodySchema,
@@ -29,10 +30,10 @@ import {
   type RotateResponse,
 } from '@ccagent/protocol';
 import type { AuditRecord } from '@ccagent/store';
-import { requestPrincipal, requestSource } from '../../security/request-principal.js';
+import { requestSource } from '../../security/request-principal.js';
 import type { CredentialView, PairingView, Principal } from '../../security/security-service.js';
 import { HttpError, parseWith, readJson, sendJson } from '../http-kit.js';
-import type { HttpApiOptions, RouteRequest } from '../route.js';
+import type { HttpApiOptions, QueryOf, RouteRequest } from '../route.js';
 
 /** `POST /api/pair`: a computer trades an enrollment code for its key. */
 export async function pair(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
@@ -123,28 +124,30 @@ export async function listPairings(d: HttpApiOptions, { res }: RouteRequest): Pr
 }
 
 /** `POST /api/credentials/pairings/approve`. */
-export async function approvePairing(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+export async function approvePairing(d: HttpApiOptions, { req, res, caller }: RouteRequest): Promise<void> {
   const b = parseWith(PairingApproveBodySchema, await readJson(req), 'body');
   const grants = {
     ...(b.kinds !== undefined ? { kinds: b.kinds } : {}),
     ...(b.observe_others !== undefined ? { observeOthers: b.observe_others } : {}),
   };
-  const p = await d.security.decidePairing(b.id, true, grants, who(req));
+  const p = await d.security.decidePairing(b.id, true, grants, who(caller));
   if (!p) throw new HttpError(404, 'not_found', `no pending pairing request ${b.id}`);
   sendJson(res, 200, { pairing: pairingToWire(p) }, NO_STORE);
 }
 
 /** `POST /api/credentials/pairings/deny`. */
-export async function denyPairing(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+export async function denyPairing(d: HttpApiOptions, { req, res, caller }: RouteRequest): Promise<void> {
   const b = parseWith(PairingDenyBodySchema, await readJson(req), 'body');
-  const p = await d.security.decidePairing(b.id, false, {}, who(req));
+  const p = await d.security.decidePairing(b.id, false, {}, who(caller));
   if (!p) throw new HttpError(404, 'not_found', `no pending pairing request ${b.id}`);
   sendJson(res, 200, { pairing: pairingToWire(p) }, NO_STORE);
 }
 
 /** `GET /api/audit`: newest first. */
-export async function listAudit(d: HttpApiOptions, { res, url }: RouteRequest): Promise<void> {
-  const q = parseWith(AuditQuerySchema, Object.fromEntries(url.searchParams), 'query');
+export async function listAudit(
+  d: HttpApiOptions,
+  { res, query: q }: RouteRequest<QueryOf<typeof AuditQuerySchema>>,
+): Promise<void> {
   const entries = await d.security.listAudit({
     ...(q.limit !== undefined ? { limit: q.limit } : {}),
     ...(q.before !== undefined ? { beforeId: q.before } : {}),
@@ -164,7 +167,7 @@ export async function listCredentials(d: HttpApiOptions, { res }: RouteRequest):
 }
 
 /** `POST /api/credentials/enroll`. */
-export async function enroll(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+export async function enroll(d: HttpApiOptions, { req, res, caller }: RouteRequest): Promise<void> {
   const b = parseWith(EnrollBodySchema, await readJson(req, true), 'body');
   const t = await d.security.enroll(
     {
@@ -176,7 +179,7 @@ export async function enroll(d: HttpApiOptions, { req, res }: RouteRequest): Pro
       },
       ...(b.ttl_s !== undefined ? { ttlMs: b.ttl_s * 1000 } : {}),
     },
-    who(req),
+    who(caller),
   );
   const body: EnrollResponse = {
     code: t.code,
@@ -187,18 +190,18 @@ export async function enroll(d: HttpApiOptions, { req, res }: RouteRequest): Pro
 }
 
 /** `POST /api/credentials/revoke`. */
-export async function revoke(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+export async function revoke(d: HttpApiOptions, { req, res, caller }: RouteRequest): Promise<void> {
   const b = parseWith(RevokeBodySchema, await readJson(req), 'body');
-  const revoked = await d.security.revoke('id' in b ? { id: b.id } : { clientId: b.client_id }, who(req));
+  const revoked = await d.security.revoke('id' in b ? { id: b.id } : { clientId: b.client_id }, who(caller));
   if (revoked.length === 0) throw new HttpError(404, 'not_found', 'no live key matches');
   const body: RevokeResponse = { revoked: revoked.map(credentialToWire) };
   sendJson(res, 200, body, NO_STORE);
 }
 
 /** `POST /api/credentials/rotate`. */
-export async function rotate(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+export async function rotate(d: HttpApiOptions, { req, res, caller }: RouteRequest): Promise<void> {
   const b = parseWith(RotateBodySchema, await readJson(req), 'body');
-  const r = await d.security.rotate(b.client_id, who(req));
+  const r = await d.security.rotate(b.client_id, who(caller));
   if (!r) throw new HttpError(404, 'not_found', `client "${b.client_id}" has no key to rotate`);
   const body: RotateResponse = {
     key: r.key,
@@ -209,9 +212,9 @@ export async function rotate(d: HttpApiOptions, { req, res }: RouteRequest): Pro
 }
 
 /** `POST /api/credentials/keys`. */
-export async function createKey(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+export async function createKey(d: HttpApiOptions, { req, res, caller }: RouteRequest): Promise<void> {
   const b = parseWith(CreateKeyBodySchema, await readJson(req), 'body');
-  const r = await d.security.createKey(b.role, b.name, who(req));
+  const r = await d.security.createKey(b.role, b.name, who(caller));
   const body: CreateKeyResponse = { key: r.key, credential: credentialToWire(r.credential) };
   sendJson(res, 201, body, NO_STORE);
 }
@@ -220,8 +223,7 @@ export async function createKey(d: HttpApiOptions, { req, res }: RouteRequest): 
 const NO_STORE = { 'cache-control': 'no-store' };
 
 /** The caller, as the front authenticated it (these routes are never reached without one). */
-function who(req: RouteRequest['req']): Principal {
-  const p = requestPrincipal(req);
+function who(p: RouteRequest['caller']): Principal {
   if (p === undefined)
     throw new HttpError(401, 'unauthorized', 'no credential', undefined, { 'www-authenticate': 'Bearer' });
   return p;

@@ -2,15 +2,15 @@
  * Task routes: list (paged, filtered), create (idempotent with `request_id`), one task with its whole record, a page
  * of its step log, cancel and answer. Bodies and queries are checked with zod; a refusal changes nothing.
  */
-import type { CommandCallRecord } from '@ccagent/engine';
+import type { CommandCallRecord, Task } from '@ccagent/engine';
 import {
   AnswerBodySchema,
   CancelBodySchema,
   CreateTaskBodySchema,
   STEP_PAGE_DEFAULT,
-  StepsQuerySchema,
-  TaskDetailQuerySchema,
-  TaskListQuerySchema,
+  type StepsQuerySchema,
+  type TaskDetailQuerySchema,
+  type TaskListQuerySchema,
   type CreateTaskResponse,
   type TaskDetailResponse,
   type TaskListResponse,
@@ -28,15 +28,29 @@ import {
   stepToWire,
   taskToWire,
 } from '../../wire.js';
+import { mayUseTask, refusalMessage, taskListClient } from '../../security/route-access.js';
 import { HttpError, parseWith, readJson, sendJson, serviceError } from '../http-kit.js';
-import type { HttpApiOptions, RouteRequest } from '../route.js';
+import type { HttpApiOptions, QueryOf, RouteRequest } from '../route.js';
 
 /** Whether `POST /api/tasks` takes per-task `settings` (the dashboard enables its settings fields then). */
 export const CREATE_TAKES_SETTINGS = 'settings' in CreateTaskBodySchema.shape;
 
-/** `GET /api/tasks`: a page of tasks, newest first by default. */
-export async function listTasks(d: HttpApiOptions, { res, url }: RouteRequest): Promise<void> {
-  const q = parseWith(TaskListQuerySchema, Object.fromEntries(url.searchParams), 'query');
+/**
+ * `GET /api/tasks`: a page of tasks, newest first by default. A computer key that may list only its own tasks gets
+ * them only: the list refuses any other `client` itself, whatever the access check did.
+ */
+export async function listTasks(
+  d: HttpApiOptions,
+  { res, query: q, caller }: RouteRequest<QueryOf<typeof TaskListQuerySchema>>,
+): Promise<void> {
+  const only = taskListClient(caller);
+  if (only !== undefined && q.client !== only && caller !== undefined) {
+    throw new HttpError(
+      403,
+      'forbidden',
+      refusalMessage(caller, `a computer lists its own tasks: add ?client=${only}`),
+    );
+  }
   const status = q.status && q.status.length > 0 ? q.status : undefined;
   let tasks;
   let total: number;
@@ -67,10 +81,13 @@ export async function listTasks(d: HttpApiOptions, { res, url }: RouteRequest): 
 }
 
 /** `GET /api/tasks/:id`: the task with its steps, history, calls and questions. */
-export async function getTask(d: HttpApiOptions, { res, params: [id], url }: RouteRequest): Promise<void> {
-  const tq = parseWith(TaskDetailQuerySchema, Object.fromEntries(url.searchParams), 'query');
-  const task = await d.engine.getTask(id as string);
+export async function getTask(
+  d: HttpApiOptions,
+  { res, params: { id = '' }, query: tq, caller }: RouteRequest<QueryOf<typeof TaskDetailQuerySchema>>,
+): Promise<void> {
+  const task = await d.engine.getTask(id);
   if (!task) throw new HttpError(404, 'not_found', `no task ${id}`);
+  refuseUnlessMay(caller, task, 'read');
   if (tq.steps === false) {
     const [calls, questions] = await Promise.all([
       d.store.listCommandCalls({ taskId: task.id }),
@@ -105,12 +122,15 @@ export async function getTask(d: HttpApiOptions, { res, params: [id], url }: Rou
  * its questions, so a follower reads only what is new in one request per poll. The task is read before the steps:
  * when it is seen finished, the steps read after it hold every record it wrote.
  */
-export async function getSteps(d: HttpApiOptions, { res, params: [id], url }: RouteRequest): Promise<void> {
-  const q = parseWith(StepsQuerySchema, Object.fromEntries(url.searchParams), 'query');
+export async function getSteps(
+  d: HttpApiOptions,
+  { res, params: { id = '' }, query: q, caller }: RouteRequest<QueryOf<typeof StepsQuerySchema>>,
+): Promise<void> {
   const afterSeq = q.after_seq ?? 0;
   const limit = q.limit ?? STEP_PAGE_DEFAULT;
-  const task = await d.engine.getTask(id as string);
+  const task = await d.engine.getTask(id);
   if (!task) throw new HttpError(404, 'not_found', `no task ${id}`);
+  refuseUnlessMay(caller, task, 'read');
   // One more than asked tells whether the page is the last.
   const steps = await d.store.getSteps(task.id, { afterSeq, limit: limit + 1 });
   const questions = await d.store.listQuestions(task.id);
@@ -154,19 +174,51 @@ export async function createTask(d: HttpApiOptions, { req, res }: RouteRequest):
 }
 
 /** `POST /api/tasks/:id/cancel`. */
-export async function cancelTask(d: HttpApiOptions, { req, res, params: [id] }: RouteRequest): Promise<void> {
+export async function cancelTask(
+  d: HttpApiOptions,
+  { req, res, params: { id = '' }, caller }: RouteRequest,
+): Promise<void> {
   const b = parseWith(CancelBodySchema, await readJson(req, true), 'body');
-  const r = await d.tasks.cancel(id as string, b.reason ?? 'cancelled over HTTP');
+  await refuseOthersTask(d, caller, id);
+  const r = await d.tasks.cancel(id, b.reason ?? 'cancelled over HTTP');
   if (!r.ok) throw serviceError(r.error);
   const body: TaskResponse = { task: taskToWire(r.value) };
   sendJson(res, 200, body);
 }
 
 /** `POST /api/tasks/:id/answer`: answer the task's open question. */
-export async function answerTask(d: HttpApiOptions, { req, res, params: [id] }: RouteRequest): Promise<void> {
+export async function answerTask(
+  d: HttpApiOptions,
+  { req, res, params: { id = '' }, caller }: RouteRequest,
+): Promise<void> {
   const b = parseWith(AnswerBodySchema, await readJson(req), 'body');
-  const r = await d.tasks.answer(id as string, b.question_id, b.text);
+  await refuseOthersTask(d, caller, id);
+  const r = await d.tasks.answer(id, b.question_id, b.text);
   if (!r.ok) throw serviceError(r.error);
   const body: TaskResponse = { task: taskToWire(r.value) };
   sendJson(res, 200, body);
+}
+
+/** A 403 unless `caller` may read or act on `task` (the route serves a computer its own tasks itself). */
+function refuseUnlessMay(caller: RouteRequest['caller'], task: Task, intent: 'read' | 'act'): void {
+  if (caller === undefined || mayUseTask(caller, task, intent)) return;
+  throw new HttpError(
+    403,
+    'forbidden',
+    refusalMessage(
+      caller,
+      caller.role === 'viewer' ? 'a viewer key is read-only' : `task ${task.id} belongs to another client`,
+    ),
+  );
+}
+
+/** Before acting on task `id` for a caller that may act only on some tasks (a computer): its own, or a 403. */
+async function refuseOthersTask(
+  d: HttpApiOptions,
+  caller: RouteRequest['caller'],
+  id: string,
+): Promise<void> {
+  if (caller === undefined || caller.role === 'operator') return;
+  const task = await d.engine.getTask(id);
+  if (task) refuseUnlessMay(caller, task, 'act');
 }
