@@ -368,33 +368,30 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const pages: TaskPageSource | undefined = sqlite;
   // Who may call each route is declared on the route table; the gate decides it on the one parsed request.
   const gate = new HttpAccess({ policy, security, getTask: (id) => engine.getTask(id), logger });
-  const http = new HttpApi(
-    {
-      inputLimits: s.inputLimits,
-      engine,
-      store,
-      pages,
-      ...(o.role !== undefined ? { role: o.role } : {}),
-      tasks,
-      clients,
-      registry,
-      metrics,
-      models: availability,
-      lua,
-      dashboard: new DashboardAssets(o.dashboardDir ?? defaultDashboardDir()),
-      security,
-      events,
-      taskKinds: [...Object.keys(config.taskKinds), ...Object.keys(config.kindAliases)],
-      dbPath,
-      checkDb: () =>
-        sqlite ? sqlite.probeHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),
-      startedAt,
-      now: () => clock.now(),
-      logger,
-      minecraft,
-    },
-    gate,
-  );
+  const http = new HttpApi(gate, {
+    inputLimits: s.inputLimits,
+    engine,
+    store,
+    pages,
+    ...(o.role !== undefined ? { role: o.role } : {}),
+    tasks,
+    clients,
+    registry,
+    metrics,
+    models: availability,
+    lua,
+    dashboard: new DashboardAssets(o.dashboardDir ?? defaultDashboardDir()),
+    security,
+    events,
+    taskKinds: [...Object.keys(config.taskKinds), ...Object.keys(config.kindAliases)],
+    dbPath,
+    checkDb: () =>
+      sqlite ? sqlite.probeHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),
+    startedAt,
+    now: () => clock.now(),
+    logger,
+    minecraft,
+  });
 
   // Recover before anyone can connect: unfinished tasks resume, pending calls wait for their clients.
   const unfinished = await engine.listTasks({

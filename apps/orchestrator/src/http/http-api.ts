@@ -32,8 +32,8 @@ export interface RouteGate {
 /** The HTTP request handler. */
 export class HttpApi {
   constructor(
-    private readonly o: HttpApiOptions,
     private readonly gate: RouteGate,
+    private readonly o: HttpApiOptions,
     private readonly routes: readonly Route[] = ROUTES,
   ) {}
 
