@@ -7,6 +7,9 @@
  * also tries to embed the server's answers (`/metrics`, `/health`, the API, the Lua bundle) as scripts, images and
  * styles, which would tell it that ccagent runs (every answer is `Cross-Origin-Resource-Policy: same-origin`), and to
  * open the Minecraft mod endpoint.
+ * A page of the server's own origin that holds a computer's key repeats query parameters in every way a browser
+ * sends them (two `fetch` spellings, `URLSearchParams.append`, a form with two fields of one name): none is accepted,
+ * and none shows another computer's task.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -15,6 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { enroll } from './support/security.js';
 import { useHarness } from './support/session.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -191,5 +195,83 @@ describe.skipIf(!existsSync(CHROMIUM))('a hostile web page in Chromium', () => {
     expect(h.running.report.minecraft).toBeDefined();
     const instances = (await (await h.http('/api/minecraft/instances')).json()) as { instances: unknown[] };
     expect(instances.instances).toEqual([]);
+  });
+
+  it('gives a page holding a computer key no other computer’s task through a repeated parameter, in any form the browser sends it', async () => {
+    const h = await t.start({ token: 'hostile-page-operator-token' });
+    await enroll(h, 'pc-a');
+    const keyB = await enroll(h, 'pc-b');
+    const made = await h.http('/api/tasks', {
+      method: 'POST',
+      json: { task_kind: 'general_agent', prompt: 'SECRET-OF-PC-A', client_id: 'pc-a' },
+    });
+    const taskA = ((await made.json()) as { task: { id: string } }).task.id;
+    const page = await context.newPage();
+    await page.goto(`${h.url}/health`);
+    const attempts = (await page.evaluate(
+      async ({ key, taskA }) => {
+        const auth = { Authorization: `Bearer ${key}` };
+        const read = async (label: string, url: string) => {
+          const r = await fetch(url, { headers: auth, cache: 'no-store' });
+          const body = r.headers.get('content-type')?.startsWith('text/event-stream') ? '' : await r.text();
+          return { label, status: r.status, leaked: body.includes('SECRET-OF-PC-A') || body.includes(taskA) };
+        };
+        const appended = new URL('/api/tasks', location.origin);
+        appended.searchParams.append('client', 'pc-b');
+        appended.searchParams.append('client', 'pc-a');
+        const out = [
+          await read('own first, other second', '/api/tasks?client=pc-b&client=pc-a'),
+          await read('other first, own second', '/api/tasks?client=pc-a&client=pc-b'),
+          await read('URLSearchParams.append twice', appended.href),
+          await read('second name percent-encoded', '/api/tasks?client=pc-b&%63lient=pc-a'),
+          await read('second value percent-encoded', '/api/tasks?client=pc-b&client=%70c-a'),
+          await read('second name in brackets', '/api/tasks?client=pc-b&client[]=pc-a'),
+          await read('semicolon separator', '/api/tasks?client=pc-b;client=pc-a'),
+          await read('fragment after the repeat', '/api/tasks?client=pc-b&client=pc-a#x'),
+          await read('task page with steps twice', `/api/tasks/${taskA}?steps=0&steps=1`),
+          await read('events of two tasks by repeat', `/api/events?task=${taskA}&task=${taskA}`),
+        ];
+        // A form with two fields of one name: the browser itself repeats the parameter (and sends no key).
+        const frame = document.createElement('iframe');
+        frame.name = 'sink';
+        document.body.append(frame);
+        const form = document.createElement('form');
+        form.method = 'GET';
+        form.action = '/api/tasks';
+        form.target = 'sink';
+        for (const v of ['pc-b', 'pc-a']) {
+          const input = document.createElement('input');
+          input.name = 'client';
+          input.value = v;
+          form.append(input);
+        }
+        document.body.append(form);
+        const loaded = new Promise((r) => frame.addEventListener('load', r, { once: true }));
+        form.submit();
+        await loaded;
+        const text = frame.contentDocument?.body?.textContent ?? '';
+        out.push({
+          label: 'form with two fields of one name',
+          status: text.includes('"unauthorized"') ? 401 : text.includes('"tasks"') ? 200 : 0,
+          leaked: text.includes('SECRET-OF-PC-A'),
+        });
+        return out;
+      },
+      { key: keyB, taskA },
+    )) as Array<{ label: string; status: number; leaked: boolean }>;
+    const accepted = attempts.filter((a) => (a.status >= 200 && a.status < 300) || a.leaked);
+    console.log(
+      `[hostile-page] repeated parameters from a page holding a computer key: ${attempts.length} attempts, ${accepted.length} accepted\n` +
+        attempts.map((a) => `  ${a.status} ${a.label}`).join('\n'),
+    );
+    expect(attempts).toHaveLength(11);
+    expect(accepted).toEqual([]);
+    // The same page still reads its own computer's tasks.
+    const own = await page.evaluate(
+      async (key) =>
+        (await fetch('/api/tasks?client=pc-b', { headers: { Authorization: `Bearer ${key}` } })).status,
+      keyB,
+    );
+    expect(own).toBe(200);
   });
 });
