@@ -340,6 +340,9 @@ describe('one reading of a request', () => {
         }
       }
     }
+    console.log(
+      `[one reading] ${HTTP_ROUTES.length} routes × ${ROLES.length} roles: ${sent} requests, ${failures.length} failures`,
+    );
     expect(sent).toBeGreaterThan(1000);
     expect(failures, failures.slice(0, 40).join('\n')).toEqual([]);
     // And the state after the sweep is the state before it: nothing was cancelled, answered, messaged, created,

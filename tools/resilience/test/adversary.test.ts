@@ -2,11 +2,11 @@
  * An adversary against the built orchestrator while enrolled computers run real tasks: impersonation of every
  * enrolled id (no key, random keys, other computers' keys, the shared token, operator and viewer keys), revoked and
  * expired (rotated) keys, replayed enrollment codes, pairing-request abuse, role violations by an enrolled computer of its own (reading,
- * subscribing to, cancelling, answering another computer's tasks and calls, creating tasks for it) and by a viewer,
- * browser-shaped requests, brute force of the shared token over HTTP and in `hello`, and what an unauthenticated caller
- * can cost or reach (chunks before `hello`, sockets past the per-address cap, bodies and prompts over the input
- * limits, embedding an answer from another site, the mod endpoint from a page, a guessing budget per channel, audit
- * rows from refused pairing requests). Every attempt is counted as
+ * subscribing to, cancelling, answering another computer's tasks and calls, creating tasks for it, reading them through
+ * a repeated query parameter) and by a viewer, browser-shaped requests, brute force of the shared token over HTTP and
+ * in `hello`, and what an unauthenticated caller can cost or reach (chunks before `hello`, sockets past the
+ * per-address cap, bodies and prompts over the input limits, embedding an answer from another site, the mod endpoint
+ * from a page, a guessing budget per channel, audit rows from refused pairing requests). Every attempt is counted as
  * accepted or refused; the legitimate computers must keep their connections and finish every task with every call
  * executed once. Guards against: any forged identity, key or code being accepted; a role doing what it must not;
  * an attack disturbing a legitimate computer (including through the per-address throttle, which all of them share
@@ -311,6 +311,26 @@ describe.skipIf(!orchestratorBuilt)(
               'role: viewer changing state',
               (await post(s, `/api/tasks/${taskId}/cancel`, {}, bearer(viewerKey))).ok,
             );
+          }
+          // Repeated query parameters: mallory's own id first and a legitimate computer's after it (and the other
+          // spellings of a repeat), on the task list, and a repeated parameter on each task's page.
+          for (const id of ids) {
+            for (const query of [
+              `client=mallory&client=${id}`,
+              `client=${id}&client=mallory`,
+              `client=mallory&%63lient=${id}`,
+              `client=mallory&client=${encodeURIComponent(id).replace(/-/g, '%2D')}`,
+            ]) {
+              const res = await fetch(`${s.url}/api/tasks?${query}`, { headers: bearer(mallory.key) });
+              const body = await res.text();
+              count('role: repeated query parameter', res.ok || tasks.some((t) => body.includes(t)));
+            }
+          }
+          for (const taskId of tasks) {
+            const res = await fetch(`${s.url}/api/tasks/${taskId}?steps=0&steps=1`, {
+              headers: bearer(mallory.key),
+            });
+            count('role: repeated query parameter', res.ok || (await res.text()).includes('"prompt"'));
           }
           for (const [i, c] of openCalls.slice(-COMPUTERS).entries()) {
             const from = evil.messages.length;
