@@ -105,8 +105,8 @@ export interface Route {
   name: string;
   /** Who may call it: the access check is a lookup on this (security/route-access.ts). */
   access: RouteAccess;
-  /** Why a caller without the access is refused, where the level's own reason says less. */
-  refusal?: string;
+  /** Why a viewer or computer key without the access is refused, where the level's own reason says less. */
+  refusal?: Partial<Record<'viewer' | 'computer', string>>;
   /** The query parameters it reads (a strict object); without one the route reads none. */
   query?: z.ZodType;
   /** Audited under the caller once answered with success; the target is the path's `id` or the created task. */

@@ -80,8 +80,7 @@ export class HttpAccess implements RouteGate {
     if (route.access === 'task_list') target.listsClient = (r.query as { client?: string }).client;
     const decision = decideAccess(route.access, who, target);
     if (!decision.ok) {
-      const reason =
-        route.access === 'operator' && route.refusal !== undefined ? route.refusal : decision.reason;
+      const reason = (who.role !== 'operator' ? route.refusal?.[who.role] : undefined) ?? decision.reason;
       throw new HttpError(
         403,
         'forbidden',

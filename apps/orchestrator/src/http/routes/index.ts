@@ -37,7 +37,10 @@ import { postEvent, postMessage, retryTask } from './steering.js';
 import { answerTask, cancelTask, createTask, getSteps, getTask, listTasks } from './tasks.js';
 
 /** Why keys, pairing decisions and the audit log are refused to others. */
-const KEYS_ONLY = 'only an operator manages keys and reads the audit log';
+const KEYS_ONLY = {
+  viewer: 'only an operator manages keys and reads the audit log',
+  computer: 'only an operator manages keys and reads the audit log',
+};
 
 /** Every route of the HTTP API. */
 export const ROUTES: readonly Route[] = [
@@ -55,8 +58,7 @@ export const ROUTES: readonly Route[] = [
     pattern: /^\/api\/tasks$/,
     name: 'tasks.create',
     access: 'operator',
-    refusal:
-      'an operator creates tasks over HTTP; a computer creates its own over its WebSocket (create_task)',
+    refusal: { computer: 'a computer creates tasks over its WebSocket (create_task)' },
     audit: 'task.create',
     handler: createTask,
   }),
