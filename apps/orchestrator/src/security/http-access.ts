@@ -74,7 +74,7 @@ export class HttpAccess implements RouteGate {
     const who = r.caller;
     if (who === undefined) return; // public and pairing routes
     const target: AccessTarget = {};
-    if ((route.access === 'task_read' || route.access === 'task_act') && who.role !== 'operator') {
+    if ((route.access === 'task_read' || route.access === 'task_act') && who.role === 'computer') {
       target.task = await this.o.getTask(r.params['id'] ?? '');
     }
     if (route.access === 'task_list') target.listsClient = (r.query as { client?: string }).client;

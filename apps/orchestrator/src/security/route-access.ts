@@ -43,7 +43,7 @@ export function needsCredential(access: RouteAccess): boolean {
 
 /** What a decision looks at besides the caller: the parsed request's task (for task routes) and listed client. */
 export interface AccessTarget {
-  /** The task the path's `id` names (`task_read`, `task_act`); undefined when there is none (the route answers 404). */
+  /** The task the path's `id` names (`task_read`, `task_act`, for a computer); undefined when there is none (404). */
   task?: Task | undefined;
   /** The client a task list is filtered to (its parsed `client` parameter), if any. */
   listsClient?: string | undefined;
@@ -77,15 +77,13 @@ export function decideAccess(access: RouteAccess, who: Principal, target: Access
     }
     case 'task_read':
     case 'task_act': {
-      const intent = access === 'task_read' ? 'read' : 'act';
+      if (who.role === 'viewer')
+        return access === 'task_read' ? { ok: true } : refuse('a viewer key is read-only');
+      // A computer: its own task (any to read with observe_others); an unknown id is the route's 404.
       if (target.task === undefined) return { ok: true };
-      return mayUseTask(who, target.task, intent)
+      return mayUseTask(who, target.task, access === 'task_read' ? 'read' : 'act')
         ? { ok: true }
-        : refuse(
-            who.role === 'viewer'
-              ? 'a viewer key is read-only'
-              : `task ${target.task.id} belongs to another client`,
-          );
+        : refuse(`task ${target.task.id} belongs to another client`);
     }
   }
 }
