@@ -83,6 +83,30 @@ export interface ChatRequest {
   onDelta?: (delta: ChatDelta) => void;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /**
+   * Which conversation this call continues (the task id). A `ModelPool` sends calls with the same key to the server
+   * that served the previous one, whose prompt cache holds the conversation, and queues fairly across keys. Adapters
+   * of a single server ignore it.
+   */
+  affinityKey?: string;
+  /**
+   * Called by a `ModelPool` when an attempt failed on one server and the call is sent once more to another, before
+   * that second attempt leaves (so a caller can record the first one). A rejection fails the call with that error.
+   */
+  onFailover?: (event: ModelFailover) => void | Promise<void>;
+}
+
+/** A pool's first attempt at a call failed on `server` and the call goes on to another server. */
+export interface ModelFailover {
+  /** Name of the server that failed (its URL). */
+  server: string;
+  /** The `ModelError` code and message of the failed attempt. */
+  error: { code: string; message: string };
+  /** When the failed attempt started (epoch ms) and how long it ran. */
+  startedAt: number;
+  durationMs: number;
+  /** Whether streamed pieces of the failed attempt already reached `onDelta` (the next attempt streams anew). */
+  emitted: boolean;
 }
 
 /** The complete reply. Only resolved when the provider signalled completion (never a cut-off partial). */
@@ -90,6 +114,10 @@ export interface ChatResponse {
   model: string;
   message: { role: 'assistant'; content: string; thinking?: string; toolCalls: ToolCall[] };
   usage: ChatUsage;
+  /** The server that answered, when the model is a `ModelPool` (its name, usually its URL). */
+  server?: string;
+  /** Pools: 2 when the answer came from a second server after the first failed (`onFailover` was called). */
+  attempt?: number;
 }
 
 /** A language model the agent can talk to. */

@@ -16,6 +16,7 @@ export type {
   ChatRole,
   ChatUsage,
   JsonSchema,
+  ModelFailover,
   ToolCall,
   ToolDefinition,
 } from './chat-model.js';
@@ -48,3 +49,12 @@ export {
   OpenAICompatibleChatModel,
   type OpenAICompatibleChatModelOptions,
 } from './openai-compatible-chat-model.js';
+export {
+  ModelPool,
+  type ModelPoolOptions,
+  type PoolPlacement,
+  type PoolServer,
+  type PoolServerSnapshot,
+  type PoolServerState,
+  type PoolSnapshot,
+} from './model-pool.js';
