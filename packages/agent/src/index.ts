@@ -31,6 +31,7 @@ export {
 export { createChatStrategy, DEFAULT_CHAT_REPLIES, type ChatStrategyOptions } from './chat-strategy.js';
 export { withRunBudget, type RunBudget, type RunBudgetOptions } from './run-budget.js';
 export type { ModelCallMeta, ModelCallRole, ModelRole } from './model-call.js';
+export { MODEL_FAILOVER_KIND } from './model-call.js';
 export {
   completionCriteriaSchema,
   DEFAULT_AGENT_POLICY,

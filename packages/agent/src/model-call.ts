@@ -13,6 +13,7 @@ import type {
   ChatOptions,
   ChatResponse,
   JsonSchema,
+  ModelFailover,
   ToolDefinition,
 } from '@ccagent/ollama';
 import type { Prompt } from './prompts.js';
@@ -74,6 +75,24 @@ function usageOf(response: ChatResponse): StepUsage {
   if (u.evalCount !== undefined) usage.completionTokens = u.evalCount;
   if (u.totalDurationNs !== undefined) usage.totalDurationMs = Math.round(u.totalDurationNs / 1e6);
   return usage;
+}
+
+/**
+ * Step-log kind of a model call's first attempt that failed on one server of a pool, written before the call is sent
+ * to another server: `error` is that attempt's, `output.server` the server, `output.role` the call's own kind. The
+ * call's finished record follows with the server that answered (`output.server`) and `output.attempt: 2`.
+ */
+export const MODEL_FAILOVER_KIND = 'model_failover';
+
+function failoverRecord(model: string, kind: string, f: ModelFailover): StepRecord {
+  return {
+    kind: MODEL_FAILOVER_KIND,
+    model,
+    output: toJson({ role: kind, server: f.server, attempt: 1, streamed: f.emitted }),
+    error: { code: f.error.code, message: f.error.message },
+    startedAt: f.startedAt,
+    durationMs: f.durationMs,
+  };
 }
 
 function errorInfo(err: unknown): TaskErrorInfo {
@@ -138,6 +157,17 @@ export async function callModel(
         ...(onDelta
           ? { onDelta: (d: ChatDelta) => onDelta(d, { taskId, step: ctx.step, role: metaRole }) }
           : {}),
+        // A pool of servers keeps the task on the server whose prompt cache holds its conversation.
+        affinityKey: taskId,
+        // The first attempt of a call a pool moves to another server is recorded before the second one leaves.
+        onFailover: async (f: ModelFailover) => {
+          try {
+            await ctx.logStep(failoverRecord(role.name, kind, f));
+          } catch (err) {
+            logFailure = err;
+            throw err;
+          }
+        },
         signal,
       });
     });
@@ -145,6 +175,8 @@ export async function callModel(
     if (response.message.thinking) output.thinking = response.message.thinking;
     if (response.message.toolCalls.length > 0) output.toolCalls = response.message.toolCalls;
     if (response.usage.doneReason !== undefined) output.doneReason = response.usage.doneReason;
+    if (response.server !== undefined) output.server = response.server;
+    if (response.attempt !== undefined) output.attempt = response.attempt;
     return {
       response,
       record: {

@@ -157,7 +157,7 @@ export class ModelPool implements ChatModel, ModelInventory {
   private readonly affinityWaitMs: number;
   private readonly useAffinity: boolean;
   private readonly placement: PoolPlacement;
-  private readonly models: readonly string[];
+  private models: readonly string[];
   private readonly probeIntervalMs: number;
   private readonly probeBackoffMs: number;
   private readonly maxProbeBackoffMs: number;
@@ -236,6 +236,11 @@ export class ModelPool implements ChatModel, ModelInventory {
       if (m.probeTimer !== undefined) clearTimeout(m.probeTimer);
       m.probeTimer = undefined;
     }
+  }
+
+  /** Models a server must list to be healthy, from the next probe on. */
+  setModels(names: readonly string[]): void {
+    this.models = [...names];
   }
 
   /** Probe every server once now (a down server that answers is put back). */
