@@ -23,6 +23,44 @@ const modelOptionsSchema = z.strictObject({
   stop: z.array(z.string()).optional(),
 });
 
+/** One server of a role's pool (`models.<role>.servers`): the same model on another GPU box. */
+const poolServerSchema = z.strictObject({
+  /** Server base URL (`http://gpu2:11434`, or `http://gpu3:8080/v1` for an OpenAI-compatible server). */
+  baseUrl: z.url({ protocol: /^https?$/ }),
+  /** `ollama` or `openai-compatible`; default: the role's `provider`. */
+  provider: z.enum(['ollama', 'openai-compatible']).optional(),
+  /** Name of the environment variable holding this server's API key. */
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+    .optional(),
+  /** Calls sent to this server at once: what its GPU generates in parallel (`OLLAMA_NUM_PARALLEL`). */
+  concurrency: positiveInt.default(1),
+});
+
+/** How a role's pool of `servers` places calls and watches its servers (docs/models.md, "A pool of servers"). */
+const poolSchema = z.strictObject({
+  /**
+   * Longest a task's call waits for the server that served its previous call (whose prompt cache is warm) before it
+   * goes to another server (ms). Also the longest expected wait for which it stays.
+   */
+  affinityWaitMs: z.number().int().min(0).default(2_000),
+  /** Period of health probes (`/api/version` + `/api/tags`, or `/v1/models`) of servers that are up (ms; 0 = off). */
+  probeIntervalMs: z.number().int().min(0).default(15_000),
+  /** First wait before a failed server is probed again (ms); doubles per failed probe. */
+  probeBackoffMs: positiveInt.default(1_000),
+  /** Longest wait between probes of a failed server (ms). */
+  maxProbeBackoffMs: positiveInt.default(60_000),
+});
+
+/** Defaults of a role's `pool` settings. */
+const POOL_DEFAULTS = {
+  affinityWaitMs: 2_000,
+  probeIntervalMs: 15_000,
+  probeBackoffMs: 1_000,
+  maxProbeBackoffMs: 60_000,
+};
+
 /** One model role: which model, on which provider, and how to call it. */
 const modelSchema = z.strictObject({
   name: z.string().min(1),
@@ -50,6 +88,13 @@ const modelSchema = z.strictObject({
    * attempt is cut (`model_stalled`) and retried within `timeoutMs` (ms; `0` = off).
    */
   firstChunkTimeoutMs: z.number().int().min(0).default(300_000),
+  /**
+   * Several servers of this model (a pool) instead of `baseUrl`: a task's calls stay on the server whose prompt
+   * cache holds its conversation, new tasks go to the least-loaded one, a failing server is taken out and a call it
+   * cut is sent once to another (docs/models.md, "A pool of servers").
+   */
+  servers: z.array(poolServerSchema).min(1).optional(),
+  pool: poolSchema.default(POOL_DEFAULTS),
 });
 
 const budgetsSchema = z.strictObject({
@@ -307,20 +352,85 @@ export const configSchema = z
     }
     for (const role of ['planner', 'executor', 'native'] as const) {
       const m = cfg.models[role];
-      if (m.provider === 'openai-compatible' && m.baseUrl === undefined) {
+      if (m.provider === 'openai-compatible' && m.baseUrl === undefined && m.servers === undefined) {
         ctx.addIssue({
           code: 'custom',
           path: ['models', role, 'baseUrl'],
-          message: 'required when provider is "openai-compatible"',
+          message: 'required when provider is "openai-compatible" (or give servers)',
         });
       }
     }
+    checkPools(cfg.models, ctx);
   });
+
+/** The identity of a pool server: provider and URL without a trailing slash. */
+function serverId(provider: string, baseUrl: string): string {
+  return `${provider} ${baseUrl.replace(/\/+$/, '')}`;
+}
+
+/**
+ * Rules of `models.<role>.servers` a field schema cannot say: not together with `baseUrl`/`apiKeyEnv`, no server
+ * twice in one role, one concurrency per server across roles (it is the server's, however many roles use it), and a
+ * backoff bound at least the first backoff.
+ */
+function checkPools(
+  models: Record<'planner' | 'executor' | 'native', ModelConfig>,
+  ctx: z.RefinementCtx,
+): void {
+  const concurrencyOf = new Map<string, { concurrency: number; where: string }>();
+  for (const role of ['planner', 'executor', 'native'] as const) {
+    const m = models[role];
+    if (m.pool.maxProbeBackoffMs < m.pool.probeBackoffMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['models', role, 'pool', 'maxProbeBackoffMs'],
+        message: `must be at least probeBackoffMs (${m.pool.probeBackoffMs})`,
+      });
+    }
+    if (m.servers === undefined) continue;
+    for (const field of ['baseUrl', 'apiKeyEnv'] as const) {
+      if (m[field] !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['models', role, field],
+          message: `give either ${field} or servers, not both (each server has its own baseUrl and apiKeyEnv)`,
+        });
+      }
+    }
+    const seen = new Map<string, number>();
+    m.servers.forEach((s, i) => {
+      const id = serverId(s.provider ?? m.provider, s.baseUrl);
+      const first = seen.get(id);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['models', role, 'servers', i, 'baseUrl'],
+          message: `the same server as servers.${first} (${s.baseUrl})`,
+        });
+        return;
+      }
+      seen.set(id, i);
+      const where = `models.${role}.servers.${i}`;
+      const other = concurrencyOf.get(id);
+      if (other !== undefined && other.concurrency !== s.concurrency) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['models', role, 'servers', i, 'concurrency'],
+          message: `${s.concurrency}, but ${other.where} gives the same server concurrency ${other.concurrency}: it is the server's, one value`,
+        });
+      } else if (other === undefined) {
+        concurrencyOf.set(id, { concurrency: s.concurrency, where });
+      }
+    });
+  }
+}
 
 /** Validated configuration. */
 export type OrchestratorConfig = z.infer<typeof configSchema>;
 /** Configuration of one model role. */
 export type ModelConfig = z.infer<typeof modelSchema>;
+/** One server of a role's pool. */
+export type PoolServerConfig = z.infer<typeof poolServerSchema>;
 /** Configuration of one task kind. */
 export type TaskKindConfig = z.infer<typeof taskKindSchema>;
 /** Operator maximums of per-task settings. */

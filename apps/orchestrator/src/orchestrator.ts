@@ -24,7 +24,7 @@ import {
   type TaskStore,
 } from '@ccagent/engine';
 import { createMinecraftAgent } from '@ccagent/minecraft';
-import type { ModelLogger } from '@ccagent/ollama';
+import type { ModelLogger, ModelPool } from '@ccagent/ollama';
 import { openSqliteStore, storageFailureOf } from '@ccagent/store';
 import {
   InMemoryClientPersistence,
@@ -196,6 +196,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   events.attachReplies(replyStream);
   let availability: ModelAvailability;
   let resolver: StrategyResolver;
+  let modelPools: Map<string, ModelPool>;
+  let modelConcurrency: Record<string, number>;
   try {
     const models = setupModels(config, {
       ollamaUrl: o.ollamaUrl,
@@ -207,6 +209,10 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     });
     availability = models.availability;
     resolver = o.strategies ?? models.resolver;
+    modelPools = models.pools;
+    modelConcurrency = models.modelConcurrency;
+    // Probes run in the background: a server that is down at startup is found by its first probe or call.
+    for (const pool of modelPools.values()) void pool.start();
   } catch (err) {
     await closeStore();
     throw err;
@@ -297,7 +303,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     executor: minecraft ? minecraft.routeExecutor(executor) : executor,
     clock,
     logger,
-    modelConcurrency: s.modelConcurrency,
+    // Without pools one number for every model name (also those of test strategies); with pools, per name.
+    modelConcurrency: modelPools.size === 0 ? s.modelConcurrency : modelConcurrency,
     defaultCallTimeoutMs: s.commandTimeoutMs,
     inputLimits: s.inputLimits,
   });
@@ -477,6 +484,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     registry.dispose();
     await gateway.close();
     await minecraft?.close();
+    for (const pool of modelPools.values()) pool.close();
     await closeStore();
     throw new OrchestratorError(
       'listen_failed',
@@ -522,6 +530,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       registry.dispose();
       await gateway.close();
       await minecraft?.close();
+      for (const pool of modelPools.values()) pool.close();
       server.closeAllConnections();
       await closeStore();
       logger.info({}, 'stopped');

@@ -23,6 +23,7 @@ import {
   type TaskStrategy,
 } from '@ccagent/engine';
 import {
+  ModelPool,
   OllamaChatModel,
   OpenAICompatibleChatModel,
   type ChatModel,
@@ -47,9 +48,27 @@ export interface ModelSetup {
   availability: ModelAvailability;
   /** Model names per role that configured kinds use. */
   used: Array<{ role: ModelRoleName; name: string; provider: string; url: string }>;
+  /** The pools of roles with several `servers`, by a name listing their servers; started and closed by the caller. */
+  pools: Map<string, ModelPool>;
+  /**
+   * The engine's concurrent calls per model name: `server.modelConcurrency` for models on one server; for a model
+   * served by a pool, enough for every task to wait in the pool, which queues fairly and knows each server's limit.
+   */
+  modelConcurrency: Record<string, number>;
 }
 
+/** The engine's limit for a pooled model: the pool does the limiting, per server. */
+const POOLED_MODEL_CONCURRENCY = 1_000_000;
+
 type Adapter = ChatModel & ModelInventory;
+
+/** A model server (or a pool of them) and the configured model names it should have. */
+interface ServerEntry {
+  adapter: Adapter;
+  provider: string;
+  url: string;
+  names: Set<string>;
+}
 
 /**
  * The `num_ctx` the configured roles ask of an Ollama model named `name` (planner first, then native, then executor),
@@ -85,47 +104,98 @@ export function setupModels(
   },
 ): ModelSetup {
   /** One entry per model server (provider + URL + key): checked for installed models once. */
-  const servers = new Map<string, { adapter: Adapter; provider: string; url: string; names: Set<string> }>();
+  const servers = new Map<string, ServerEntry>();
   /** Chat adapters per server and call bounds (timeouts are adapter settings; roles may differ). */
   const adapters = new Map<string, { adapter: Adapter; url: string }>();
-  const adapterFor = (
+  /** One adapter for one server; `pooled`: no retries of its own (its pool sends a failed call to another server). */
+  const makeAdapter = (
     m: ModelConfig,
-  ): {
-    adapter: Adapter;
-    server: { adapter: Adapter; provider: string; url: string; names: Set<string> };
-  } => {
+    provider: 'ollama' | 'openai-compatible',
+    url: string,
+    apiKeyEnv: string | undefined,
+    pooled: boolean,
+  ): { adapter: Adapter; url: string } => {
+    const bounds = {
+      timeoutMs: m.timeoutMs,
+      stallTimeoutMs: m.stallTimeoutMs,
+      firstChunkTimeoutMs: m.firstChunkTimeoutMs,
+      logger: opts.logger,
+      ...(pooled ? { retry: { retries: 0 } } : {}),
+    };
+    if (provider === 'openai-compatible') {
+      let apiKey: string | undefined;
+      if (apiKeyEnv !== undefined) {
+        apiKey = opts.env[apiKeyEnv];
+        if (!apiKey) {
+          throw new OrchestratorError(
+            'config_invalid',
+            `model ${m.name}: apiKeyEnv names ${apiKeyEnv}, but that environment variable is not set`,
+          );
+        }
+      }
+      const adapter = new OpenAICompatibleChatModel({
+        baseUrl: url,
+        ...bounds,
+        ...(apiKey !== undefined ? { apiKey } : {}),
+      });
+      return { adapter, url: adapter.baseUrl };
+    }
+    const adapter = new OllamaChatModel({ host: url, ...bounds });
+    return { adapter, url: adapter.host };
+  };
+  /**
+   * Pools by their servers and settings: roles naming the same servers share one pool, so a server's concurrency and
+   * its conversations' affinity hold across roles. Its servers' adapters take the call bounds of the first role
+   * naming them; each role's own `timeoutMs` goes with each of its calls.
+   */
+  const pools = new Map<string, { pool: ModelPool; server: ServerEntry }>();
+  const poolFor = (
+    m: ModelConfig,
+    list: NonNullable<ModelConfig['servers']>,
+  ): { adapter: Adapter; server: ServerEntry } => {
+    const members = list.map((s) => ({
+      provider: s.provider ?? m.provider,
+      url: s.baseUrl.replace(/\/+$/, ''),
+      apiKeyEnv: s.apiKeyEnv,
+      concurrency: s.concurrency,
+    }));
+    const name = members.map((s) => s.url).join(', ');
+    const key = `${JSON.stringify(members)} ${JSON.stringify(m.pool)}`;
+    let made = pools.get(key);
+    if (!made) {
+      const pool = new ModelPool({
+        servers: members.map((s) => {
+          const a = makeAdapter(m, s.provider, s.url, s.apiKeyEnv, members.length > 1);
+          return { name: a.url, model: a.adapter, concurrency: s.concurrency };
+        }),
+        affinityWaitMs: m.pool.affinityWaitMs,
+        probeIntervalMs: m.pool.probeIntervalMs,
+        probeBackoffMs: m.pool.probeBackoffMs,
+        maxProbeBackoffMs: m.pool.maxProbeBackoffMs,
+        logger: opts.logger,
+      });
+      made = { pool, server: { adapter: pool, provider: 'pool', url: name, names: new Set() } };
+      pools.set(key, made);
+    }
+    const { pool, server } = made;
+    const timeoutMs = m.timeoutMs;
+    const adapter: Adapter = {
+      provider: pool.provider,
+      chat: (request) => pool.chat({ timeoutMs, ...request }),
+      checkModels: (names, options) => pool.checkModels(names, options),
+    };
+    pooledNames.add(m.name);
+    return { adapter, server };
+  };
+  const pooledNames = new Set<string>();
+  const adapterFor = (m: ModelConfig): { adapter: Adapter; server: ServerEntry } => {
+    if (m.servers !== undefined) return poolFor(m, m.servers);
     const url = (m.baseUrl ?? opts.ollamaUrl).replace(/\/+$/, '');
     const serverKey = `${m.provider} ${url} ${m.apiKeyEnv ?? ''}`;
     const key = `${serverKey} ${m.timeoutMs} ${m.stallTimeoutMs} ${m.firstChunkTimeoutMs}`;
     let made = adapters.get(key);
     if (!made) {
-      const bounds = {
-        timeoutMs: m.timeoutMs,
-        stallTimeoutMs: m.stallTimeoutMs,
-        firstChunkTimeoutMs: m.firstChunkTimeoutMs,
-        logger: opts.logger,
-      };
-      if (m.provider === 'openai-compatible') {
-        let apiKey: string | undefined;
-        if (m.apiKeyEnv !== undefined) {
-          apiKey = opts.env[m.apiKeyEnv];
-          if (!apiKey) {
-            throw new OrchestratorError(
-              'config_invalid',
-              `model ${m.name}: apiKeyEnv names ${m.apiKeyEnv}, but that environment variable is not set`,
-            );
-          }
-        }
-        const adapter = new OpenAICompatibleChatModel({
-          baseUrl: url,
-          ...bounds,
-          ...(apiKey !== undefined ? { apiKey } : {}),
-        });
-        made = { adapter, url: adapter.baseUrl };
-      } else {
-        const adapter = new OllamaChatModel({ host: url, ...bounds });
-        made = { adapter, url: adapter.host };
-      }
+      made = makeAdapter(m, m.provider, url, m.apiKeyEnv, false);
       adapters.set(key, made);
     }
     const adapter = made.adapter;
@@ -215,7 +285,8 @@ export function setupModels(
     const roles = rolesFor(spec);
     for (const role of roles) {
       const m = config.models[role];
-      used.set(role, { role, name: m.name, provider: m.provider, url: adapterFor(m).server.url });
+      const server = adapterFor(m).server;
+      used.set(role, { role, name: m.name, provider: server.provider, url: server.url });
     }
     strategies.set(kind, build(kind, spec));
     needsByKind.set(
@@ -230,12 +301,15 @@ export function setupModels(
     }
   }
 
-  const inventories: ModelServer[] = [...servers.values()].map((a) => ({
-    provider: a.provider,
-    url: a.url,
-    inventory: a.adapter,
-    names: [...a.names],
-  }));
+  for (const { pool, server } of pools.values()) pool.setModels([...server.names]);
+  const inventories: ModelServer[] = [...servers.values(), ...[...pools.values()].map((p) => p.server)].map(
+    (a) => ({
+      provider: a.provider,
+      url: a.url,
+      inventory: a.adapter,
+      names: [...a.names],
+    }),
+  );
   const availability = new ModelAvailability(inventories, opts.clock);
   const gated = new Map<string, TaskStrategy>();
   for (const [kind, s] of strategies)
@@ -283,11 +357,23 @@ export function setupModels(
     // Token budgets of each run, and progress as the share of the run's budgets used.
     withSettings.set(kind, withRunBudget(inner, { budgetOf, readSteps }));
   }
+  const modelConcurrency: Record<string, number> = {};
+  for (const name of [...configuredNames(config), ...(config.limits.models ?? [])]) {
+    modelConcurrency[name] = config.server.modelConcurrency;
+  }
+  for (const name of pooledNames) modelConcurrency[name] = POOLED_MODEL_CONCURRENCY;
   return {
     resolver: (kind) => withSettings.get(kind),
     availability,
     used: [...used.values()],
+    pools: new Map([...pools.values()].map((p) => [p.server.url, p.pool])),
+    modelConcurrency,
   };
+}
+
+/** Model names the roles use. */
+function configuredNames(config: OrchestratorConfig): string[] {
+  return (['planner', 'executor', 'native'] as const).map((r) => config.models[r].name);
 }
 
 /** A role's model configuration with a task's settings applied (model name, provider, temperature, context size). */
@@ -308,6 +394,9 @@ export function roleConfig(
       else delete m.baseUrl;
       if (p.apiKeyEnv !== undefined) m.apiKeyEnv = p.apiKeyEnv;
       else delete m.apiKeyEnv;
+      if (p.servers !== undefined) m.servers = p.servers;
+      else delete m.servers;
+      m.pool = p.pool;
     }
   }
   // Chat kinds run on the native role's configuration; a request names their model `models.chat`.
