@@ -1,3 +1,4 @@
+import type { ModelsResponse } from '@ccagent/protocol';
 import type { z } from 'zod';
 import { openTaskWatch, type DeltaListener, type TaskWatch } from './task-watch.js';
 import { CliError } from './errors.js';
@@ -155,6 +156,10 @@ export class HttpTaskSource implements TaskSource, TaskActions {
 
   async listClients(): Promise<ClientView[]> {
     return this.request(wireBodies.clients, 'GET', '/api/clients');
+  }
+
+  async listModels(): Promise<ModelsResponse> {
+    return this.request(wireBodies.models, 'GET', '/api/models');
   }
 
   async listTools(): Promise<ToolView[]> {

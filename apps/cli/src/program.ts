@@ -28,6 +28,7 @@ import {
   renderTaskShow,
   renderTools,
 } from './render.js';
+import { renderModels } from './render-models.js';
 import type { TaskActions, TaskSource, TaskUpdates } from './source.js';
 
 /** Version of the `ccagent` command. */
@@ -522,6 +523,25 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
         const clients = await s.listClients();
         if (globals().json) printJson({ clients });
         else print(renderClients(output(), clients));
+      });
+    });
+
+  program
+    .command('models')
+    .description(
+      'the model roles and each pool of model servers with its servers’ state (needs the running server)',
+    )
+    .action(async () => {
+      await withSource(async (s) => {
+        if (!s.listModels) {
+          throw new CliError(
+            'usage',
+            `models needs the running orchestrator (--url, default ${DEFAULT_URL})`,
+          );
+        }
+        const models = await s.listModels();
+        if (globals().json) printJson(models);
+        else print(renderModels(output(), models, Date.now()));
       });
     });
 

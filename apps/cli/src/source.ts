@@ -3,6 +3,7 @@
  * orchestrator's HTTP API. Both sources produce exactly these shapes, so the output (human and `--json`) is the same.
  * Field names follow the engine's domain types (camelCase); times are epoch milliseconds.
  */
+import type { ModelsResponse } from '@ccagent/protocol';
 import type { Task } from '@ccagent/engine';
 
 /** A structured error as stored on a failed task or step. */
@@ -173,6 +174,8 @@ export interface TaskSource {
   getTaskUpdates(id: string, afterSeq: number, limit: number): Promise<TaskUpdates>;
   listClients(): Promise<ClientView[]>;
   listTools(): Promise<ToolView[]>;
+  /** The model roles and pools of servers with their state (`GET /api/models`); only a running server knows them. */
+  listModels?(): Promise<ModelsResponse>;
   /**
    * Optional push: wake-ups when the task changes (the orchestrator's event stream), so `tasks follow` need not
    * sleep a poll interval; undefined when the source cannot push (a database file, an older server). `onDelta`

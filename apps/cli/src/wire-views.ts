@@ -5,6 +5,7 @@
  */
 import {
   ClientsResponseSchema,
+  ModelsResponseSchema,
   CreateTaskResponseSchema,
   HttpClientSchema,
   HttpCommandCallSchema,
@@ -164,6 +165,8 @@ export const wireBodies = {
   task: TaskResponseSchema.extend({ task: wireTask }).transform((b) => b.task),
   /** `GET /api/clients` */
   clients: ClientsResponseSchema.extend({ clients: z.array(wireClient) }).transform((b) => b.clients),
+  /** `GET /api/models` */
+  models: ModelsResponseSchema,
   /** `GET /api/tools` */
   tools: ToolsResponseSchema.extend({ tools: z.array(wireTool) }).transform((b) => b.tools),
   /** Error body of every route: `{"error": {"code", "message", "path"?}}`. */

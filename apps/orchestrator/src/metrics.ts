@@ -4,7 +4,11 @@
  */
 import type { Engine, StoredStep, TaskStatus } from '@ccagent/engine';
 import { TASK_STATUSES } from '@ccagent/engine';
+import type { PoolSnapshot } from '@ccagent/ollama';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The pools of servers to report, read when scraped. */
+export type PoolSource = () => Array<{ name: string; snapshot: PoolSnapshot }>;
 
 const MAX_COMMAND_LABELS = 100;
 
@@ -90,6 +94,94 @@ export class Metrics {
       labelNames: ['route', 'status'],
       registers: [this.registry],
     });
+  }
+
+  /**
+   * Report every pool server when scraped: `ccagent_model_server_*{pool, server}` — up, concurrency, in flight,
+   * queued, calls, failures, failovers, queue wait, cache-affinity hits and misses and their ratio.
+   */
+  trackPools(source: PoolSource): void {
+    const rows = (): Array<{
+      labels: { pool: string; server: string };
+      s: PoolSnapshot['servers'][number];
+    }> =>
+      source().flatMap(({ name, snapshot }) =>
+        snapshot.servers.map((s) => ({ labels: { pool: name, server: s.name }, s })),
+      );
+    const labelNames = ['pool', 'server'];
+    const gauge = (
+      name: string,
+      help: string,
+      value: (s: PoolSnapshot['servers'][number]) => number | undefined,
+    ): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const { labels, s } of rows()) {
+            const v = value(s);
+            if (v !== undefined) this.set(labels, v);
+          }
+        },
+      });
+    };
+    const counter = (
+      name: string,
+      help: string,
+      value: (s: PoolSnapshot['servers'][number]) => number,
+    ): void => {
+      new Counter({
+        name,
+        help,
+        labelNames,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const { labels, s } of rows()) this.inc(labels, value(s));
+        },
+      });
+    };
+    gauge('ccagent_model_server_up', 'Pool server taking calls (1) or out until a probe answers (0).', (s) =>
+      s.state === 'up' ? 1 : 0,
+    );
+    gauge('ccagent_model_server_concurrency', 'Calls a pool server is sent at once.', (s) => s.concurrency);
+    gauge('ccagent_model_server_in_flight', 'Calls running on a pool server.', (s) => s.inFlight);
+    gauge('ccagent_model_server_queued', 'Calls waiting in the pool for this server.', (s) => s.queued);
+    counter('ccagent_model_server_calls_total', 'Calls started on a pool server.', (s) => s.calls);
+    counter('ccagent_model_server_failures_total', 'Calls that failed on a pool server.', (s) => s.failures);
+    counter(
+      'ccagent_model_server_failovers_total',
+      'Calls that failed on a pool server and were sent to another.',
+      (s) => s.failovers,
+    );
+    counter(
+      'ccagent_model_server_queue_wait_seconds_total',
+      'Queue wait of the calls started on a pool server, summed.',
+      (s) => s.waitMsTotal / 1000,
+    );
+    gauge(
+      'ccagent_model_server_queue_wait_max_seconds',
+      'Longest queue wait of a call on a pool server.',
+      (s) => s.waitMsMax / 1000,
+    );
+    counter(
+      'ccagent_model_server_affinity_hits_total',
+      'Calls of a known task that ran on the server that served its previous call.',
+      (s) => s.affinityHits,
+    );
+    counter(
+      'ccagent_model_server_affinity_misses_total',
+      'Calls of a known task that had to leave the server that served its previous call.',
+      (s) => s.affinityMisses,
+    );
+    gauge(
+      'ccagent_model_server_affinity_hit_ratio',
+      'Affinity hits / (hits + misses) of a pool server (absent before any).',
+      (s) => s.affinityHitRate,
+    );
   }
 
   /** Count existing tasks at startup, then follow the engine's events. */

@@ -40,6 +40,7 @@ import { HttpApi, type TaskPageSource } from './http/http-api.js';
 import { LuaAssets } from './http/lua-assets.js';
 import { rawResponseHeaderLines, withResponseHeaders } from './http/response-headers.js';
 import { Metrics } from './metrics.js';
+import { modelView, type RoleModel } from './model-view.js';
 import { pullHint, type AvailabilityReport, type ModelAvailability } from './model-availability.js';
 import { OrchestratorError } from './orchestrator-error.js';
 import { ReplyStream } from './reply-stream.js';
@@ -197,6 +198,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   let availability: ModelAvailability;
   let resolver: StrategyResolver;
   let modelPools: Map<string, ModelPool>;
+  let roleModels: RoleModel[];
   let modelConcurrency: Record<string, number>;
   try {
     const models = setupModels(config, {
@@ -210,6 +212,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     availability = models.availability;
     resolver = o.strategies ?? models.resolver;
     modelPools = models.pools;
+    roleModels = models.used;
     modelConcurrency = models.modelConcurrency;
     // Probes run in the background: a server that is down at startup is found by its first probe or call.
     for (const pool of modelPools.values()) void pool.start();
@@ -311,6 +314,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   events.attach(engine);
   replyStream.attach(engine);
   await metrics.track(engine);
+  metrics.trackPools(() => [...modelPools].map(([name, pool]) => ({ name, snapshot: pool.snapshot() })));
   const tasks = new TaskOperations({
     engine,
     store,
@@ -386,6 +390,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     registry,
     metrics,
     models: availability,
+    modelView: () => modelView(roleModels, modelPools),
     lua,
     dashboard: new DashboardAssets(o.dashboardDir ?? defaultDashboardDir()),
     security,

@@ -132,6 +132,9 @@ describe('@ccagent/protocol', () => {
       'MinecraftStopResponseSchema',
       'MinecraftTaskBodySchema',
       'MinecraftTaskResponseSchema',
+      'HttpModelPoolSchema',
+      'HttpModelServerSchema',
+      'ModelsResponseSchema',
       'renderHttpApiReference',
       'withHttpApiReference',
     ];

@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence } from '../client-persistence.js';
 import type { Metrics } from '../metrics.js';
+import type { ModelsResponse } from '@ccagent/protocol';
 import type { ModelAvailability } from '../model-availability.js';
 import type { RouteAccess } from '../security/route-access.js';
 import type { Principal, SecurityService } from '../security/security-service.js';
@@ -42,6 +43,8 @@ export interface HttpApiOptions {
   registry: ClientRegistry;
   metrics: Metrics;
   models: ModelAvailability;
+  /** The roles' models and the pools' servers now (`GET /api/models`); absent: no roles, no pools. */
+  modelView?: () => ModelsResponse;
   lua: LuaAssets;
   /** The web dashboard's files, served at `/`. */
   dashboard: DashboardAssets;

@@ -4,6 +4,7 @@
  * the orchestrator checks it).
  */
 import type { z } from 'zod';
+import { HttpModelServerSchema, ModelsResponseSchema } from './models-http-schemas.js';
 import {
   AnswerBodySchema,
   CancelBodySchema,
@@ -133,6 +134,11 @@ export const HTTP_RECORDS: ReadonlyArray<{ name: string; schema: z.ZodType; desc
     schema: HttpPairingSchema,
     description: 'A request of a computer to pair, as operators see it.',
   },
+  {
+    name: 'ModelServer',
+    schema: HttpModelServerSchema,
+    description: 'A server of a model pool: its state, load, failures and cache affinity.',
+  },
   { name: 'ErrorInfo', schema: HttpErrorInfoSchema, description: 'A failure (of a task, of a step).' },
   { name: 'Error', schema: HttpErrorBodySchema, description: 'The body of every refusal.' },
 ];
@@ -250,6 +256,13 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     path: '/api/clients',
     summary: 'Every client ever seen, with its live state.',
     responses: [{ status: 200, schema: ClientsResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/models',
+    summary:
+      'The model roles and every pool of servers with its servers’ state (what `ccagent models` lists).',
+    responses: [{ status: 200, schema: ModelsResponseSchema }],
   },
   {
     method: 'GET',

@@ -18,6 +18,7 @@ import { listClients, listTools } from './clients.js';
 import { dashboardFeatures, dashboardFile, eventStream } from './dashboard.js';
 import { health, metricsText } from './health.js';
 import { installer, luaFile, manifest } from './lua.js';
+import { listModels } from './models.js';
 import { createMinecraftTask, listInstances, retryMinecraftTask, stopInstance } from './minecraft.js';
 import {
   approvePairing,
@@ -144,6 +145,13 @@ export const ROUTES: readonly Route[] = [
     name: 'clients',
     access: 'read',
     handler: listClients,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/models$/,
+    name: 'models',
+    access: 'read',
+    handler: listModels,
   }),
   route({
     method: 'GET',
