@@ -11,6 +11,7 @@ import type {
   WireHealth,
   WireStep,
   WireTask,
+  WireModels,
   WireTool,
 } from './wire.js';
 
@@ -165,6 +166,7 @@ export const api = {
     request<{ task: WireTask }>(`/api/tasks/${encodeURIComponent(id)}/retry`, { method: 'POST', body: {} }),
   clients: () => request<{ clients: WireClient[] }>('/api/clients'),
   tools: () => request<{ tools: WireTool[] }>('/api/tools'),
+  models: () => request<WireModels>('/api/models'),
   health: () => request<WireHealth>('/health'),
   features: () => request<WireFeatures>('/api/dashboard'),
 };

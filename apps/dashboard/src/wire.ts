@@ -7,6 +7,7 @@
 import type {
   DashboardFeaturesResponse,
   HealthResponse,
+  ModelsResponse,
   HttpClient,
   HttpCommandCall,
   HttpQuestion,
@@ -52,6 +53,8 @@ export type WireTool = HttpTool;
 
 /** `GET /health`. */
 export type WireHealth = HealthResponse;
+/** `GET /api/models`: the roles' models and each pool of servers. */
+export type WireModels = ModelsResponse;
 
 /** `GET /api/dashboard` (`role` and `version` are missing from an older server). */
 export type WireFeatures = Omit<DashboardFeaturesResponse, 'role' | 'version'> &

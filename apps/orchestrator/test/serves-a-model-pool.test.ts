@@ -2,7 +2,8 @@
  * A role with several model servers, end to end: the built `cc-orchestrator serve` with a config whose `native` role
  * names two fake Ollama servers. Chat tasks spread over both, a follow-up stays on its task's server (cache
  * affinity), `/api/models` and `/metrics` show each server's figures, and when one server dies a new task goes on on
- * the other, its step log holding the failed attempt (`model_failover`) before the answer.
+ * the other, its step log holding the failed attempt (`model_failover`) before the answer. The dashboard's Computers
+ * page shows the pool in its Models panel (real Chromium).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import type { ModelsResponse } from '@ccagent/protocol';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { launchBrowser, screenshot } from './support/browser.js';
 import { serve, type Served } from './support/spawn.js';
 
 type Rec = Record<string, unknown>;
@@ -144,3 +146,69 @@ it('spreads tasks over the servers, keeps a follow-up on its server, reports eac
   expect(after.pools[0]!.servers[0]).toMatchObject({ state: 'down', failovers: 1 });
   expect(after.pools[0]!.servers[0]!.last_error?.code).toBe('connection');
 });
+
+// A browser and a spawned server on a shared machine: a minute.
+it(
+  'shows each pool server in the Computers page Models panel, and a dead one going down without a reload (guards: an operator who cannot see which GPU box is out)',
+  { timeout: 60_000 },
+  async () => {
+    const [a, b] = fakes as [FakeOllama, FakeOllama];
+    const config = path.join(dir, 'config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        models: {
+          native: {
+            name: MODEL,
+            servers: [
+              { baseUrl: a.url, concurrency: 2 },
+              { baseUrl: b.url, concurrency: 1 },
+            ],
+            pool: { probeIntervalMs: 0, probeBackoffMs: 60_000 },
+          },
+        },
+      }),
+    );
+    const s = await serve([
+      '--port',
+      '0',
+      '--db',
+      path.join(dir, 'ccagent.db'),
+      '--config',
+      config,
+      '--log-level',
+      'error',
+    ]);
+    servers.push(s);
+    const first = await api<{ task: Rec }>(s, 'POST', '/api/tasks', { task_kind: 'chat', prompt: 'hello' });
+    await settled(s, String(first.task.id));
+
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.page();
+      await page.goto(`${s.url}/#/computers`);
+      const row = (url: string) => page.locator(`.models-panel tr[data-server="${url}"]`);
+      await row(a.url).waitFor();
+      expect(await page.locator('.models-panel [data-role="native"]').textContent()).toContain(MODEL);
+      expect(await row(a.url).getAttribute('data-state')).toBe('up');
+      expect(await row(a.url).locator('td').nth(2).textContent()).toBe('0 / 2');
+      expect(await row(a.url).locator('td').nth(4).textContent()).toBe('1');
+      expect(await row(b.url).locator('td').nth(2).textContent()).toBe('0 / 1');
+      await screenshot(page, 'dashboard-models');
+
+      // a dies; the next task fails over to b. The panel shows a down with its error, on its own (no reload).
+      await a.close();
+      const next = await api<{ task: Rec }>(s, 'POST', '/api/tasks', { task_kind: 'chat', prompt: 'again' });
+      await settled(s, String(next.task.id));
+      await page
+        .locator(`.models-panel tr[data-server="${a.url}"][data-state="down"]`)
+        .waitFor({ timeout: 10_000 });
+      expect(await row(a.url).locator('td').nth(1).textContent()).toContain('connection');
+      expect(await row(a.url).locator('td').nth(5).textContent()).toBe('1 / 1');
+      expect(await row(b.url).getAttribute('data-state')).toBe('up');
+      await page.close();
+    } finally {
+      await browser.close();
+    }
+  },
+);

@@ -8,13 +8,15 @@ import { api, ApiError } from '../api.js';
 import { live } from '../events.js';
 import { age } from '../format.js';
 import { CopyButton, Line, visible } from '../text.js';
-import type { WireClient, WireHealth, WireTool } from '../wire.js';
+import type { WireClient, WireHealth, WireModels, WireTool } from '../wire.js';
+import { ModelsPanel } from './models-panel.js';
 
 /** Computers page. */
 export function ComputersPage({ now }: { now: number }) {
   const [clients, setClients] = useState<WireClient[] | undefined>(undefined);
   const [tools, setTools] = useState<WireTool[]>([]);
   const [health, setHealth] = useState<WireHealth | undefined>(undefined);
+  const [models, setModels] = useState<WireModels | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
 
   useEffect(() => {
@@ -31,8 +33,19 @@ export function ComputersPage({ now }: { now: number }) {
         .then((r) => r.json() as Promise<WireHealth>)
         .then(setHealth)
         .catch(() => setHealth(undefined));
+      api
+        .models()
+        .then(setModels)
+        .catch(() => setModels(undefined));
     };
     load();
+    // Pool servers change without an event (calls start and end, probes): refresh their figures every 5 s.
+    const poll = setInterval(() => {
+      api
+        .models()
+        .then(setModels)
+        .catch(() => setModels(undefined));
+    }, 5_000);
     let pending: ReturnType<typeof setTimeout> | undefined;
     const off = live.on((e) => {
       if (e.type !== 'client' && e.type !== 'tool' && e.type !== 'resync') return;
@@ -44,6 +57,7 @@ export function ComputersPage({ now }: { now: number }) {
     });
     return () => {
       off();
+      clearInterval(poll);
       if (pending !== undefined) clearTimeout(pending);
     };
   }, []);
@@ -102,6 +116,7 @@ export function ComputersPage({ now }: { now: number }) {
           ))}
         </ul>
       )}
+      <ModelsPanel models={models} now={now} />
       <h2>Models and server</h2>
       {health === undefined ? (
         <p class="muted">Checking…</p>
