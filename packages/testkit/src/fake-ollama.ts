@@ -376,6 +376,11 @@ export async function startFakeOllama(options: FakeOllamaOptions = {}): Promise<
     record.modelCall = call;
     if (res.writableFinished || res.destroyed) finish(false);
     else res.on('close', () => finish(res.writableFinished));
+    const hold = call.seconds.total * 1000 * (options.timeScale ?? 0);
+    if (hold > 0) {
+      await wait(hold, conn.signal);
+      if (conn.signal.aborted) return;
+    }
     plan.figures = replyFigures(reply, plan, call, tokenizer.exact, modelServer.reportCachedTokens);
     const created = now();
     if (api === 'ollama') {

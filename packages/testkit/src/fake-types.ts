@@ -137,4 +137,10 @@ export interface FakeOllamaOptions {
    * token, the counts this fake has always reported. The prompt cache is modelled either way.
    */
   tokenizer?: 'auto' | 'estimate';
+  /**
+   * Hold each chat reply for its modelled GPU seconds × this factor, in real time, before its first byte — its slot
+   * stays busy meanwhile, as on a real GPU — so load, queueing and cache reuse show in wall time (benches: `0.02`
+   * plays a 10 s call in 200 ms). Default 0: replies leave at once.
+   */
+  timeScale?: number;
 }
