@@ -1,5 +1,6 @@
 import type { Result } from './agent-error.js';
 import type { Directive } from './directive-parser.js';
+import { parseArgsValue, undecorate } from './field-values.js';
 import { normalizePath } from './history-view.js';
 import { planToolCall, type AgentToolCall, type CommandCall } from './tools.js';
 
@@ -153,4 +154,128 @@ export function checkDerivedCall(
     return { ok: true, value: { tolerated: [] } };
   }
   return checkDerived(d, plan.calls);
+}
+
+/** The text after `NAME:` of every line of `lines` that labels field `name`, whatever Markdown is around the label. */
+function labelled(lines: readonly string[], name: string): string[] {
+  const label = new RegExp(`^[\\s#>*_\`+\\-\\d.)]*${name}[*_\`]*\\s*:(.*)$`, 'i');
+  return lines.flatMap((l) => {
+    const m = label.exec(l);
+    return m ? [m[1] ?? ''] : [];
+  });
+}
+
+/** Text compared without quotes and JSON escapes: `--name="Buy milk"` holds the word `--name=Buy milk`. */
+function bare(text: string): string {
+  return text.replace(/\\(["\\])/g, '$1').replace(/["'`\u201c\u201d\u2018\u2019]/g, '');
+}
+
+/** The first of `words` not written in `text` in order, or undefined when all are. */
+function firstMissing(text: string, words: readonly string[]): string | undefined {
+  const haystack = bare(text);
+  let at = 0;
+  for (const w of words) {
+    const needle = bare(w);
+    if (needle === '') continue;
+    const i = haystack.indexOf(needle, at);
+    if (i < 0) return w;
+    at = i + needle.length;
+  }
+  return undefined;
+}
+
+/**
+ * A value still in its Markdown or JSON wrapping (`` `x` ``, `**x**`, a JSON array as one argument): the parser
+ * removes these, so one reaching the gate means a reading path skipped that.
+ */
+function decorated(value: string, quotes: boolean): boolean {
+  const v = value.trim();
+  return undecorate(v, quotes) !== v || (/^\[[\s\S]*\]$/.test(v) && parseArgsValue(v).ok);
+}
+
+/**
+ * Check that every value directive `d` sends to the computer is written in the planner's `reply` where it belongs:
+ * a path on a `PATH:` line, a RUN's arguments in order after its path on its `PATH:`/`ARGS:` lines, a shell command
+ * on a `COMMAND:` line, each THEN run on one line after `THEN:`, the file content as one block. Read from the raw
+ * reply here, independently of the parser, so a parse that merged prose into a value (a sign-off read as arguments)
+ * is refused at dispatch instead of run. Decoration and quotes around a value do not matter (its text is inside
+ * them).
+ */
+export function checkWrittenIn(d: Directive, reply: string): Result<void, DerivationError> {
+  const text = reply.replace(/\r\n?/g, '\n');
+  const lines = text.split('\n');
+  const fail = (what: string, where: string): Result<never, DerivationError> => ({
+    ok: false,
+    error: {
+      code: 'not_derived',
+      message:
+        `the call is not a translation of the ${d.kind} directive: ${what} is not written on its ${where}, so ` +
+        'nothing was run. Write each value on its own field line.',
+    },
+  });
+  const on = (names: string[]) => names.flatMap((n) => labelled(lines, n)).join('\n');
+  const values =
+    d.kind === 'RUN'
+      ? [d.path, ...d.args]
+      : d.kind === 'SHELL'
+        ? [d.command]
+        : d.kind === 'WRITE_FILE'
+          ? [d.path, ...d.then.flatMap((r) => [r.path, ...r.args])]
+          : [];
+  const wrapped = values.find((v) => decorated(v, v === (d as { path?: string }).path || d.kind === 'SHELL'));
+  if (wrapped !== undefined) {
+    return {
+      ok: false,
+      error: {
+        code: 'not_derived',
+        message:
+          `the call is not a translation of the ${d.kind} directive: the value ${JSON.stringify(wrapped)} still has ` +
+          'its Markdown or JSON wrapping, so nothing was run. Write each value plainly.',
+      },
+    };
+  }
+  switch (d.kind) {
+    case 'RUN': {
+      const missing = firstMissing(on(['PATH', 'ARGS']), [d.path, ...d.args]);
+      return missing === undefined
+        ? { ok: true, value: undefined }
+        : fail(JSON.stringify(missing), 'PATH: or ARGS: line');
+    }
+    case 'SHELL':
+      return firstMissing(on(['COMMAND']), [d.command]) === undefined
+        ? { ok: true, value: undefined }
+        : fail(`the command ${JSON.stringify(d.command)}`, 'COMMAND: line');
+    case 'WRITE_FILE': {
+      if (firstMissing(on(['PATH']), [d.path]) !== undefined) {
+        return fail(`the path ${JSON.stringify(d.path)}`, 'PATH: line');
+      }
+      if (!text.includes(d.content.replace(/\n$/, ''))) return fail('the file content', 'CONTENT block');
+      // THEN's runs: its list items when it has a list, else its line and the lines right under it (the block up to
+      // the first blank line), as the directive grammar defines it. Every THEN: line counts (a file's content may hold
+      // one too).
+      const after: string[] = [];
+      lines.forEach((l, start) => {
+        const own = labelled([l], 'THEN');
+        if (own.length === 0) return;
+        const block: string[] = [];
+        let i = start + 1;
+        while (i < lines.length && (lines[i] ?? '').trim() === '') i++;
+        while (i < lines.length && (lines[i] ?? '').trim() !== '') block.push(lines[i++] ?? '');
+        const items = block.filter((b) => /^\s*(?:[-*+]|\d+[.):]?)\s+/.test(b));
+        after.push(...(items.length > 0 ? items : [...own, ...block]));
+      });
+      for (const r of d.then) {
+        if (!after.some((l) => firstMissing(l, [r.path, ...r.args]) === undefined)) {
+          return fail(
+            `the run ${JSON.stringify([r.path, ...r.args].join(' '))}`,
+            'THEN list (one run per line)',
+          );
+        }
+      }
+      return { ok: true, value: undefined };
+    }
+    case 'ASK_USER':
+    case 'DONE':
+      return { ok: true, value: undefined };
+  }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatDirective, parseDirective, splitArgs, type Directive } from './directive-parser.js';
+import { formatDirective, parseDirective, type Directive } from './directive-parser.js';
+import { parseArgsValue, splitArgs } from './field-values.js';
 
 function ok(reply: string) {
   const r = parseDirective(reply);
@@ -103,7 +104,7 @@ describe('parseDirective', () => {
 describe('splitArgs', () => {
   it('splits words with quotes and JSON arrays', () => {
     expect(splitArgs(`add "buy milk" 'x y' z`)).toEqual(['add', 'buy milk', 'x y', 'z']);
-    expect(splitArgs('["add", "a b"]')).toEqual(['add', 'a b']);
+    expect(parseArgsValue('["add", "a b"]')).toEqual({ ok: true, value: ['add', 'a b'] });
     expect(splitArgs('  ')).toEqual([]);
     expect(splitArgs('""')).toEqual(['']);
   });

@@ -1,4 +1,5 @@
 import type { Result } from './agent-error.js';
+import { NO_VALUE, parseArgsValue, splitArgs, splitRemark, undecorate } from './field-values.js';
 
 /** Directive keywords the planner may write. */
 export type DirectiveKind = 'ASK_USER' | 'WRITE_FILE' | 'RUN' | 'SHELL' | 'DONE';
@@ -26,6 +27,11 @@ export interface ParsedDirective {
   ignored: DirectiveKind[];
   /** Messages for the planner about what the parser tolerated or ignored. */
   notes: string[];
+  /**
+   * Text the parser left out of every value — prose before, between or after the fields, a remark after a value on
+   * its line — for the step log. Never merged into a value.
+   */
+  tolerated: string[];
   /**
    * Places where the parser had to guess (e.g. a whole command line in RUN's PATH, file content without a code
    * fence). Empty for a clean parse; `parser-then-model` asks the executor model when it is not.
@@ -145,180 +151,211 @@ function findHeaders(lines: string[]): Header[] {
   return headers;
 }
 
-/** Opening quote → its closing quote: ASCII quotes and the typographic ones editors and models write. */
-const QUOTE_PAIRS: Record<string, string> = {
-  '"': '"',
-  "'": "'",
-  '\u201c': '\u201d',
-  '\u2018': '\u2019',
-  '`': '`',
-};
-
 /**
- * A value wholly wrapped in one pair of quotes or backticks (`"ls"`, `'ls'`, `` `ls` ``, `“ls”`) without that quote
- * inside → the text inside; anything else unchanged. So `COMMAND: "ls"` and `COMMAND: ls` send the same command.
+ * A value wholly wrapped in inline code, emphasis or one pair of quotes (`"ls"`, `'ls'`, `` `ls` ``, `“ls”`,
+ * `**ls**`) → the text inside; anything else unchanged. So `COMMAND: "ls"` and `COMMAND: ls` send the same command.
  */
 export function unwrapQuotes(value: string): string {
-  let v = value.trim();
-  const fence = /^(`+)([^`][\s\S]*?)\1$/.exec(v);
-  if (fence) return (fence[2] ?? '').trim();
-  const open = v[0] ?? '';
-  const close = QUOTE_PAIRS[open];
-  if (close !== undefined && v.length >= 2 && v.endsWith(close)) {
-    const inner = v.slice(1, -1);
-    if (!inner.includes(close) && !inner.includes(open)) v = inner.trim();
-  }
-  return v;
+  return undecorate(value);
 }
 
-/** Split a command line into words, honouring "double", 'single' and “typographic” quotes. */
-export function splitArgs(text: string): string[] {
-  const trimmed = text.trim();
-  if (trimmed.startsWith('[')) {
-    try {
-      const parsed: unknown = JSON.parse(trimmed);
-      if (Array.isArray(parsed)) return parsed.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)));
-    } catch {
-      // not JSON: fall through to word splitting
-    }
-  }
-  const out: string[] = [];
-  let cur = '';
-  let quote: string | null = null;
-  let has = false;
-  for (const ch of trimmed) {
-    if (quote) {
-      if (ch === quote) quote = null;
-      else cur += ch;
-    } else if (Object.hasOwn(QUOTE_PAIRS, ch)) {
-      quote = QUOTE_PAIRS[ch] ?? ch;
-      has = true;
-    } else if (/\s/.test(ch)) {
-      if (has) out.push(cur);
-      cur = '';
-      has = false;
-    } else {
-      cur += ch;
-      has = true;
-    }
-  }
-  if (has) out.push(cur);
-  return out;
-}
+export { splitArgs };
 
+/** A path: decoration and surrounding quotes removed (`` `TODO.lua` ``, `"TODO.lua"`, `**TODO.lua**`). */
 function cleanPath(p: string): string {
-  return unwrapQuotes(p)
-    .replace(/^[`"'\u201c\u2018]+|[`"'\u201d\u2019]+$/g, '')
+  return undecorate(p)
+    .replace(/^[`"'\u201c\u2018*_]+|[`"'\u201d\u2019*_]+$/g, '')
     .trim();
 }
 
 // A list item marker: `-`, `*`, `+`, `1.`, `1)`, `1:` or a bare number (`1 RUN /TODO.lua list`, as seed 001 writes).
 const LIST_ITEM = /^\s*(?:[-*+]|\d+[.):]?)\s+/;
 
-const NONE = /^\(?(?:none|nothing|n\/a|-|\[\])?\)?\.?$/i;
+/** Every field name of every directive: a `NAME: value` line with one of these is a field, never a run or prose. */
+const FIELD_NAMES = new Set(Object.values(FIELDS).flat());
 
-function parseRunLine(line: string): RunSpec | null {
-  let text = line
-    .trim()
-    .replace(LIST_ITEM, '')
-    .replace(/^`+|`+$/g, '')
-    .trim();
-  text = text.replace(/^run\s*:?\s+/i, '');
-  if (NONE.test(text)) return null;
-  const words = splitArgs(text);
-  const [path, ...args] = words;
+function isFieldLine(line: string): boolean {
+  const f = fieldOf(line);
+  return f !== null && FIELD_NAMES.has(f.key);
+}
+
+function clip(text: string, max = 120): string {
+  const t = text.trim();
+  return t.length <= max ? t : `${t.slice(0, max - 1)}…`;
+}
+
+/** One run of a THEN item or line, the remark after it set apart; null for "none". */
+function parseRunLine(line: string, tolerated: string[]): RunSpec | null {
+  const item = line.trim().replace(LIST_ITEM, '');
+  const { value, remark } = splitRemark(item);
+  if (remark !== undefined) tolerated.push(`THEN: text after the run ignored: "${clip(remark)}"`);
+  const text = undecorate(value, false).replace(/^run\s*:?\s+/i, '');
+  if (NO_VALUE.test(text)) return null;
+  const [path, ...args] = splitArgs(text);
   if (!path) return null;
   return { path: cleanPath(path), args };
 }
 
-/**
- * The run lines of a THEN field. When the planner wrote a list, only its items count (a sign-off such as "I hope
- * this helps!" after the list is not a program); otherwise the lines up to the first blank line, `;`-separated runs
- * allowed.
- */
-function thenLines(value: string): string[] {
-  const lines = value.split('\n');
-  if (lines.some((l) => LIST_ITEM.test(l))) return lines.filter((l) => LIST_ITEM.test(l));
-  const blank = lines.findIndex((l) => l.trim() === '');
-  return (blank < 0 ? lines : lines.slice(0, blank)).flatMap((l) => l.split(';'));
+/** A THEN line read as a run: its first word names a program (the written file, a `.lua` file or a path). */
+function looksLikeRun(line: string, written: string): boolean {
+  const text = undecorate(line.trim(), false).replace(/^run\s*:?\s+/i, '');
+  const first = cleanPath(splitArgs(text)[0] ?? '').replace(/^\//, '');
+  const file = written.replace(/^\//, '');
+  return (
+    first !== '' &&
+    (first === file || `${first}.lua` === file || /\.lua$/i.test(first) || first.includes('/'))
+  );
+}
+
+interface ThenLines {
+  /** The THEN line's own text (runs separated by `;`), empty when the runs are below it. */
+  line: string;
+  /** List items under THEN. */
+  items: string[];
+  /** Unmarked lines directly under an empty THEN line, kept while they read as runs (decided in `build`). */
+  unmarked: string[];
 }
 
 interface RawFields {
   values: Map<string, string>;
+  then: ThenLines;
   unclosedContent: boolean;
   /** Filled by the field collection and {@link build} where they had to guess. */
   guesses: string[];
+  /** Text left out of every value (prose after or between the fields), for the step log. */
+  tolerated: string[];
+  /** One-line fields whose line was empty while text followed on the very next line (a value put below its label). */
+  valueBelow: Set<string>;
+  /** The first field written twice with different values. */
+  twice?: { key: string; first: string; second: string };
 }
 
+/**
+ * Collect the fields of one directive. A one-line field's value is the rest of its own line; `CONTENT` is the code
+ * block after it (or, unfenced, the lines up to the next field: a guess) and `THEN` its list (or its line). Every
+ * other line — prose before, between or after the fields, a closing fence, a field of another directive — is left
+ * out of every value and logged as tolerated.
+ */
 function collectFields(kind: DirectiveKind, lines: string[]): RawFields {
   const allowed = FIELDS[kind];
   const values = new Map<string, string>();
-  let current: string | null = null;
+  const then: ThenLines = { line: '', items: [], unmarked: [] };
   let unclosedContent = false;
   const guesses: string[] = [];
+  const tolerated: string[] = [];
+  const valueBelow = new Set<string>();
+  let twice: RawFields['twice'];
+  const ignore = (line: string) => {
+    if (line.trim() !== '' && !FENCE.test(line) && !/^\s*(?:-{3,}|\*{3,}|_{3,})\s*$/.test(line)) {
+      tolerated.push(`text outside the fields ignored: "${clip(line)}"`);
+    }
+  };
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? '';
     const f = fieldOf(line);
     const key = f ? f.key : '';
-    if (f && allowed.includes(key) && !values.has(key)) {
-      current = key;
-      const rest = f.value;
-      if (key === 'CONTENT') {
-        // The value is the next fenced block (or, without a fence, everything up to the next known field).
-        let j = i + 1;
-        if (rest.trim() !== '') {
-          values.set('CONTENT', rest.trim());
-          guesses.push('CONTENT was written on the CONTENT: line instead of in a code block');
-          continue;
-        }
-        while (j < lines.length && (lines[j] ?? '').trim() === '') j++;
-        const open = FENCE.exec(lines[j] ?? '');
-        if (open) {
-          const fence = open[1] ?? '```';
-          const body: string[] = [];
-          let k = j + 1;
-          let closed = false;
-          for (; k < lines.length; k++) {
-            const c = FENCE.exec(lines[k] ?? '');
-            if (c && c[2] === '' && (c[1] ?? '').startsWith(fence)) {
-              closed = true;
-              break;
-            }
-            body.push(lines[k] ?? '');
-          }
-          values.set('CONTENT', body.join('\n') + '\n');
-          if (!closed) unclosedContent = true;
-          i = k;
-          current = null;
-          continue;
-        }
-        // No fence: the following lines up to the next known field are the content.
-        const body: string[] = [];
-        let k = j;
-        for (; k < lines.length; k++) {
-          const next = fieldOf(lines[k] ?? '');
-          if (next && allowed.includes(next.key)) break;
-          body.push(lines[k] ?? '');
-        }
-        const content = body.join('\n').replace(/\s+$/, '');
-        values.set('CONTENT', content === '' ? '' : `${content}\n`);
-        if (content !== '') guesses.push('CONTENT had no code fence; took the lines up to the next field');
-        i = k - 1;
-        current = null;
-        continue;
-      }
-      values.set(key, rest);
+    if (!f || !allowed.includes(key)) {
+      ignore(line);
       continue;
     }
-    if (current !== null && !FENCE.test(line)) {
-      values.set(current, `${values.get(current) ?? ''}\n${line}`);
+    const rest = f.value;
+    if (values.has(key)) {
+      const first = values.get(key) ?? '';
+      if (key === 'CONTENT' || key === 'THEN' || undecorate(first) !== undecorate(rest)) {
+        twice ??= { key, first, second: rest };
+      } else {
+        tolerated.push(`${key} written twice with the same value`);
+      }
+      if (key !== 'CONTENT') continue;
+    }
+    if (key === 'CONTENT') {
+      // The value is the next fenced block (or, without a fence, everything up to the next known field).
+      let j = i + 1;
+      if (rest.trim() !== '') {
+        values.set('CONTENT', rest.trim());
+        guesses.push('CONTENT was written on the CONTENT: line instead of in a code block');
+        continue;
+      }
+      while (j < lines.length && (lines[j] ?? '').trim() === '') j++;
+      const open = FENCE.exec(lines[j] ?? '');
+      if (open) {
+        const fence = open[1] ?? '```';
+        const body: string[] = [];
+        let k = j + 1;
+        let closed = false;
+        for (; k < lines.length; k++) {
+          const c = FENCE.exec(lines[k] ?? '');
+          if (c && c[2] === '' && (c[1] ?? '').startsWith(fence)) {
+            closed = true;
+            break;
+          }
+          body.push(lines[k] ?? '');
+        }
+        if (!values.has('CONTENT')) values.set('CONTENT', body.join('\n') + '\n');
+        if (!closed) unclosedContent = true;
+        i = k;
+        continue;
+      }
+      // No fence: the following lines up to the next known field are the content.
+      const body: string[] = [];
+      let k = j;
+      for (; k < lines.length; k++) {
+        const next = fieldOf(lines[k] ?? '');
+        if (next && allowed.includes(next.key)) break;
+        body.push(lines[k] ?? '');
+      }
+      const content = body.join('\n').replace(/\s+$/, '');
+      if (!values.has('CONTENT')) values.set('CONTENT', content === '' ? '' : `${content}\n`);
+      if (content !== '') guesses.push('CONTENT had no code fence; took the lines up to the next field');
+      i = k - 1;
+      continue;
+    }
+    values.set(key, rest);
+    if (key === 'THEN') {
+      // THEN's value: the list under it (blank lines allowed before its first item, a blank line ends it), else its
+      // own line and, when that is empty, the unmarked lines directly under it.
+      let j = i + 1;
+      while (j < lines.length && (lines[j] ?? '').trim() === '') j++;
+      const isItem = (l: string) => LIST_ITEM.test(l) && !isFieldLine(l);
+      if (isItem(lines[j] ?? '')) {
+        while (j < lines.length && isItem(lines[j] ?? '')) then.items.push(lines[j++] ?? '');
+        if (rest.trim() !== '' && !NO_VALUE.test(undecorate(rest))) {
+          tolerated.push(`THEN: text before its list ignored: "${clip(rest)}"`);
+        }
+        i = j - 1;
+        continue;
+      }
+      then.line = rest;
+      if (rest.trim() === '') {
+        j = i + 1;
+        while (j < lines.length) {
+          const l = lines[j] ?? '';
+          if (l.trim() === '' || FENCE.test(l) || isFieldLine(l)) break;
+          then.unmarked.push(l);
+          j++;
+        }
+        i = j - 1;
+      }
+      continue;
+    }
+    const below = lines[i + 1] ?? '';
+    if (rest.trim() === '' && below.trim() !== '' && !FENCE.test(below) && !isFieldLine(below)) {
+      valueBelow.add(key);
     }
   }
-  for (const [k, v] of values) if (k !== 'CONTENT') values.set(k, v.trim());
-  return { values, unclosedContent, guesses };
+  return {
+    values,
+    then,
+    unclosedContent,
+    guesses,
+    tolerated,
+    valueBelow,
+    ...(twice ? { twice } : {}),
+  };
 }
 
-function missing(kind: DirectiveKind, field: string): Result<never, DirectiveParseError> {
+function missing(kind: DirectiveKind, field: string, raw: RawFields): Result<never, DirectiveParseError> {
+  if (raw.valueBelow.has(field)) return valueBelow(kind, field);
   return {
     ok: false,
     error: {
@@ -328,16 +365,66 @@ function missing(kind: DirectiveKind, field: string): Result<never, DirectivePar
   };
 }
 
+function invalid(message: string): Result<never, DirectiveParseError> {
+  return { ok: false, error: { code: 'invalid_field', message } };
+}
+
+function valueBelow(kind: DirectiveKind, field: string): Result<never, DirectiveParseError> {
+  return invalid(
+    `${kind}'s ${field}: line is empty and text follows on the next line; a field's value is the rest of its own ` +
+      `line, so nothing was run. Write the value on the same line: "${field}: <value>".`,
+  );
+}
+
+/** Fields whose value reaches the computer or the user: a value put on the line below them is refused, not dropped. */
+const VALUE_ON_ITS_LINE = ['PATH', 'ARGS', 'COMMAND', 'QUESTION'];
+
+/**
+ * A one-line structured value: the remark after it set apart (logged), then its decoration removed. `spanIsValue`: a
+ * value in inline code or bold followed by words is the code (a path, a shell command), see `splitRemark`.
+ */
+function structured(raw: RawFields, field: string, spanIsValue: boolean): string {
+  const { value, remark } = splitRemark(raw.values.get(field) ?? '', spanIsValue);
+  if (remark !== undefined) raw.tolerated.push(`${field}: text after the value ignored: "${clip(remark)}"`);
+  return value;
+}
+
+/** The THEN runs: its list items, else its line (`;`-separated) and the unmarked lines under it that read as runs. */
+function thenRuns(raw: RawFields, written: string): RunSpec[] {
+  const { line, items, unmarked } = raw.then;
+  let lines: string[];
+  if (items.length > 0) lines = items;
+  else {
+    const runs = unmarked.findIndex((l) => !looksLikeRun(l, written));
+    const kept = runs < 0 ? unmarked : unmarked.slice(0, runs);
+    for (const l of unmarked.slice(kept.length)) {
+      raw.tolerated.push(`text outside the fields ignored: "${clip(l)}"`);
+    }
+    lines = [...(line.trim() === '' ? [] : line.split(';')), ...kept];
+  }
+  return lines.map((l) => parseRunLine(l, raw.tolerated)).filter((r): r is RunSpec => r !== null);
+}
+
 function build(kind: DirectiveKind, raw: RawFields): Result<Directive, DirectiveParseError> {
   const v = raw.values;
-  const get = (k: string): string => v.get(k) ?? '';
+  const text = (k: string): string => undecorate(v.get(k) ?? '');
+  if (raw.twice) {
+    const { key, first, second } = raw.twice;
+    return invalid(
+      `${kind} has ${key} twice with different values ("${clip(first, 60)}", "${clip(second, 60)}"), so nothing ` +
+        `was run. Write each field once: "${key}: <value>".`,
+    );
+  }
+  for (const field of VALUE_ON_ITS_LINE) {
+    if (raw.valueBelow.has(field) && FIELDS[kind].includes(field)) return valueBelow(kind, field);
+  }
   switch (kind) {
     case 'ASK_USER':
-      if (!get('QUESTION')) return missing(kind, 'QUESTION');
-      return { ok: true, value: { kind, question: get('QUESTION'), why: get('WHY'), next: get('NEXT') } };
+      if (!text('QUESTION')) return missing(kind, 'QUESTION', raw);
+      return { ok: true, value: { kind, question: text('QUESTION'), why: text('WHY'), next: text('NEXT') } };
     case 'WRITE_FILE': {
-      if (!get('PATH')) return missing(kind, 'PATH');
-      if (!v.has('CONTENT')) return missing(kind, 'CONTENT');
+      if (!text('PATH')) return missing(kind, 'PATH', raw);
+      if (!v.has('CONTENT')) return missing(kind, 'CONTENT', raw);
       if (raw.unclosedContent) {
         return {
           ok: false,
@@ -349,44 +436,53 @@ function build(kind: DirectiveKind, raw: RawFields): Result<Directive, Directive
           },
         };
       }
-      const then = thenLines(get('THEN'))
-        .map(parseRunLine)
-        .filter((r): r is RunSpec => r !== null);
+      const written = structured(raw, 'PATH', true);
+      const path = cleanPath(written);
+      // A name with spaces must be quoted; unquoted, the words after the first are prose or a second path.
+      if (/\s/.test(path) && !/^["'\u201c\u2018]/.test(undecorate(written, false))) {
+        return invalid(
+          `WRITE_FILE's PATH "${clip(path, 80)}" is not one path, so nothing was written. Write the path alone: ` +
+            '"PATH: hello.lua" (in quotes if the name has spaces: PATH: "my file.lua").',
+        );
+      }
+      const language = undecorate(structured(raw, 'LANGUAGE', true));
+      const [word = '', ...more] = language.split(/\s+/);
+      if (more.length > 0) raw.tolerated.push(`LANGUAGE: words after "${word}" ignored`);
       return {
         ok: true,
-        value: {
-          kind,
-          path: cleanPath(get('PATH')),
-          language: unwrapQuotes(get('LANGUAGE')),
-          content: get('CONTENT'),
-          then,
-        },
+        value: { kind, path, language: word, content: v.get('CONTENT') ?? '', then: thenRuns(raw, path) },
       };
     }
     case 'RUN': {
-      if (!get('PATH')) return missing(kind, 'PATH');
+      if (!text('PATH')) return missing(kind, 'PATH', raw);
       // Tolerate the whole command line in PATH ("PATH: TODO.lua add milk") when ARGS is absent.
-      const words = splitArgs(get('PATH'));
+      const line = structured(raw, 'PATH', false);
+      const words = splitArgs(undecorate(line, false));
       const path = cleanPath(words[0] ?? '');
-      const hasArgs = v.has('ARGS') && !NONE.test(get('ARGS'));
-      const args = hasArgs ? splitArgs(get('ARGS')) : words.slice(1);
+      let args = words.slice(1);
+      let fromArgs = false;
+      if (v.has('ARGS')) {
+        const parsed = parseArgsValue(structured(raw, 'ARGS', false));
+        if (!parsed.ok) return invalid(`RUN's ARGS: ${parsed.error}, so nothing was run.`);
+        fromArgs = parsed.value.length > 0 || words.length === 1;
+        if (fromArgs) args = parsed.value;
+      }
       if (words.length > 1) {
         raw.guesses.push(
-          hasArgs
-            ? `RUN PATH "${get('PATH')}" contains spaces; used "${path}" and ignored the rest`
-            : `RUN PATH "${get('PATH')}" read as program "${path}" with arguments ${JSON.stringify(args)}`,
+          fromArgs
+            ? `RUN PATH "${line}" contains spaces; used "${path}" and ignored the rest`
+            : `RUN PATH "${line}" read as program "${path}" with arguments ${JSON.stringify(args)}`,
         );
       }
-      return { ok: true, value: { kind, path, args, expect: get('EXPECT') } };
+      return { ok: true, value: { kind, path, args, expect: text('EXPECT') } };
     }
-    case 'SHELL':
-      if (!get('COMMAND')) return missing(kind, 'COMMAND');
-      return {
-        ok: true,
-        value: { kind, command: unwrapQuotes(get('COMMAND')), expect: get('EXPECT') },
-      };
+    case 'SHELL': {
+      const command = undecorate(structured(raw, 'COMMAND', true));
+      if (!command) return missing(kind, 'COMMAND', raw);
+      return { ok: true, value: { kind, command, expect: text('EXPECT') } };
+    }
     case 'DONE':
-      return { ok: true, value: { kind, summary: get('SUMMARY'), notes: get('NOTES') } };
+      return { ok: true, value: { kind, summary: text('SUMMARY'), notes: text('NOTES') } };
   }
 }
 
@@ -456,12 +552,33 @@ export function parseDirective(reply: string): Result<ParsedDirective, Directive
   const plan = extractPlan(lines.slice(0, first.line));
   return {
     ok: true,
-    value: { directive: built.value, ...(plan ? { plan } : {}), ignored, notes, guesses: raw.guesses },
+    value: {
+      directive: built.value,
+      ...(plan ? { plan } : {}),
+      ignored,
+      notes,
+      tolerated: raw.tolerated,
+      guesses: raw.guesses,
+    },
   };
 }
 
-function quoteWord(a: string): string {
-  return /^[^\s"']+$/.test(a) ? a : JSON.stringify(a);
+/** A word that reads back as itself: bare when safe, else in double quotes (null when it holds a double quote). */
+function quoteWord(a: string): string | null {
+  if (/^[\w./:+=,@%-]+$/.test(a) && !NO_VALUE.test(a) && !a.startsWith('-'.repeat(a.length))) return a;
+  return a.includes('"') ? null : `"${a}"`;
+}
+
+/** Words as an ARGS or THEN text that reads back as the same words (a JSON array when one holds a `"`). */
+function formatWords(words: readonly string[]): string {
+  const quoted = words.map(quoteWord);
+  return quoted.every((w) => w !== null) ? quoted.join(' ') : JSON.stringify(words);
+}
+
+/** A one-line value that reads back as itself: in inline code when a remark mark or decoration would change it. */
+function protect(value: string, spanIsValue: boolean): string {
+  if (splitRemark(value, spanIsValue).remark === undefined && undecorate(value) === value) return value;
+  return value.includes('`') ? value : `\`${value}\``;
 }
 
 /**
@@ -471,17 +588,17 @@ function quoteWord(a: string): string {
 export function formatDirective(d: Directive, brief = false): string {
   switch (d.kind) {
     case 'WRITE_FILE': {
-      const runs = d.then.map((r) => `- ${[r.path, ...r.args].map(quoteWord).join(' ')}`);
-      const lines = [`WRITE_FILE`, `PATH: ${d.path}`, `LANGUAGE: ${d.language}`];
+      const runs = d.then.map((r) => `- ${formatWords([r.path, ...r.args])}`);
+      const lines = [`WRITE_FILE`, `PATH: ${formatWords([d.path])}`, `LANGUAGE: ${d.language}`];
       if (brief) lines.push(`CONTENT: (${d.content.split('\n').length} lines)`);
       else lines.push('CONTENT:', '```' + d.language, d.content.replace(/\n$/, ''), '```');
       lines.push(`THEN:${runs.length > 0 ? `\n${runs.join('\n')}` : ' (none)'}`);
       return lines.join('\n');
     }
     case 'RUN':
-      return `RUN\nPATH: ${d.path}\nARGS: ${d.args.map(quoteWord).join(' ')}\nEXPECT: ${d.expect}`;
+      return `RUN\nPATH: ${formatWords([d.path])}\nARGS: ${formatWords(d.args)}\nEXPECT: ${d.expect}`;
     case 'SHELL':
-      return `SHELL\nCOMMAND: ${d.command}\nEXPECT: ${d.expect}`;
+      return `SHELL\nCOMMAND: ${protect(d.command, true)}\nEXPECT: ${d.expect}`;
     case 'ASK_USER':
       return `ASK_USER\nQUESTION: ${d.question}\nWHY: ${d.why}\nNEXT: ${d.next}`;
     case 'DONE':

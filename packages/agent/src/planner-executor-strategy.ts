@@ -20,7 +20,7 @@ import type {
 import type { ChatMessage } from '@ccagent/ollama';
 import { z } from 'zod';
 import { AgentError } from './agent-error.js';
-import { checkDerived, derivedCommands } from './derivation.js';
+import { checkDerived, checkWrittenIn, derivedCommands } from './derivation.js';
 import { formatDirective, parseDirective, type Directive, type ParsedDirective } from './directive-parser.js';
 import {
   executorJsonSchema,
@@ -168,7 +168,7 @@ function oneLine(text: string, max: number): string {
 
 /** Where a tool call comes from; {@link Step.toolCall} checks the call against it. */
 type CallOrigin =
-  | { from: 'directive'; directive: Directive }
+  | { from: 'directive'; directive: Directive; reply: string }
   | { from: 'queued'; run: { path: string; args: string[] } }
   | { from: 'gather'; path: string };
 
@@ -179,7 +179,11 @@ function checkOrigin(
 ): { ok: true } | { ok: false; code: string; message: string } {
   if (origin.from === 'directive') {
     const r = checkDerived(origin.directive, calls);
-    return r.ok ? { ok: true } : { ok: false, code: r.error.code, message: r.error.message };
+    if (!r.ok) return { ok: false, code: r.error.code, message: r.error.message };
+    // The directive's own values must be written where they belong in the planner's reply (read here, not by the
+    // parser): a value the reply does not hold — prose merged into ARGS — never leaves.
+    const w = checkWrittenIn(origin.directive, origin.reply);
+    return w.ok ? { ok: true } : { ok: false, code: w.error.code, message: w.error.message };
   }
   const expected: CommandCall =
     origin.from === 'queued' ? runCall(origin.run) : { command: 'fs_read', args: { path: origin.path } };
@@ -307,7 +311,8 @@ class Step {
 
   /**
    * The only way a tool_call decision is made, and the last check before it: the call must be what its origin asked
-   * for — exactly the directive's commands (`checkDerived`; the first is dispatched, later runs are queued), the
+   * for — exactly the directive's commands (`checkDerived`; the first is dispatched, later runs are queued), each of
+   * its values written on its own field line of the planner's reply (`checkWrittenIn`), the
    * queued run next in line, or a read of a file the task names — and every path must stay inside the computer's
    * root. Whatever path produced the call (parser, executor model, a future one), a call the directive did not ask
    * for is never returned: it is bounced to the planner.
@@ -509,7 +514,13 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
    * Turn a validated tool call for directive `d` into the step's decision (allowed commands, duplicates, budgets,
    * and the dispatch gate of {@link Step.toolCall}).
    */
-  async function execute(s: Step, call: AgentToolCall, d: Directive, label: string): Promise<Decision> {
+  async function execute(
+    s: Step,
+    call: AgentToolCall,
+    d: Directive,
+    reply: string,
+    label: string,
+  ): Promise<Decision> {
     const plan = planToolCall(call);
     if (plan.kind === 'ask') return ask(s, plan.question, plan.why);
     const available = s.ctx.availableCommands().map((c) => c.name);
@@ -541,10 +552,11 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
       }
       return s.finish({ type: 'continue', note: reason, memory: s.memory() });
     }
-    return s.toolCall([first, ...rest], { from: 'directive', directive: d }, label);
+    return s.toolCall([first, ...rest], { from: 'directive', directive: d, reply }, label);
   }
 
-  async function handleDirective(s: Step, parsed: ParsedDirective): Promise<Decision> {
+  /** Carry out the parsed directive of the planner's `reply` (the raw text, for the dispatch gate). */
+  async function handleDirective(s: Step, parsed: ParsedDirective, reply: string): Promise<Decision> {
     const d: Directive = parsed.directive;
     const available = s.ctx.availableCommands().map((c) => c.name);
     if (d.kind === 'DONE' && mode !== 'model') return complete(s, d.summary, d.notes);
@@ -579,7 +591,7 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
         directive: { kind: d.kind } as JsonValue,
         toolCall: call as unknown as JsonValue,
       });
-      return execute(s, call, d, oneLine(formatDirective(d, true), 200));
+      return execute(s, call, d, reply, oneLine(formatDirective(d, true), 200));
     }
     const r = await runExecutor(s, d, tools, d.kind === 'DONE');
     if (!r.ok) return r.decision;
@@ -605,7 +617,7 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
       const q = r.output.call.parameters;
       return ask(s, q.question, q.why.trim() !== '' ? q.why : d.why);
     }
-    return execute(s, r.output.call, d, oneLine(formatDirective(d, true), 200));
+    return execute(s, r.output.call, d, reply, oneLine(formatDirective(d, true), 200));
   }
 
   async function decide(task: Task, history: readonly HistoryEntry[], ctx: StepContext): Promise<Decision> {
@@ -735,13 +747,17 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
         ...(v.plan ? { plan: v.plan } : {}),
         ...(v.ignored.length > 0 ? { ignored: v.ignored } : {}),
         ...(v.guesses.length > 0 ? { guesses: v.guesses } : {}),
+        ...(v.tolerated.length > 0 ? { tolerated: v.tolerated } : {}),
       } as unknown as JsonValue,
-      ...(v.notes.length > 0 ? { validationErrors: v.notes } : {}),
+      // What the parser left out of the values (prose after the fields, a remark after a value) is logged, not merged.
+      ...(v.notes.length + v.tolerated.length > 0
+        ? { validationErrors: [...v.notes, ...v.tolerated.map((t) => `tolerated: ${t}`)] }
+        : {}),
     });
     if (v.plan) s.mem.plan = v.plan;
     s.mem.lastDirective = formatDirective(v.directive, true);
     s.mem.pendingNotes.push(...v.notes);
-    return handleDirective(s, v);
+    return handleDirective(s, v, raw);
   }
 
   /** The one retry of a planner reply cut off at the output limit; the cut reply is logged as not used. */
