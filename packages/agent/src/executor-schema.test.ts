@@ -285,3 +285,44 @@ describe('final.result.details as the spec shows it', () => {
     });
   });
 });
+
+describe('executor values read by the directive rules (issue 31)', () => {
+  const run: Directive = { kind: 'RUN', path: 'hello.lua', args: ['add', 'Buy milk'], expect: '' };
+  const reply = (parameters: unknown) =>
+    JSON.stringify({ kind: 'tool', explanation: 'x', tool: 'cc_run_program', parameters });
+
+  it.each([
+    '`["add", "Buy milk"]`',
+    '**["add", "Buy milk"]**',
+    '`add "Buy milk"`',
+    "['add', 'Buy milk']",
+    '\'["add", "Buy milk"]\'',
+  ])('reads "args": %j as ["add", "Buy milk"] (it arrived as one argument holding the brackets)', (args) => {
+    const r = validateExecutorOutput(reply({ path: 'hello.lua', args }), ALL, false, { directive: run });
+    expect(r.ok && r.value.output.kind === 'tool' && r.value.output.call.parameters).toEqual({
+      path: 'hello.lua',
+      args: ['add', 'Buy milk'],
+    });
+    if (r.ok) expect(r.value.repairs).toContain('args given as a string, split into words');
+  });
+
+  it.each(['`hello.lua`', '**hello.lua**', '"hello.lua"'])(
+    'reads "path": %j as hello.lua, logged',
+    (path) => {
+      const r = validateExecutorOutput(reply({ path, args: ['add', 'Buy milk'] }), ALL, false, {
+        directive: run,
+      });
+      expect(r.ok).toBe(true);
+      if (r.ok) expect(r.value.repairs.join()).toMatch(/path .* read without its decoration/);
+    },
+  );
+
+  it('refuses an args string that is no list of words, naming the expected form', () => {
+    const r = validateExecutorOutput(reply({ path: 'hello.lua', args: '[add, Buy milk]' }), ALL, false, {
+      directive: run,
+    });
+    expect(r).toMatchObject({ ok: false, error: { stage: 'parameters' } });
+    if (!r.ok)
+      expect(r.error.message).toContain('args must be an array of strings, e.g. ["add", "Buy milk"]');
+  });
+});

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Result } from './agent-error.js';
 import { checkDerivedCall } from './derivation.js';
-import { splitArgs, type Directive } from './directive-parser.js';
+import type { Directive } from './directive-parser.js';
+import { parseArgsValue, undecorate } from './field-values.js';
 import { extractJsonObject } from './json-extract.js';
 import { TOOL_PARAMETERS, type AgentToolCall, type AgentToolName } from './tools.js';
 
@@ -102,17 +103,30 @@ function formatIssues(error: z.ZodError): string {
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Normalise one `args` value, naming what was changed; unchanged when it is not an unambiguous list of words. */
+/**
+ * Normalise one `args` value, naming what was changed; unchanged when it is not an unambiguous list of words. A
+ * string is read as a directive's ARGS is (decoration removed, a JSON array or words), so `` "`[\"add\"]`" `` is
+ * `["add"]`, not one argument holding the brackets.
+ */
 function normalizeArgs(v: unknown, where: string, repairs: string[]): unknown {
   if (typeof v === 'string') {
+    const read = parseArgsValue(v);
+    if (!read.ok) return v;
     repairs.push(`${where} given as a string, split into words`);
-    return splitArgs(v);
+    return read.value;
   }
   if (Array.isArray(v) && v.some((a) => typeof a === 'number' || typeof a === 'boolean')) {
     repairs.push(`${where} numbers written as strings`);
     return v.map((a: unknown) => (typeof a === 'number' || typeof a === 'boolean' ? String(a) : a));
   }
   return v;
+}
+
+/** A path or command in inline code, emphasis or quotes → the value inside (named in `repairs`). */
+function normalizeValue(v: unknown, where: string, repairs: string[]): unknown {
+  if (typeof v !== 'string' || undecorate(v) === v) return v;
+  repairs.push(`${where} ${JSON.stringify(v)} read without its decoration`);
+  return undecorate(v);
 }
 
 /**
@@ -141,9 +155,17 @@ function normalizeShape(value: unknown, repairs: string[]): unknown {
   if (isRecord(v.parameters)) {
     const p: Record<string, unknown> = { ...v.parameters };
     if ('args' in p) p.args = normalizeArgs(p.args, 'args', repairs);
+    if ('path' in p) p.path = normalizeValue(p.path, 'path', repairs);
+    if ('command' in p) p.command = normalizeValue(p.command, 'command', repairs);
     if (Array.isArray(p.runs)) {
       p.runs = p.runs.map((r: unknown, i) =>
-        isRecord(r) && 'args' in r ? { ...r, args: normalizeArgs(r.args, `runs[${i}].args`, repairs) } : r,
+        isRecord(r)
+          ? {
+              ...r,
+              ...('path' in r ? { path: normalizeValue(r.path, `runs[${i}].path`, repairs) } : {}),
+              ...('args' in r ? { args: normalizeArgs(r.args, `runs[${i}].args`, repairs) } : {}),
+            }
+          : r,
       );
     }
     v = { ...v, parameters: p };

@@ -20,6 +20,7 @@ import type { ChatMessage, ToolDefinition } from '@ccagent/ollama';
 import { z } from 'zod';
 import { AgentError } from './agent-error.js';
 import { stripThinking } from './directive-parser.js';
+import { ARGS_FORMS, parseArgsValue, undecorate } from './field-values.js';
 import { MemoryValidationCache } from './memory-cache.js';
 import { resultForModel } from './history-view.js';
 import { CHARS_PER_TOKEN } from './memory.js';
@@ -337,6 +338,49 @@ function outsideMessage(e: OutsideEntry, maxChars: number): ChatMessage {
             : `[The task was ${e.from}; it continues with the message below and a fresh budget.]`,
       };
   }
+}
+
+/** String arguments that name one value (a path, a shell command): their Markdown decoration is never part of it. */
+const SINGLE_VALUE_KEYS = ['path', 'command'];
+
+/**
+ * A model's call with its argument values read by the same rules as a directive's fields (issue 31): a value the
+ * command declares as an array of strings but given as one string (`"args": "`[\"add\"]`"`, `"args": "list"`) is
+ * read as ARGS is — decoration removed, a JSON array or words —, and a `path` or `command` in inline code, emphasis
+ * or quotes loses them. Each change is named in `notes`; a string that still is no list of words makes the call
+ * `rejected` with the expected form (it would otherwise run with no arguments: the host ignores a string `args`).
+ */
+function readCallArguments(
+  call: { name: string; arguments: Record<string, unknown> },
+  commands: readonly CommandDescriptor[],
+  notes: string[],
+): NativeCall {
+  const schema = commands.find((c) => c.name === call.name)?.argsSchema;
+  const props =
+    schema && typeof schema === 'object' && !Array.isArray(schema) && typeof schema.properties === 'object'
+      ? (schema.properties as Record<string, { type?: unknown; items?: { type?: unknown } } | undefined>)
+      : {};
+  const args: Record<string, unknown> = { ...call.arguments };
+  for (const [key, value] of Object.entries(args)) {
+    if (typeof value !== 'string') continue;
+    const prop = props[key];
+    if (prop?.type === 'array' && prop.items?.type === 'string') {
+      const read = parseArgsValue(value);
+      if (!read.ok) {
+        return {
+          name: call.name,
+          arguments: call.arguments,
+          rejected: `"${key}" must be an array of strings, e.g. ["add", "Buy milk"]; ${read.error.replace(ARGS_FORMS, 'an array')}`,
+        };
+      }
+      args[key] = read.value;
+      notes.push(`tolerated: ${call.name} "${key}" given as a string, read as ${JSON.stringify(read.value)}`);
+    } else if (prop?.type === 'string' && SINGLE_VALUE_KEYS.includes(key) && undecorate(value) !== value) {
+      args[key] = undecorate(value);
+      notes.push(`tolerated: ${call.name} "${key}" ${JSON.stringify(value)} read without its decoration`);
+    }
+  }
+  return { name: call.name, arguments: args };
 }
 
 /** The `wait` tool of long-lived tasks (see `NativeToolOptions.waitTool`). */
@@ -810,7 +854,15 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
       { messages, tools, layout: { windowMoved: firstShown > 0, dropped: mem.dropped + firstShown } },
       opts.systemPrompt ? undefined : prompt,
     );
-    await ctx.logStep(call.record);
+    // The calls' values read as a directive's are (decoration removed); what was changed goes into the step log.
+    const argumentNotes: string[] = [];
+    const readCalls =
+      call.response && call.response.usage.doneReason !== 'length'
+        ? call.response.message.toolCalls.map((c) => readCallArguments(c, commands, argumentNotes))
+        : [];
+    await ctx.logStep(
+      argumentNotes.length > 0 ? { ...call.record, validationErrors: argumentNotes } : call.record,
+    );
     if (!call.response) {
       const failed = nextMemory({ ...mem, modelFailures: mem.modelFailures + 1 });
       if (failed.modelFailures >= maxFailures) {
@@ -841,7 +893,7 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
         step: ctx.step,
         ...(nudge ? { nudge } : {}),
       },
-      cut ? [] : reply.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
+      cut ? [] : readCalls,
     );
     // Turns left out of this prompt are never shown again (the window only moves forward): the memory drops them, so
     // it stays as small as the window however long the task runs.
@@ -880,10 +932,11 @@ export function createNativeToolStrategy(opts: NativeToolOptions): TaskStrategy 
     }
     const next = nextQueuedCall(withTurn, callsMade, available, undefined);
     if (next.decision) return { ...next.decision, memory: next.mem as unknown as JsonValue };
-    // Every call named an unknown tool: the errors go back to the model on the next step.
+    // Every call named an unknown tool or had arguments that could not be read: the errors go back to the model on
+    // the next step.
     return {
       type: 'continue',
-      note: 'the model called only unknown tools',
+      note: 'every call of the model was rejected (an unknown tool or unreadable arguments)',
       memory: next.mem as unknown as JsonValue,
     };
   }

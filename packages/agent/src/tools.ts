@@ -17,7 +17,9 @@ export const AGENT_TOOL_NAMES: readonly AgentToolName[] = [
 const path = z.string().trim().min(1, 'path must not be empty');
 // Exactly an array of strings: `"args": "add milk"` or `[1]` are normalised, and logged, by the executor-reply
 // validation before this schema sees them (validateExecutorOutput), never silently.
-const args = z.array(z.string()).default([]);
+const args = z
+  .array(z.string(), { error: 'args must be an array of strings, e.g. ["add", "Buy milk"]' })
+  .default([]);
 const run = z.object({ path, args });
 
 /** zod schema of each tool's parameters (validation happens after the executor object itself is valid). */
