@@ -425,3 +425,10 @@ describe('the dispatch gate reads the values from the reply itself (checkWritten
     expect(parsed(reply).directive).toMatchObject({ args: ['say', 'a "b"'] });
   });
 });
+
+describe('names that look like decoration at one end only are kept', () => {
+  it.each(['_startup.lua', 'lib/_util.lua', 'a_b_.lua', '*.lua'])('PATH %s', (path) => {
+    expect(parsed(`RUN\nPATH: ${path}`).directive).toMatchObject({ path });
+    expect(parsed(`WRITE_FILE\nPATH: ${path}\n${CONTENT}`).directive).toMatchObject({ path });
+  });
+});

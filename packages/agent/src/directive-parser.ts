@@ -151,20 +151,10 @@ function findHeaders(lines: string[]): Header[] {
   return headers;
 }
 
-/**
- * A value wholly wrapped in inline code, emphasis or one pair of quotes (`"ls"`, `'ls'`, `` `ls` ``, `“ls”`,
- * `**ls**`) → the text inside; anything else unchanged. So `COMMAND: "ls"` and `COMMAND: ls` send the same command.
- */
-export function unwrapQuotes(value: string): string {
-  return undecorate(value);
-}
-
-export { splitArgs };
-
 /** A path: decoration and surrounding quotes removed (`` `TODO.lua` ``, `"TODO.lua"`, `**TODO.lua**`). */
 function cleanPath(p: string): string {
   return undecorate(p)
-    .replace(/^[`"'\u201c\u2018*_]+|[`"'\u201d\u2019*_]+$/g, '')
+    .replace(/^[`"'\u201c\u2018]+|[`"'\u201d\u2019]+$/g, '')
     .trim();
 }
 
