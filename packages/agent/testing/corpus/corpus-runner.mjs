@@ -72,10 +72,16 @@ export function translateCanonical(text) {
     return l === undefined ? '' : l.slice(name.length + 1).trim();
   };
   switch (kind) {
-    case 'RUN':
-      return toolReply('cc_run_program', { path: field('PATH'), args: canonicalWords(field('ARGS')) });
+    case 'RUN': {
+      const args = field('ARGS');
+      return toolReply('cc_run_program', {
+        path: canonicalWords(field('PATH'))[0] ?? '',
+        args: args.startsWith('[') ? JSON.parse(args) : canonicalWords(args),
+      });
+    }
     case 'SHELL':
-      return toolReply('cc_shell', { command: field('COMMAND') });
+      // formatDirective puts a command in inline code when a remark mark would otherwise cut it (`a — b`).
+      return toolReply('cc_shell', { command: field('COMMAND').replace(/^`([^`]+)`$/, '$1') });
     case 'ASK_USER':
       return toolReply('ask_user', { question: field('QUESTION'), why: field('WHY') });
     case 'DONE':
@@ -96,8 +102,8 @@ export function translateCanonical(text) {
           return { path, args };
         });
       return runs.length > 0
-        ? toolReply('cc_write_and_run', { path: field('PATH'), content, runs })
-        : toolReply('cc_write', { path: field('PATH'), content });
+        ? toolReply('cc_write_and_run', { path: canonicalWords(field('PATH'))[0], content, runs })
+        : toolReply('cc_write', { path: canonicalWords(field('PATH'))[0], content });
     }
     default:
       return null;
@@ -108,7 +114,8 @@ export function translateCanonical(text) {
  * @typedef {string | string[] | { content?: string | string[], json?: unknown, doneReason?: string,
  *   fault?: Record<string, unknown> }} FixtureReply
  * @typedef {{ status?: 'completed' | 'failed', errorCode?: string | null, events?: string[], absentEvents?: string[],
- *   toolCalls?: number | null, called?: string[], neverCalled?: string[], result?: Record<string, unknown> }} Expectation
+ *   toolCalls?: number | null, called?: string[], neverCalled?: string[], result?: Record<string, unknown>,
+ *   parsed?: Record<string, unknown>, asked?: Array<{ question: string, why: string }> }} Expectation
  * @typedef {{
  *   name: string, description: string, role: 'planner' | 'executor' | 'both',
  *   mode?: 'model' | 'parser' | 'parser-then-model', policy?: Record<string, unknown>,
@@ -127,7 +134,10 @@ export function translateCanonical(text) {
  * `expect`; their executor model answers from `executor` while it lasts (`"$translate"` = the faithful
  * translation), then faithfully ({@link translateCanonical}); `executorGuess` is what it would answer to text that is
  * not a directive (a guess the strategy must never ask for). `native` runs the same case's native-loop form.
- * `called` / `neverCalled` are substrings of the dispatched calls (`command {json args}`).
+ * `called` / `neverCalled` are substrings of the dispatched calls (`command {json args}`); `parsed` the fields the
+ * first planner reply parsed as a directive of `parsed.kind` must have (as the step log records it; issue 31),
+ * `asked` the questions
+ * the task asked the user, exactly.
  */
 
 /** Read every fixture, sorted by file name. @param {string} [dir] @returns {Promise<Fixture[]>} */
@@ -160,7 +170,8 @@ function expand(r) {
 /**
  * What happened, in order, as event names: policy codes (`executor_invalid`, `done_rejected`, …), `repair` for
  * an executor repair call, `tolerated` for executor JSON accepted after a syntax repair, `truncated` for a reply
- * cut off at the output limit (not used), `ignored_directives`, `guessed`, `model_error`.
+ * cut off at the output limit (not used), `ignored_directives`, `guessed`, `text_ignored` for a planner reply whose
+ * text outside the directive's values was left out (issue 31), `model_error`.
  * @param {import('@ccagent/engine').StoredStep[]} steps
  */
 export function eventsOf(steps) {
@@ -182,6 +193,7 @@ export function eventsOf(steps) {
     ) {
       if ('ignored' in s.directive) events.push('ignored_directives');
       if ('guesses' in s.directive) events.push('guessed');
+      if ('tolerated' in s.directive) events.push('text_ignored');
     }
   }
   return events;
@@ -211,11 +223,33 @@ function dispatched(history) {
   return history.filter((h) => h.type === 'tool_call').map((h) => `${h.command} ${JSON.stringify(h.args)}`);
 }
 
+/** The questions a run asked the user. @param {Array<Record<string, unknown>>} history */
+function questions(history) {
+  return history
+    .filter((h) => h.type === 'question')
+    .map((h) => ({ question: h.question, why: h.why ?? '' }));
+}
+
+/**
+ * The parsed directive of the first planner reply with one of `kind` (any kind when not given), as logged.
+ * @param {any[]} steps @param {unknown} [kind]
+ */
+function firstParsed(steps, kind) {
+  const s = steps.find(
+    (x) =>
+      x.kind === 'planner' &&
+      x.directive &&
+      typeof x.directive === 'object' &&
+      (kind === undefined || x.directive.kind === kind),
+  );
+  return s?.directive;
+}
+
 /**
  * The problems of a finished run against an expectation (empty = handled).
  * @param {Expectation & { status: string }} exp
  * @param {{ status: string, errorCode?: string, events: string[], toolCalls: number, calls: string[],
- *   result?: unknown }} got
+ *   result?: unknown, parsed?: unknown, asked?: unknown[] }} got
  */
 function judge(exp, got) {
   const problems = [];
@@ -239,6 +273,16 @@ function judge(exp, got) {
   for (const c of exp.neverCalled ?? []) {
     const hit = got.calls.find((x) => x.includes(c));
     if (hit) problems.push(`dispatched ${hit}, which must never run`);
+  }
+  if (exp.parsed) {
+    const d = /** @type {Record<string, unknown>} */ (got.parsed ?? {});
+    for (const [k, v] of Object.entries(exp.parsed)) {
+      if (JSON.stringify(d[k]) !== JSON.stringify(v))
+        problems.push(`parsed ${k} ${JSON.stringify(d[k])}, expected ${JSON.stringify(v)}`);
+    }
+  }
+  if (exp.asked && JSON.stringify(got.asked ?? []) !== JSON.stringify(exp.asked)) {
+    problems.push(`asked ${JSON.stringify(got.asked)}, expected ${JSON.stringify(exp.asked)}`);
   }
   if (exp.result) {
     const r = /** @type {Record<string, unknown>} */ (got.result ?? {});
@@ -319,6 +363,8 @@ export async function runFixture(fixture, deps) {
         toolCalls,
         calls: dispatched(/** @type {any} */ (run.history)),
         result: run.task.result,
+        parsed: firstParsed(run.steps, fixture.expect.parsed?.kind),
+        asked: questions(/** @type {any} */ (run.history)),
       }),
     );
     if (errorCode === 'strategy_error') problems.push(`strategy crashed: ${run.task.error?.message}`);
