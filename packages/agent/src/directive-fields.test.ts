@@ -432,3 +432,30 @@ describe('names that look like decoration at one end only are kept', () => {
     expect(parsed(`WRITE_FILE\nPATH: ${path}\n${CONTENT}`).directive).toMatchObject({ path });
   });
 });
+
+describe('a free-text sentence wrapped onto the next line continues its field', () => {
+  it('reads the wrapped SUMMARY of a real qwen2.5:3b run whole (apps/cli reads-a-real-run)', () => {
+    const v = parsed(
+      'DONE\nSUMMARY: countdown.lua counts down from its first argument (default 10) and prints "Liftoff!"; the run with 3\nprinted 3, 2, 1, Liftoff!.\nNOTES: none',
+    );
+    expect(v.directive).toMatchObject({
+      summary:
+        'countdown.lua counts down from its first argument (default 10) and prints "Liftoff!"; the run with 3 printed 3, 2, 1, Liftoff!.',
+      notes: 'none',
+    });
+  });
+
+  it.each([
+    ['SUMMARY: fixed it.\nlet me know', 'fixed it.'],
+    ['SUMMARY: fixed it\nLet me know the output', 'fixed it'],
+    ['SUMMARY: fixed it\n\nand more', 'fixed it'],
+    ['SUMMARY: fixed it\n- and a list', 'fixed it'],
+  ])('does not continue %j (a new sentence, a blank line or a list)', (fields, summary) => {
+    expect(parsed(`DONE\n${fields}`).directive).toMatchObject({ summary });
+  });
+
+  it('never continues a structured value', () => {
+    expect(parsed('RUN\nPATH: hello.lua\nARGS: add\nmilk please').directive).toMatchObject({ args: ['add'] });
+    expect(parsed('SHELL\nCOMMAND: ls\nrom').directive).toMatchObject({ command: 'ls' });
+  });
+});

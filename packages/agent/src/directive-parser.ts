@@ -332,6 +332,22 @@ function collectFields(kind: DirectiveKind, lines: string[]): RawFields {
     if (rest.trim() === '' && below.trim() !== '' && !FENCE.test(below) && !isFieldLine(below)) {
       valueBelow.add(key);
     }
+    if (FREE_TEXT.includes(key)) {
+      // A sentence the model wrapped onto the next line ("… the run with 3" / "printed 3, 2, 1, Liftoff!."): the line
+      // right below continues it when the text so far has no closing punctuation and the line starts in lower case.
+      // A new sentence (a sign-off, a question to the user) starts with a capital and is left out like other prose.
+      let value = rest;
+      while (
+        value.trim() !== '' &&
+        !/[.!?:;)\]"'\u201d]\s*$/.test(value) &&
+        /^\s*[a-z]/.test(lines[i + 1] ?? '') &&
+        !isFieldLine(lines[i + 1] ?? '') &&
+        !LIST_ITEM.test(lines[i + 1] ?? '')
+      ) {
+        value = `${value.trimEnd()} ${(lines[++i] ?? '').trim()}`;
+      }
+      values.set(key, value);
+    }
   }
   return {
     values,
@@ -365,6 +381,9 @@ function valueBelow(kind: DirectiveKind, field: string): Result<never, Directive
       `line, so nothing was run. Write the value on the same line: "${field}: <value>".`,
   );
 }
+
+/** Fields of free text (never a path, argument or command): a sentence wrapped onto the next line continues them. */
+const FREE_TEXT = ['QUESTION', 'WHY', 'NEXT', 'EXPECT', 'SUMMARY', 'NOTES'];
 
 /** Fields whose value reaches the computer or the user: a value put on the line below them is refused, not dropped. */
 const VALUE_ON_ITS_LINE = ['PATH', 'ARGS', 'COMMAND', 'QUESTION'];
