@@ -167,7 +167,12 @@ function labelled(lines: readonly string[], name: string): string[] {
 
 /** Text compared without quotes and JSON escapes: `--name="Buy milk"` holds the word `--name=Buy milk`. */
 function bare(text: string): string {
-  return text.replace(/\\(["\\])/g, '$1').replace(/["'`\u201c\u201d\u2018\u2019]/g, '');
+  const escapes: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', '/': '/' };
+  return text
+    .replace(/\\u([0-9a-fA-F]{4})|\\(["\\/bfnrt])/g, (_, hex?: string, c?: string) =>
+      hex !== undefined ? String.fromCharCode(parseInt(hex, 16)) : (escapes[c ?? ''] ?? c ?? ''),
+    )
+    .replace(/["'`\u201c\u201d\u2018\u2019]/g, '');
 }
 
 /** The first of `words` not written in `text` in order, or undefined when all are. */

@@ -459,3 +459,12 @@ describe('a free-text sentence wrapped onto the next line continues its field', 
     expect(parsed('SHELL\nCOMMAND: ls\nrom').directive).toMatchObject({ command: 'ls' });
   });
 });
+
+describe('the dispatch gate reads JSON escapes in an ARGS array as the parser does', () => {
+  it.each([
+    ['["caf\\u00e9", "a\\tb", "x\\/y"]', ['café', 'a\tb', 'x/y']],
+    ['["line\\nnext"]', ['line\nnext']],
+  ])('ARGS: %s', (args, expected) => {
+    expect(parsed(`RUN\nPATH: hello.lua\nARGS: ${args}`).directive).toMatchObject({ args: expected });
+  });
+});
