@@ -1,8 +1,9 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  // constants.ts is also its own entry: `@ccagent/protocol/constants`, the lists without zod (see its header).
-  entry: ['src/index.ts', 'src/constants.ts'],
+  // constants.ts and text.ts are also their own entries: `@ccagent/protocol/constants` and `@ccagent/protocol/text`,
+  // without zod (see their headers).
+  entry: ['src/index.ts', 'src/constants.ts', 'src/text.ts'],
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

@@ -3,6 +3,7 @@
  * HTML), control characters (ANSI escapes included) are drawn as their visible symbols, and long content is cut to a
  * preview with "show all" and "copy".
  */
+import { inertText } from '@ccagent/protocol/text';
 import { useState } from 'preact/hooks';
 
 /** Characters shown before "show all". */
@@ -11,17 +12,12 @@ export const PREVIEW_CHARS = 1500;
 export const PREVIEW_LINES = 24;
 
 /**
- * `text` with C0/C1 control characters (except newline and tab) replaced by visible symbols: ESC becomes ␛, so an
- * ANSI colour sequence reads `␛[31m` instead of silently vanishing or being interpreted.
+ * `text` with control characters (C0, DEL, C1), bidi overrides and other format characters replaced by visible
+ * symbols (newline and tab kept): ESC becomes ␛, so an ANSI colour sequence reads `␛[31m` instead of silently
+ * vanishing or being interpreted. The one rule the CLI and the server's console share: `@ccagent/protocol/text`.
  */
 export function visible(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => {
-    const code = c.charCodeAt(0);
-    if (code < 0x20) return String.fromCharCode(0x2400 + code);
-    if (code === 0x7f) return '\u2421';
-    return `\\x${code.toString(16)}`;
-  });
+  return inertText(text);
 }
 
 /** A value as display text: strings as they are, anything else as indented JSON. */

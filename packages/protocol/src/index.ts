@@ -47,5 +47,15 @@ export { messageJsonSchema, protocolJsonSchema, type JsonSchema } from './json-s
 export { renderProtocolDoc } from './protocol-doc.js';
 export { ProtocolError } from './protocol-error.js';
 export { utf8ByteLength } from './utf8.js';
+export {
+  hasUnsafeText,
+  ID_CHARSET_MESSAGE,
+  ID_CHARSET_PATTERN,
+  inertDeep,
+  inertJson,
+  inertText,
+  isPrintableId,
+  type InertTextOptions,
+} from './text.js';
 /** HTTP API: request and response schemas (snake_case, like the messages), the route list, the generated reference. */
 export * from './http/index.js';
