@@ -1,4 +1,8 @@
-/** Terminal output helpers: colour only where wanted, aligned tables, wrapping and truncation of long texts. */
+/**
+ * Terminal output helpers: colour only where wanted, aligned tables, wrapping and truncation of long texts, and the
+ * last guard that keeps text from outside inert on the terminal.
+ */
+import { inertText } from '@ccagent/protocol';
 
 /** Where and how to print. */
 export interface Output {
@@ -68,11 +72,36 @@ export function statusStyle(status: string): Style {
 
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
+// The colour codes `paint` writes, and nothing else.
+// eslint-disable-next-line no-control-regex
+const OUR_SGR = /\u001b\[(?:1|2|22|3[1-6]|39)m/g;
+
+/**
+ * The last guard before the terminal: every control or format character in `text` is shown as a visible symbol
+ * (`inertText`; newline and tab kept), except — when colour is on — the exact colour codes {@link paint} writes. Text
+ * from outside is made inert before it is rendered (so a colour code in it is shown too); this catches whatever a
+ * renderer printed without that.
+ */
+export function inertOutput(text: string, color: boolean): string {
+  if (!color) return inertText(text);
+  let out = '';
+  let last = 0;
+  for (const m of text.matchAll(OUR_SGR)) {
+    out += inertText(text.slice(last, m.index)) + m[0];
+    last = m.index + m[0].length;
+  }
+  return out + inertText(text.slice(last));
+}
+
+/** One line of a value (a table cell, an id in a header): newline and tab shown as `␊` and `␉`. */
+export const flat = (s: string): string => s.replace(/\n/g, '\u240a').replace(/\t/g, '\u2409');
 /** Printed width of a string (ANSI codes excluded). */
 export const visibleLength = (s: string): number => s.replace(ANSI, '').length;
 
 /** Renders rows as an aligned table with a header; the last column is never padded. */
 export function table(out: Output, header: string[], rows: string[][]): string {
+  // A cell is one line, whatever its value holds: a newline in it would start a row of its own.
+  rows = rows.map((r) => r.map(flat));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => visibleLength(r[i] ?? ''))));
   const line = (cells: string[]): string =>
     cells

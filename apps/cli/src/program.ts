@@ -6,6 +6,7 @@
  * flags and action in one place; the work is elsewhere (sources, render.ts, task-watch.ts, security-commands.ts).
  */
 import { MODEL_REQUEST_KIND, TASK_STATUSES } from '@ccagent/engine';
+import { inertDeep, inertJson, inertText } from '@ccagent/protocol';
 import { defaultDbPath } from '@ccagent/store';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { openDbSource } from './db-source.js';
@@ -13,7 +14,7 @@ import { addEvalCommand } from './eval-command.js';
 import { addSecurityCommands } from './security-commands.js';
 import { CliError } from './errors.js';
 import { HttpTaskSource, type HttpSourceOptions } from './http-source.js';
-import { stdoutOutput, type Output } from './output.js';
+import { inertOutput, stdoutOutput, type Output } from './output.js';
 import {
   answeredRequests,
   isTerminal,
@@ -68,6 +69,7 @@ interface GlobalOpts {
   token?: string;
   json?: boolean;
   color?: boolean;
+  raw?: boolean;
 }
 
 const positiveInt =
@@ -113,7 +115,9 @@ const commaList = (value: string): string[] =>
  */
 export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCode: () => number } {
   const env = deps.env ?? process.env;
-  const err = deps.err ?? ((line: string) => process.stderr.write(`${line}\n`));
+  // Error lines quote the server, a task or a computer: always inert (--raw is for results, not for errors).
+  const errOut = deps.err ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const err = (line: string): void => errOut(inertText(line));
   const openDb = deps.openDb ?? openDbSource;
   const openUrl = deps.openUrl ?? ((o: HttpSourceOptions) => new HttpTaskSource(o));
   let code = 0;
@@ -134,6 +138,10 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
       new Option('--token <token>', 'orchestrator API token (sent as a Bearer token)').env('CCAGENT_TOKEN'),
     )
     .option('--json', 'print JSON for scripts (tasks follow: one JSON event a line)')
+    .option(
+      '--raw',
+      'print text from tasks, models and computers byte for byte: control characters (ANSI escapes, CR, bidi overrides) reach the terminal unchanged; by default they are shown as visible symbols (␛[31m)',
+    )
     .option('--color', 'colour even when not on a terminal')
     .option('--no-color', 'never colour')
     .showHelpAfterError('(run with --help for usage)')
@@ -151,9 +159,18 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     outCache ??= stdoutOutput(globals().color !== undefined ? { color: globals().color } : {});
     return outCache;
   }
-  const print = (text: string): void => output().write(text);
-  const printJson = (value: unknown): void => output().write(`${JSON.stringify(value, null, 2)}\n`);
-  const printEvent = (value: unknown): void => output().write(`${JSON.stringify(value)}\n`);
+  const raw = (): boolean => globals().raw === true;
+  /**
+   * What a human renderer is given of data from outside (a task, a model, a computer, the server): every string in
+   * it inert (control characters shown as visible symbols), unless `--raw`; `--json` keeps the exact values.
+   */
+  const view = <T>(value: T): T => (raw() || globals().json ? value : inertDeep(value));
+  const print = (text: string): void => output().write(raw() ? text : inertOutput(text, output().color));
+  // The same JSON value with DEL, C1 and format characters escaped (JSON.stringify leaves them raw).
+  const json = (value: unknown, space?: number): string =>
+    raw() ? JSON.stringify(value, null, space) : inertJson(value, space);
+  const printJson = (value: unknown): void => output().write(`${json(value, 2)}\n`);
+  const printEvent = (value: unknown): void => output().write(`${json(value)}\n`);
 
   const urlGiven = (): string | undefined => {
     const g = globals();
@@ -227,7 +244,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
       if (step !== undefined && d.step !== step) print('\n');
       step = d.step;
       streamed += d.text;
-      print(d.text);
+      print(view(d.text));
     });
     try {
       for (;;) {
@@ -236,8 +253,8 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
           const result = d.task.result as { message?: unknown } | undefined;
           const message = typeof result?.message === 'string' ? result.message : undefined;
           if (d.task.status === 'completed' && message !== undefined) {
-            if (message.startsWith(streamed)) print(message.slice(streamed.length));
-            else if (streamed === '') print(message);
+            if (message.startsWith(streamed)) print(view(message.slice(streamed.length)));
+            else if (streamed === '') print(view(message));
           }
           if (streamed !== '' || message !== undefined) print('\n');
           if (d.task.status !== 'completed') {
@@ -274,7 +291,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
         await withSource(async (s) => {
           const page = await s.listTasks(o);
           if (globals().json) printJson(page);
-          else print(renderTaskList(output(), page, o.offset));
+          else print(renderTaskList(output(), view(page), o.offset));
         });
       },
     );
@@ -301,7 +318,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
           }
         }
         if (globals().json) printJson(d);
-        else print(renderTaskShow(output(), d, { full: o.full === true }));
+        else print(renderTaskShow(output(), view(d), { full: o.full === true }));
       });
     });
 
@@ -332,7 +349,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
      */
     const poll = async (afterSeq: number, previous: TaskUpdates): Promise<TaskUpdates> => {
       try {
-        const next = await s.getTaskUpdates(id, afterSeq, FOLLOW_PAGE);
+        const next = view(await s.getTaskUpdates(id, afterSeq, FOLLOW_PAGE));
         if (unreachable) err(`ccagent: ${s.label} is reachable again`);
         unreachable = false;
         return next;
@@ -344,7 +361,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
       }
     };
     // The whole log once; then each poll reads only the records after the last one printed.
-    let d: TaskUpdates = { ...(await s.getTask(id)), hasMore: false };
+    let d: TaskUpdates = { ...view(await s.getTask(id)), hasMore: false };
     // A chat task's reply is printed as it is written; the step's records follow once the call ends.
     let streaming: number | undefined;
     const onDelta = (delta: { step: number; text: string }): void => {
@@ -356,7 +373,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
         print(`${streaming !== undefined ? '\n' : ''}${renderStepDivider(out, delta.step)}`);
         streaming = delta.step;
       }
-      print(delta.text);
+      print(view(delta.text));
     };
     const watch = isTerminal(d.task.status) ? undefined : await s.watchTask?.(id, onDelta);
     let lastSeq = 0;
@@ -457,13 +474,15 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     .option('--interactive', 'a person is watching (planner/executor: no question limit)')
     .option('--settings <json>', 'any per-task settings as JSON (the flags above win)')
     .action(async (o: CreateFlags) => {
-      const r = await actions('tasks create').createTask({
-        kind: o.kind,
-        prompt: o.prompt,
-        ...(o.client !== undefined ? { clientId: o.client } : {}),
-        ...(o.allow !== undefined ? { allowedCommands: o.allow } : {}),
-        ...settingsFrom(o),
-      });
+      const r = view(
+        await actions('tasks create').createTask({
+          kind: o.kind,
+          prompt: o.prompt,
+          ...(o.client !== undefined ? { clientId: o.client } : {}),
+          ...(o.allow !== undefined ? { allowedCommands: o.allow } : {}),
+          ...settingsFrom(o),
+        }),
+      );
       if (globals().json) printJson(r);
       else print(`${r.created ? 'created' : 'exists'} ${r.task.id} (${r.task.status})\n`);
     });
@@ -476,7 +495,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     .argument('<id>', 'task id')
     .argument('<text>', 'the message')
     .action(async (id: string, text: string) => {
-      const task = await actions('tasks message').message(id, text);
+      const task = view(await actions('tasks message').message(id, text));
       if (globals().json) printJson({ task });
       else print(`sent to ${task.id} (${task.status})\n`);
     });
@@ -486,7 +505,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     .description('resume a failed or cancelled task from its memory with fresh budgets')
     .argument('<id>', 'task id')
     .action(async (id: string) => {
-      const task = await actions('tasks retry').retry(id);
+      const task = view(await actions('tasks retry').retry(id));
       if (globals().json) printJson({ task });
       else print(`retrying ${task.id} (${task.status})\n`);
     });
@@ -497,7 +516,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     .argument('<id>', 'task id')
     .option('--reason <text>', 'why (stored with the task)')
     .action(async (id: string, o: { reason?: string }) => {
-      const task = await actions('tasks cancel').cancelTask(id, o.reason);
+      const task = view(await actions('tasks cancel').cancelTask(id, o.reason));
       if (globals().json) printJson({ task });
       else print(`${task.id} ${task.status}\n`);
     });
@@ -509,7 +528,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     .argument('<text>', 'the answer')
     .option('--question <id>', 'question id (default: the open one)')
     .action(async (id: string, text: string, o: { question?: string }) => {
-      const task = await actions('tasks answer').answer(id, text, o.question);
+      const task = view(await actions('tasks answer').answer(id, text, o.question));
       if (globals().json) printJson({ task });
       else print(`answered ${task.id} (${task.status})\n`);
     });
@@ -522,7 +541,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
       await withSource(async (s) => {
         const clients = await s.listClients();
         if (globals().json) printJson({ clients });
-        else print(renderClients(output(), clients));
+        else print(renderClients(output(), view(clients)));
       });
     });
 
@@ -569,7 +588,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
             (o.status === undefined || t.status === o.status),
         );
         if (globals().json) printJson({ tools });
-        else print(renderTools(output(), tools));
+        else print(renderTools(output(), view(tools)));
       });
     });
 
@@ -583,6 +602,8 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     // Like the other reads: --url when given, else the SQLite file.
     dbPath: () => (urlGiven() === undefined ? (globals().db ?? defaultDbPath(env)) : undefined),
     json: () => globals().json === true,
+    // Each record is printed on one line there: a newline in a value is shown too.
+    view: (value) => (raw() || globals().json ? value : inertDeep(value, { multiline: false })),
     print,
     printJson,
   });
@@ -666,7 +687,9 @@ function settingsFrom(o: CreateFlags): { settings?: Record<string, unknown> } {
  * `deps.err` (set `CCAGENT_DEBUG=1` for the stack).
  */
 export async function runCli(argv: string[], deps: ProgramDeps = {}): Promise<number> {
-  const err = deps.err ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const errOut = deps.err ?? ((line: string) => process.stderr.write(`${line}\n`));
+  // An error message quotes the server, a task or a computer: inert, like every line the CLI prints.
+  const err = (line: string): void => errOut(inertText(line));
   const { program, exitCode } = buildProgram({ ...deps, err });
   if (argv.length === 0) {
     program.outputHelp();

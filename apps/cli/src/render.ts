@@ -2,6 +2,7 @@
 import {
   asText,
   fitText,
+  flat,
   formatClock,
   formatDuration,
   formatTime,
@@ -89,16 +90,21 @@ export function renderTaskHeader(out: Output, d: TaskDetail): string {
   const t = d.task;
   const field = (name: string, value: string, style: Style = 'dim'): string =>
     `  ${paint(out, style, name.padEnd(10))}${indent(value, 12).trimStart()}`.trimEnd();
-  const lines = [`${paint(out, 'bold', `Task ${t.id}`)}  ${paint(out, statusStyle(t.status), t.status)}`];
-  lines.push(field('kind', t.kind));
-  lines.push(field('client', t.clientId ?? '- (any client)'));
+  // Ids and names are one line each (a value holding a newline must not start a line of its own).
+  const lines = [
+    `${paint(out, 'bold', `Task ${flat(t.id)}`)}  ${paint(out, statusStyle(t.status), t.status)}`,
+  ];
+  lines.push(field('kind', flat(t.kind)));
+  lines.push(field('client', t.clientId !== null ? flat(t.clientId) : '- (any client)'));
   const open = d.openCall;
   if (open) {
     const where =
       open.sentTo !== undefined
-        ? `sent to ${open.sentTo}, waiting for its result (it goes to no other client)`
+        ? `sent to ${flat(open.sentTo)}, waiting for its result (it goes to no other client)`
         : 'not sent yet: waiting for a client offering the command';
-    lines.push(field('call', `${open.command}  ${paint(out, 'dim', `(call ${open.callId})`)}  ${where}`));
+    lines.push(
+      field('call', `${flat(open.command)}  ${paint(out, 'dim', `(call ${flat(open.callId)})`)}  ${where}`),
+    );
   }
   lines.push(field('created', formatTime(t.createdAt)));
   lines.push(
@@ -107,7 +113,7 @@ export function renderTaskHeader(out: Output, d: TaskDetail): string {
       `${formatTime(t.updatedAt)}  (${formatDuration(Math.max(0, t.updatedAt - t.createdAt))} after creation)`,
     ),
   );
-  if (t.allowedCommands.length) lines.push(field('commands', t.allowedCommands.join(', ')));
+  if (t.allowedCommands.length) lines.push(field('commands', flat(t.allowedCommands.join(', '))));
   const c = t.counters;
   const budget = (used: number, max?: number): string =>
     max !== undefined ? `${used}/${max}` : String(used);
@@ -150,8 +156,8 @@ function recordHead(out: Output, s: StepView): string {
           : s.kind === 'decision'
             ? 'green'
             : 'yellow';
-  const parts = [paint(out, 'bold', `#${s.seq}`), paint(out, kindStyle, s.kind)];
-  if (s.model) parts.push(s.model);
+  const parts = [paint(out, 'bold', `#${s.seq}`), paint(out, kindStyle, flat(s.kind))];
+  if (s.model) parts.push(flat(s.model));
   parts.push(paint(out, 'dim', formatClock(s.startedAt ?? s.at)));
   if (s.durationMs !== undefined) parts.push(`took ${formatDuration(s.durationMs)}`);
   const u = s.usage;

@@ -27,6 +27,12 @@ export interface SecurityCommandDeps {
   /** The SQLite file when `--db` was given. */
   dbPath(): string | undefined;
   json(): boolean;
+  /**
+   * What a line printed here is given of a record from the server or the database: every string inert, newlines
+   * included (each record is one line), unless `--raw` or `--json`. A pairing request's client id is the asking
+   * computer's choice, an audit row's target may be too.
+   */
+  view<T>(value: T): T;
   print(text: string): void;
   printJson(value: unknown): void;
 }
@@ -102,7 +108,7 @@ export function addSecurityCommands(program: Command, clients: Command, d: Secur
       );
       const shown = o.all ? r.pairings : r.pairings.filter((p) => p.state === 'pending');
       if (d.json()) return d.printJson({ pairings: shown });
-      for (const p of shown) {
+      for (const p of d.view(shown)) {
         d.print(
           `${p.id}  ${p.client_id.padEnd(20)} match ${p.match}  ${p.state.padEnd(9)} from ${p.source}  asked ${time(p.created_at)}\n`,
         );
@@ -130,7 +136,8 @@ export function addSecurityCommands(program: Command, clients: Command, d: Secur
         },
       );
       if (d.json()) return d.printJson(r);
-      d.print(`approved ${r.pairing.client_id} (${id}, match ${r.pairing.match}); it collects its key now\n`);
+      const p = d.view(r.pairing);
+      d.print(`approved ${p.client_id} (${d.view(id)}, match ${p.match}); it collects its key now\n`);
     });
 
   clients
@@ -145,7 +152,7 @@ export function addSecurityCommands(program: Command, clients: Command, d: Secur
         { id },
       );
       if (d.json()) return d.printJson(r);
-      d.print(`denied ${r.pairing.client_id} (${id})\n`);
+      d.print(`denied ${d.view(r.pairing.client_id)} (${d.view(id)})\n`);
     });
 
   clients
@@ -162,7 +169,7 @@ export function addSecurityCommands(program: Command, clients: Command, d: Secur
         id.startsWith('cred_') ? { id } : { client_id: id },
       );
       if (d.json()) return d.printJson(r);
-      for (const c of r.revoked)
+      for (const c of d.view(r.revoked))
         d.print(`revoked ${c.id}${c.client_id !== undefined ? ` (${c.client_id})` : ''}\n`);
     });
 
@@ -179,7 +186,7 @@ export function addSecurityCommands(program: Command, clients: Command, d: Secur
       if (d.json()) return d.printJson(r);
       d.print(
         [
-          `new key for ${id}: ${r.key}`,
+          `new key for ${d.view(id)}: ${r.key}`,
           `(shown once; the old key works until ${time(r.old_valid_until)})`,
           `on the computer: ccagent-host --token ${r.key}   (or set "token" in /.ccagent/config.json)`,
           '',
@@ -207,7 +214,7 @@ export function addSecurityCommands(program: Command, clients: Command, d: Secur
       }
       const r = await c.call(credentials, 'GET', '/api/credentials');
       if (d.json()) return d.printJson(r);
-      for (const k of r.credentials) {
+      for (const k of d.view(r.credentials)) {
         const state =
           k.revoked_at !== undefined
             ? `revoked ${time(k.revoked_at)}`
@@ -251,7 +258,7 @@ export function addSecurityCommands(program: Command, clients: Command, d: Secur
         entries = (await client('audit').call(audit, 'GET', `/api/audit?${q.toString()}`)).entries;
       }
       if (d.json()) return d.printJson({ entries });
-      for (const e of entries) {
+      for (const e of d.view(entries)) {
         d.print(
           `${time(e.at)}  ${e.action.padEnd(14)} ${(e.target ?? '-').padEnd(38)} ${e.outcome.padEnd(7)} by ${e.actor} (${e.role}, ${e.source})\n`,
         );
