@@ -52,9 +52,28 @@ local function now_ms()
     return math.floor(os.clock() * 1000)
 end
 
+--- Lua pattern of the ids the orchestrator accepts (client ids, and the request and chunk ids made from them):
+-- ASCII letters, digits and `. _ - : @ +`, so the id prints as it is on an operator's terminal.
+M.ID_PATTERN = "^[A-Za-z0-9%._:@%+%-]+$"
+
+--- Longest client id the orchestrator accepts.
+M.MAX_CLIENT_ID = 200
+
+--- A client id made from any text (a computer label): each run of other characters becomes `-`, cut to
+-- @{MAX_CLIENT_ID} characters.
+-- @tparam string text
+-- @treturn string|nil the id, nil when nothing of `text` is left
+function M.safe_id(text)
+    expect(1, text, "string")
+    local id = text:gsub("[^A-Za-z0-9%._:@%+%-]+", "-"):sub(1, M.MAX_CLIENT_ID)
+    if id == "" or id == "-" then return nil end
+    return id
+end
+
 local function default_client_id()
     local label = os.getComputerLabel and os.getComputerLabel()
-    if type(label) == "string" and label ~= "" then return label end
+    local id = type(label) == "string" and M.safe_id(label)
+    if id then return id end
     return "computer-" .. tostring(os.getComputerID and os.getComputerID() or 0)
 end
 
@@ -71,7 +90,8 @@ Client.__index = Client
 -- @tparam string|{string...} ws_url the orchestrator's WebSocket URL (`ws://host:port/ws`), or several (a list, or
 --   one string separated by commas) for orchestrators sharing one database: a lost or refused connection moves on
 --   to the next URL at once, and the backoff applies after a whole round of them failed
--- @tparam[opt] table opts `client_id` (default: the computer label, else `computer-<id>`),
+-- @tparam[opt] table opts `client_id` (default: the computer label made into an id with @{safe_id}, else
+--   `computer-<id>`; an explicit one must match @{ID_PATTERN}),
 --   `token`, `headers`, `reconnect_min` / `reconnect_max` (seconds, default 1 / 30),
 --   `connect_timeout` (seconds, default 20), `result_cache` (count, default 128),
 --   `keep_ended` (count, default 256: ended tasks whose entry and final status are kept),
@@ -105,6 +125,10 @@ function M.connect(ws_url, opts)
     field(opts, "keep_ended", "number", "nil")
     field(opts, "state_dir", "string", "nil")
     field(opts, "log", "function", "nil")
+    if opts.client_id ~= nil and (not opts.client_id:find(M.ID_PATTERN) or #opts.client_id > M.MAX_CLIENT_ID) then
+        error("bad field 'client_id' (use only ASCII letters, digits and . _ - : @ +, at most "
+            .. M.MAX_CLIENT_ID .. " characters)", 2)
+    end
     local self = setmetatable({
         url = urls[1],
         --- Every server URL, tried in turn (see @{connect}); `url` is the one in use.
@@ -435,6 +459,10 @@ function Client:register(name, handler, opts)
     field(opts, "description", "string", "nil")
     field(opts, "args_schema", "table", "nil")
     field(opts, "timeout_ms", "number", "nil")
+    -- The orchestrator refuses a hello naming a command outside the id charset: say so here, where it is made.
+    if not name:find(M.ID_PATTERN) or #name > 256 then
+        error("bad argument #1 (command name: use only ASCII letters, digits and . _ - : @ +)", 2)
+    end
     if not self.commands[name] then self.command_order[#self.command_order + 1] = name end
     self.commands[name] = {
         handler = handler,

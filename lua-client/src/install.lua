@@ -24,6 +24,9 @@ local function fail(message)
     error(message, 0)
 end
 
+-- The ids the orchestrator accepts: printable ASCII (see ccagent.ID_PATTERN).
+local ID_PATTERN = "^[A-Za-z0-9%._:@%+%-]+$"
+
 --- Parse the installer's arguments.
 -- @tparam {string...} argv
 -- @treturn table options (`server`, `token`, `no_token`, `id`, `dir`, `startup`, `autostart`)
@@ -62,6 +65,9 @@ function M.parse_args(argv)
     end
     if o.pair and (o.code or o.token or o.no_token) then
         fail("--pair asks the operator for this computer's own key: drop --code/--token/--no-token")
+    end
+    if o.id and (not o.id:find(ID_PATTERN) or #o.id > 200) then
+        fail("--id: use only ASCII letters, digits and . _ - : @ + (at most 200 characters)")
     end
     o.dir = "/" .. fs.combine(o.dir, "")
     if o.dir == "/" or o.dir:find("^/rom") then fail("refusing to install into " .. o.dir) end
@@ -168,9 +174,17 @@ end
 -- @treturn string
 function M.client_id(o, cfg)
     if o.id then return o.id end
-    if cfg.client_id then return cfg.client_id end
+    -- The orchestrator accepts printable ids only: a label (or an id an older installer took from it) with spaces
+    -- or other characters becomes one, each run of them a `-` (as the client library does).
+    local function safe(text)
+        local id = text:gsub("[^A-Za-z0-9%._:@%+%-]+", "-"):sub(1, 200)
+        if id ~= "" and id ~= "-" then return id end
+    end
+    local id = type(cfg.client_id) == "string" and safe(cfg.client_id)
+    if id then return id end
     local label = os.getComputerLabel and os.getComputerLabel()
-    if label and label ~= "" then return label end
+    id = type(label) == "string" and safe(label)
+    if id then return id end
     return "computer-" .. tostring(os.getComputerID and os.getComputerID() or 0)
 end
 

@@ -48,6 +48,23 @@ t.test("client_id defaults to the label, else computer-<id>", function()
     stubs.label = nil
 end)
 
+t.test("a label becomes a printable id; an explicit id outside the charset is refused (guards: hello refused, ids obeyed by a terminal)", function()
+    stubs.label = "My Turtle\27[31m!"
+    t.eq(ccagent.connect(URL).client_id, "My-Turtle-31m-")
+    stubs.label = " \r\n"
+    t.eq(ccagent.connect(URL).client_id, "computer-7")
+    stubs.label = ("x"):rep(300)
+    t.eq(#ccagent.connect(URL).client_id, 200)
+    stubs.label = nil
+    t.eq(ccagent.safe_id("pc-1.a:b@c+d_e"), "pc-1.a:b@c+d_e")
+    t.eq(ccagent.safe_id("K\195\188che"), "K-che")
+    t.raises(function() ccagent.connect(URL, { client_id = "a b" }) end, "use only ASCII letters")
+    t.raises(function() ccagent.connect(URL, { client_id = "pc\27]0;x\7" }) end, "bad field 'client_id'")
+    local c = ccagent.connect(URL, { client_id = "pc-1" })
+    t.raises(function() c:register("dig here", function() end) end, "command name: use only ASCII")
+    for _, id in ipairs({ c:_id("req"), c:_id("chunk") }) do t.truthy(id:find(ccagent.ID_PATTERN), id) end
+end)
+
 t.test("connect checks its arguments like CC's expect", function()
     t.raises(function() ccagent.connect(42) end, "bad argument #1")
     t.raises(function() ccagent.connect(URL, { client_id = 5 }) end, "bad field 'client_id'")

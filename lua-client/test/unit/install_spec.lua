@@ -36,6 +36,8 @@ t.test("arguments: token, id, dir, startup flags; unknown ones refused", functio
     t.eq(install.parse_args({ "--pair" }).pair, true)
     t.raises(function() install.parse_args({ "--pair", "--code", "X" }) end, "--pair asks")
     t.raises(function() install.parse_args({ "--token" }) end, "needs a value")
+    t.raises(function() install.parse_args({ "--id", "my turtle" }) end, "id: use only ASCII")
+    t.raises(function() install.parse_args({ "--id", "pc\27[31m" }) end, "id: use only ASCII")
     t.raises(function() install.parse_args({ "--dir", "/" }) end, "refusing")
     t.raises(function() install.parse_args({ "--dir", "/rom/x" }) end, "refusing")
 end)

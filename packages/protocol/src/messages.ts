@@ -1,8 +1,29 @@
 import { z } from 'zod';
 import { TASK_STATUSES } from './constants.js';
+import { ID_CHARSET_MESSAGE, ID_CHARSET_PATTERN } from './text.js';
 
-// Field schemas shared by several messages. Ids are opaque non-empty strings.
-const id = (what: string) => z.string().min(1).describe(what);
+/** Longest identifier (request, call, chunk, tool, command …) a message may carry. */
+export const MAX_ID_LENGTH = 256;
+/** Longest client id (a request id made from it still fits {@link MAX_ID_LENGTH}). */
+export const MAX_CLIENT_ID_LENGTH = 200;
+
+/**
+ * An identifier a computer or a model chooses (request id, command and tool name, chunk id …): 1 to
+ * {@link MAX_ID_LENGTH} printable ASCII characters of `@ccagent/protocol/text`'s charset, so it can be printed on an
+ * operator's terminal or a table as it is. Anything else is an `invalid_field` error that says which characters.
+ */
+export const PrintableIdSchema = z
+  .string()
+  .min(1)
+  .max(MAX_ID_LENGTH)
+  .regex(ID_CHARSET_PATTERN, ID_CHARSET_MESSAGE);
+
+/** A client id: a {@link PrintableIdSchema} of at most {@link MAX_CLIENT_ID_LENGTH} characters. */
+export const ClientIdSchema = PrintableIdSchema.max(MAX_CLIENT_ID_LENGTH);
+
+// Field schemas shared by several messages. Ids are opaque, non-empty and printable (PrintableIdSchema).
+const id = (what: string) => PrintableIdSchema.describe(what);
+const clientId = (what: string) => ClientIdSchema.describe(what);
 const taskId = id('Task id assigned by the orchestrator.');
 const callId = id(
   'Id of one command call; the same call_id is never reused for another call (idempotency key).',
@@ -16,7 +37,7 @@ export const TaskStatusSchema = z.enum(TASK_STATUSES).describe('Task status.');
 
 /** Schema of one command a client registers in `hello`. */
 export const CommandSpecSchema = z.object({
-  name: z.string().min(1).describe('Command name as used in `command_call.command` and `allowed_commands`.'),
+  name: id('Command name as used in `command_call.command` and `allowed_commands`.'),
   description: z.string().optional().describe('What the command does, shown to the model.'),
   args_schema: z
     .record(z.string(), z.unknown())
@@ -27,7 +48,7 @@ export const CommandSpecSchema = z.object({
   ).optional(),
 });
 
-const pingId = z.string().optional().describe('Opaque id echoed by the matching `pong`.');
+const pingId = id('Opaque id echoed by the matching `pong`.').optional();
 
 /** Lifecycle stages of a model-written tool on a client: `draft` → `test` → `active` → `retired`. */
 export const TOOL_STATUSES = ['draft', 'test', 'active', 'retired'] as const;
@@ -37,7 +58,7 @@ export const ToolStatusSchema = z.enum(TOOL_STATUSES).describe('Lifecycle stage 
 
 /** Schema of one entry of a client's model-written tool registry (`tools_update.tools`, `hello.tools`). */
 export const ToolInfoSchema = z.object({
-  name: z.string().min(1).describe('Tool name, unique within the client.'),
+  name: id('Tool name, unique within the client.'),
   status: ToolStatusSchema,
   version: positiveInt('Version of the tool, incremented by the client on every rewrite.'),
   description: z.string().optional().describe('What the tool does, as written by the model.'),
@@ -75,7 +96,7 @@ export const CompletionSettingsSchema = z.strictObject({
     .describe('A program run must have succeeded after the last file write.'),
   require_last_run_ok: z.boolean().optional().describe('The most recent run must have succeeded.'),
   required_commands: z
-    .array(z.string().min(1))
+    .array(PrintableIdSchema)
     .optional()
     .describe('Commands that must each have succeeded at least once.'),
   required_runs: z
@@ -120,7 +141,7 @@ export const TaskSettingsSchema = z
 /** `hello`: first client message; authenticates and (re)registers the client's commands. */
 export const HelloSchema = z.object({
   type: z.literal('hello'),
-  client_id: id('Stable id of this CC computer (e.g. its computer label or id).'),
+  client_id: clientId('Stable id of this CC computer (e.g. its computer label or id).'),
   token: z.string().optional().describe('Shared secret when the server requires one.'),
   protocol_version: positiveInt('Protocol version the client speaks.'),
   client_version: z.string().optional().describe('Client software version, for logs.'),
@@ -145,12 +166,12 @@ export const ToolsUpdateSchema = z.object({
 export const CreateTaskSchema = z.object({
   type: z.literal('create_task'),
   request_id: requestId,
-  task_kind: z.string().min(1).describe('Kind of task (selects the agent strategy).'),
-  client_id: id('Client that owns the task and executes its commands.'),
+  task_kind: id('Kind of task (selects the agent strategy).'),
+  client_id: clientId('Client that owns the task and executes its commands.'),
   prompt: z.string().describe('What the task should achieve, in natural language.'),
   context: anyJson('Extra context for the task.').optional(),
   allowed_commands: z
-    .array(z.string().min(1))
+    .array(PrintableIdSchema)
     .describe('Command names the task may call on this client; a subset of the registered commands.'),
   settings: TaskSettingsSchema.optional(),
 });
@@ -216,7 +237,7 @@ export const TaskMessageSchema = z.object({
 export const TaskEventSchema = z.object({
   type: z.literal('task_event'),
   task_id: taskId,
-  name: z.string().min(1).max(100).describe('Event name, e.g. `redstone` or `state_update`.'),
+  name: PrintableIdSchema.max(100).describe('Event name, e.g. `redstone` or `state_update`.'),
   data: anyJson('Event payload.').optional(),
   request_id: requestId.optional(),
 });
@@ -268,7 +289,7 @@ export const ChunkSchema = z
 /** `welcome`: the server's answer to a valid `hello`. */
 export const WelcomeSchema = z.object({
   type: z.literal('welcome'),
-  client_id: id('The client id the server registered.'),
+  client_id: clientId('The client id the server registered.'),
   server_version: z.string().describe('Orchestrator software version.'),
   protocol_version: positiveInt('Protocol version the server speaks.'),
   heartbeat_ms: positiveInt(

@@ -3,6 +3,7 @@
  * Field names are the seed's (camelCase on this wire, unlike the CC protocol); every frame is one JSON object
  * discriminated on `type`. Extra fields are allowed (a newer mod may send more), missing or mistyped ones are errors.
  */
+import { PrintableIdSchema } from '@ccagent/protocol';
 import { z } from 'zod';
 
 const finite = z.number();
@@ -10,8 +11,14 @@ const int = z.number().int();
 const nonEmpty = z.string().min(1);
 const count = int.min(1).max(4096);
 
-/** Identifies one mod instance (one player / game client); chosen by the mod, stable across its reconnects. */
-export const InstanceIdSchema = z.string().min(1).max(128);
+/**
+ * Identifies one mod instance (one player / game client); chosen by the mod, stable across its reconnects. Printable
+ * (`@ccagent/protocol`'s id charset: ASCII letters, digits and `. _ - : @ +`), since operators read it in logs, the
+ * dashboard and the CLI.
+ */
+export const InstanceIdSchema = PrintableIdSchema.max(128);
+/** An action id: the backend chooses it (`<task>:p<plan>:a<n>`), the mod echoes it. */
+const ActionIdSchema = PrintableIdSchema;
 
 /** A block or entity position. */
 export const PositionSchema = z.object({ x: finite, y: finite, z: finite });
@@ -86,14 +93,14 @@ export const StateUpdateSchema = z.object({
 export const ActionCompleteSchema = z.object({
   type: z.literal('action_complete'),
   instanceId: InstanceIdSchema,
-  actionId: nonEmpty,
+  actionId: ActionIdSchema,
   result: z.json().optional(),
 });
 /** An action could not be done; `error` says why, for the model and the person reading the step log. */
 export const ActionFailedSchema = z.object({
   type: z.literal('action_failed'),
   instanceId: InstanceIdSchema,
-  actionId: nonEmpty,
+  actionId: ActionIdSchema,
   error: z.string(),
 });
 /** A line for the backend's log (shown with the instance). */

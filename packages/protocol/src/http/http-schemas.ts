@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { TASK_STATUSES } from '../constants.js';
-import { TaskSettingsSchema, TOOL_STATUSES } from '../messages.js';
+import { ClientIdSchema, PrintableIdSchema, TaskSettingsSchema, TOOL_STATUSES } from '../messages.js';
 
 const time = z.number().describe('epoch ms');
 
@@ -186,12 +186,12 @@ export const TaskListQuerySchema = z.strictObject({
 
 /** Body of `POST /api/tasks`. */
 export const CreateTaskBodySchema = z.strictObject({
-  task_kind: z.string().min(1),
+  task_kind: PrintableIdSchema,
   prompt: z.string(),
-  client_id: z.string().min(1).nullable().optional(),
+  client_id: ClientIdSchema.nullable().optional(),
   context: z.unknown().optional(),
-  allowed_commands: z.array(z.string().min(1)).optional(),
-  request_id: z.string().min(1).max(200).optional(),
+  allowed_commands: z.array(PrintableIdSchema).optional(),
+  request_id: PrintableIdSchema.max(200).optional(),
   settings: TaskSettingsSchema.optional(),
 });
 

@@ -5,6 +5,7 @@
  * that protocol's `state_update` data as the mod sent it.
  */
 import { z } from 'zod';
+import { PrintableIdSchema } from '../messages.js';
 import { HttpTaskSchema } from './http-schemas.js';
 
 const time = z.number().describe('epoch ms');
@@ -36,7 +37,7 @@ export const HttpMinecraftInstanceSchema = z.object({
  * `lm_studio_url`, default `http://localhost:1234/v1`).
  */
 export const MinecraftTaskBodySchema = z.strictObject({
-  instance_id: z.string().min(1).max(128),
+  instance_id: PrintableIdSchema.max(128),
   prompt: z.string().min(1).max(20_000),
   /** Default `hybrid`. */
   mode: z.enum(MINECRAFT_PLAN_MODES).optional(),

@@ -4,9 +4,11 @@
  * collects its key with the request's secret (`POST /api/pair/collect`). Request bodies are strict, answers open.
  */
 import { z } from 'zod';
+import { ClientIdSchema } from '../messages.js';
 
 const time = z.number().describe('epoch ms');
-const clientId = z.string().min(1).max(200);
+// The id a computer asks for is shown to the operator who approves it: printable, or refused at the door.
+const clientId = ClientIdSchema;
 
 /** Body of `POST /api/pair/request` (open): the id the computer wants and an optional display name. */
 export const PairRequestBodySchema = z.strictObject({

@@ -4,6 +4,7 @@
  * open (a newer server may add fields).
  */
 import { z } from 'zod';
+import { ClientIdSchema } from '../messages.js';
 
 const time = z.number().describe('epoch ms');
 
@@ -46,12 +47,12 @@ export const HttpAuditEntrySchema = z.object({
 /** Body of `POST /api/pair`: a computer trades an enrollment code for its key. */
 export const PairBodySchema = z.strictObject({
   code: z.string().min(1).max(64),
-  client_id: z.string().min(1).max(200),
+  client_id: ClientIdSchema,
 });
 
 /** Body of `POST /api/credentials/enroll`: an enrollment code for one computer. */
 export const EnrollBodySchema = z.strictObject({
-  client_id: z.string().min(1).max(200).optional(),
+  client_id: ClientIdSchema.optional(),
   name: z.string().min(1).max(200).optional(),
   kinds: z.array(z.string().min(1)).optional(),
   observe_others: z.boolean().optional(),
