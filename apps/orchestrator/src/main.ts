@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { inertText } from '@ccagent/protocol';
 import { defaultDbPath } from '@ccagent/store';
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
@@ -19,10 +20,18 @@ import {
 } from './serve-options.js';
 import { ORCHESTRATOR_VERSION } from './version.js';
 
+/**
+ * The console is a person's terminal: a line that quotes the model server (its error, its model names), a config
+ * file or a database path is printed inert (control and bidi characters shown as visible symbols), like the log.
+ */
+const say = (text: string): void => console.log(inertText(text));
+/** One value inside a line: a newline in it is shown too. */
+const one = (text: string): string => inertText(text, { multiline: false });
+
 function fail(err: unknown): never {
   const code = err instanceof OrchestratorError ? err.code : 'error';
   const message = err instanceof Error ? err.message : String(err);
-  console.error(`cc-orchestrator: ${message}`);
+  console.error(`cc-orchestrator: ${inertText(message)}`);
   process.exit(code === 'config_invalid' || code === 'unsafe_bind' ? 2 : 1);
 }
 
@@ -49,7 +58,14 @@ program
   )
   .option('--config <file>', 'JSON config file: models, task kinds, limits (env CCAGENT_CONFIG)')
   .option('--ollama-url <url>', 'Ollama address (env OLLAMA_HOST; default http://127.0.0.1:11434)')
-  .option('--token <secret>', 'shared secret clients must present (env CCAGENT_TOKEN); required off loopback')
+  .option(
+    '--token <secret>',
+    'shared secret clients must present (env CCAGENT_TOKEN); required off loopback. A value given here is visible to every user of this machine in the process list (ps): prefer CCAGENT_TOKEN or --token-file',
+  )
+  .option(
+    '--token-file <file>',
+    'read the shared secret from the first line of this file (env CCAGENT_TOKEN_FILE); instead of --token',
+  )
   .addOption(
     new Option('--log-level <level>', 'log level (env CCAGENT_LOG_LEVEL; default info)').choices([
       ...LOG_LEVELS,
@@ -137,12 +153,12 @@ program
           ...(advertiseUrl ? { advertiseUrl } : {}),
           ...(leaseTtlMs !== undefined ? { leaseTtlMs } : {}),
           onStandby: (url) =>
-            console.log(
-              `cc-orchestrator ${ORCHESTRATOR_VERSION} standby on ${url} (another orchestrator holds the lease; taking over when it stops)`,
+            say(
+              `cc-orchestrator ${ORCHESTRATOR_VERSION} standby on ${one(url)} (another orchestrator holds the lease; taking over when it stops)`,
             ),
           onLost: (reason) => {
             // Writes are refused from now on (fenced): stop at once; a supervisor starts this process again as a standby.
-            console.error(`cc-orchestrator: no longer the active orchestrator: ${reason}; exiting`);
+            console.error(`cc-orchestrator: no longer the active orchestrator: ${one(reason)}; exiting`);
             process.exit(3);
           },
         });
@@ -168,10 +184,10 @@ program
     }
     const r = running.report;
     // One write, so a reader that sees the first line sees the whole summary.
-    console.log(
+    say(
       [
         `cc-orchestrator ${ORCHESTRATOR_VERSION} listening on ${r.url}`,
-        `  database:   ${r.dbPath} (durability ${o.durability})${r.resumed > 0 ? ` (${r.resumed} unfinished tasks resumed)` : ''}`,
+        `  database:   ${one(r.dbPath)} (durability ${o.durability})${r.resumed > 0 ? ` (${r.resumed} unfinished tasks resumed)` : ''}`,
         `  websocket:  ${r.url.replace(/^http/, 'ws')}/ws${o.token !== undefined ? ' (token required)' : ''}`,
         `  install:    wget run ${r.url}/lua/install.lua   (${r.luaFiles} Lua files)`,
         `  dashboard:  ${r.url}/`,
@@ -181,16 +197,17 @@ program
             ? [
                 `  minecraft:  ${r.minecraft.url} (mod endpoint; ccagent-mc-bridge --orchestrator ${r.minecraft.url})`,
               ]
-            : [`  minecraft:  not running: ${r.minecraft.error}`]),
+            : [`  minecraft:  not running: ${one(r.minecraft.error)}`]),
       ].join('\n'),
     );
     r.models
       .then(({ report, warnings }) => {
         for (const s of report.servers) {
+          // The version, the model names and the error text are the model server's.
           const state = s.reachable
-            ? `reachable${s.version ? ` (version ${s.version})` : ''}; models present: ${s.present.join(', ') || 'none'}; missing: ${s.missing.join(', ') || 'none'}`
-            : `NOT reachable: ${s.error ?? 'no answer'}`;
-          console.log(`  ${s.provider}: ${s.url} ${state}`);
+            ? `reachable${s.version ? ` (version ${one(s.version)})` : ''}; models present: ${one(s.present.join(', ')) || 'none'}; missing: ${one(s.missing.join(', ')) || 'none'}`
+            : `NOT reachable: ${one(s.error ?? 'no answer')}`;
+          say(`  ${s.provider}: ${one(s.url)} ${state}`);
           // Said here once, with its fix (the error text names it): the log does not repeat it.
           if (!s.reachable) {
             for (const code of ['connection', 'timeout']) shown.note(ShownProblems.modelServer(code, s.url));
@@ -199,11 +216,10 @@ program
         // An unreachable server is the line above; the warnings left are the missing models with their pull hints.
         const unreachable = report.servers.filter((s) => !s.reachable).map((s) => s.url);
         for (const w of warnings) {
-          if (!unreachable.some((u) => w.includes(`at ${u} is not reachable`)))
-            console.log(`  warning: ${w}`);
+          if (!unreachable.some((u) => w.includes(`at ${u} is not reachable`))) say(`  warning: ${one(w)}`);
         }
       })
-      .catch((err: unknown) => console.log(`  warning: model check failed: ${String(err)}`))
+      .catch((err: unknown) => say(`  warning: model check failed: ${one(String(err))}`))
       .finally(() => {
         for (const line of shown.release()) process.stderr.write(`${line}\n`);
       });
@@ -215,7 +231,8 @@ program
       stopAll()
         .then(() => process.exit(0))
         .catch((err: unknown) => {
-          console.error('cc-orchestrator: shutdown failed', err);
+          const why = err instanceof Error ? (err.stack ?? err.message) : String(err);
+          console.error(`cc-orchestrator: shutdown failed: ${inertText(why)}`);
           process.exit(1);
         });
     };

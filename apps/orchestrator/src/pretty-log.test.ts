@@ -53,4 +53,23 @@ describe('pretty log', () => {
     log({ level: 'info', msg: 'orchestrator listening', url: 'http://127.0.0.1:7420' });
     expect(lines).toEqual([]);
   });
+
+  it('shows what a computer or model sent as visible symbols, one line each: message, fields, keys and error text (guards against a log line that recolours, retitles or rewrites the terminal)', () => {
+    const { lines, log } = capture();
+    const hostile = '\u001b]0;pwned\u0007\u001b[31mRED\r\u009b2J\u202e\nforged line';
+    log({ level: 'info', msg: `client connected${hostile}`, client_id: `pc${hostile}`, [`k${hostile}`]: 1 });
+    log({
+      level: 'error',
+      msg: 'http handler failed',
+      err: { message: `boom${hostile}` },
+      detail: { x: hostile },
+    });
+    expect(lines).toHaveLength(2);
+    for (const line of lines) {
+      expect(line.endsWith('\n')).toBe(true);
+      expect(line.slice(0, -1)).not.toMatch(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u);
+    }
+    expect(lines[0]).toContain('client connected␛]0;pwned␇␛[31mRED␍\\x9b2J\\u202e␊forged line');
+    expect(lines[1]).toContain('boom␛]0;pwned␇');
+  });
 });

@@ -2,8 +2,14 @@
  * The log for a person at a terminal (`--log-format pretty`, the default there): each JSON log line from pino becomes
  * `HH:MM:SS level message (key=value …)`, and a problem is said once — a warning or error whose key (its `code` and
  * `host`, else its message and error text) was already shown, or was already reported by the startup summary, is not
- * repeated. `--log-format json` keeps every line.
+ * repeated. `--log-format json` keeps every line. A log line quotes clients, models and tools (a client id, an error's
+ * text): every part of it is made inert (control and bidi characters shown as visible symbols, one line each), so the
+ * person's terminal never obeys what a computer sent.
  */
+import { inertText } from '@ccagent/protocol';
+
+/** One line of outside text, shown, never obeyed. */
+const shown = (text: string): string => inertText(text, { multiline: false });
 
 /** What has been said: keys of problems already shown to the person. */
 export class ShownProblems {
@@ -48,9 +54,9 @@ const LEVEL_WIDTH = 5;
 const SKIP = new Set(['level', 'time', 'msg', 'service', 'pid', 'hostname']);
 
 function valueText(v: unknown): string {
-  if (typeof v === 'string') return /\s/.test(v) ? JSON.stringify(v) : v;
-  if (v instanceof Object) return JSON.stringify(v);
-  return String(v);
+  if (typeof v === 'string') return shown(/\s/.test(v) ? JSON.stringify(v) : v);
+  if (v instanceof Object) return shown(JSON.stringify(v));
+  return shown(String(v));
 }
 
 /** Format one pino JSON record, or undefined when it should not be shown. */
@@ -74,13 +80,13 @@ function format(record: Record<string, unknown>, level: string, msg: string): st
   const time = typeof record.time === 'string' ? record.time.slice(11, 19) : '';
   const fields = Object.entries(record)
     .filter(([k, v]) => !SKIP.has(k) && v !== undefined)
-    .map(([k, v]) => `${k}=${valueText(v)}`);
+    .map(([k, v]) => `${shown(k)}=${valueText(v)}`);
   const err = record.err as { message?: unknown } | string | undefined;
   const errText = typeof err === 'string' ? err : typeof err?.message === 'string' ? err.message : undefined;
   const detail = fields.filter((f) => !f.startsWith('err='));
   return (
-    `${time} ${level.toUpperCase().padEnd(LEVEL_WIDTH)} ${msg}` +
-    (errText !== undefined ? `: ${errText}` : '') +
+    `${shown(time)} ${shown(level.toUpperCase()).padEnd(LEVEL_WIDTH)} ${shown(msg)}` +
+    (errText !== undefined ? `: ${shown(errText)}` : '') +
     (detail.length > 0 ? ` (${detail.join(' ')})` : '')
   );
 }
@@ -96,7 +102,7 @@ export function prettyDestination(
       try {
         record = JSON.parse(line) as Record<string, unknown>;
       } catch {
-        out.write(line);
+        out.write(`${inertText(line)}`);
         return;
       }
       const text = prettyLine(record, shown);
