@@ -8,6 +8,7 @@
 import { MODEL_REQUEST_KIND, TASK_STATUSES } from '@ccagent/engine';
 import { inertDeep, inertJson, inertText } from '@ccagent/protocol';
 import { defaultDbPath } from '@ccagent/store';
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { openDbSource } from './db-source.js';
 import { addEvalCommand } from './eval-command.js';
@@ -67,6 +68,7 @@ interface GlobalOpts {
   db?: string;
   url?: string;
   token?: string;
+  tokenFile?: string;
   json?: boolean;
   color?: boolean;
   raw?: boolean;
@@ -135,7 +137,15 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     )
     .addOption(new Option('--url <url>', 'talk to a running orchestrator instead').env('CCAGENT_URL'))
     .addOption(
-      new Option('--token <token>', 'orchestrator API token (sent as a Bearer token)').env('CCAGENT_TOKEN'),
+      new Option(
+        '--token <token>',
+        'orchestrator API token (sent as a Bearer token); given here it is visible to every user of this machine in the process list (ps): prefer CCAGENT_TOKEN or --token-file',
+      ).env('CCAGENT_TOKEN'),
+    )
+    .addOption(
+      new Option('--token-file <file>', 'read the API token from the first line of this file').env(
+        'CCAGENT_TOKEN_FILE',
+      ),
     )
     .option('--json', 'print JSON for scripts (tasks follow: one JSON event a line)')
     .option(
@@ -189,9 +199,37 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     if (url !== undefined) return openUrl({ url, ...tokenOpt() });
     return openDb(globals().db ?? defaultDbPath(env));
   };
+  /**
+   * The API token: `--token`, else `--token-file`, else `CCAGENT_TOKEN`, else `CCAGENT_TOKEN_FILE` (a flag wins over
+   * the environment; both at one level is a usage error). A file keeps the secret out of the process list.
+   */
   const tokenOpt = (): { token?: string } => {
-    const t = globals().token;
-    return t !== undefined && t !== '' ? { token: t } : {};
+    const g = globals();
+    const tokenFrom =
+      g.token !== undefined && g.token !== '' ? program.getOptionValueSource('token') : undefined;
+    const fileFrom =
+      g.tokenFile !== undefined && g.tokenFile !== '' ? program.getOptionValueSource('tokenFile') : undefined;
+    if (tokenFrom !== undefined && tokenFrom === fileFrom) {
+      throw new CliError(
+        'usage',
+        tokenFrom === 'env'
+          ? 'give the token once: CCAGENT_TOKEN or CCAGENT_TOKEN_FILE, not both'
+          : 'give the token once: --token or --token-file, not both',
+      );
+    }
+    if (fileFrom !== undefined && (tokenFrom === undefined || fileFrom === 'cli')) {
+      const file = g.tokenFile as string;
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch (e) {
+        throw new CliError('usage', `--token-file: cannot read ${file}: ${(e as Error).message}`);
+      }
+      const token = (text.split(/\r?\n/)[0] ?? '').trim();
+      if (token === '') throw new CliError('usage', `--token-file: ${file} is empty`);
+      return { token };
+    }
+    return tokenFrom !== undefined ? { token: g.token as string } : {};
   };
   /** Actions always go through the server: the CLI never writes to the database. */
   const actions = (what: string): TaskActions => {

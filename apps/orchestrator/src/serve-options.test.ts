@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isLoopbackHost, resolveServeOptions } from './serve-options.js';
 
@@ -108,5 +111,38 @@ describe('resolveServeOptions', () => {
       expect(isLoopbackHost(h), h).toBe(true);
     }
     for (const h of ['0.0.0.0', '::', '192.168.1.2', 'example.com']) expect(isLoopbackHost(h), h).toBe(false);
+  });
+
+  it('reads the token from --token-file / CCAGENT_TOKEN_FILE, so it need not be on the command line (visible in the process list)', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cco-token-'));
+    try {
+      const file = path.join(dir, 'token');
+      writeFileSync(file, '  file-token-123  \nignored second line\n');
+      const viaFlag = resolveServeOptions({ host: '0.0.0.0', tokenFile: file }, {});
+      expect(viaFlag.ok && viaFlag.value.token).toBe('file-token-123');
+      const viaEnv = resolveServeOptions({}, { CCAGENT_TOKEN_FILE: file });
+      expect(viaEnv.ok && viaEnv.value.token).toBe('file-token-123');
+      // A flag wins over the environment, either way round.
+      const flagOverEnv = resolveServeOptions({ tokenFile: file }, { CCAGENT_TOKEN: 'env-token-123' });
+      expect(flagOverEnv.ok && flagOverEnv.value.token).toBe('file-token-123');
+      const tokenOverFileEnv = resolveServeOptions({ token: 'flag-token-123' }, { CCAGENT_TOKEN_FILE: file });
+      expect(tokenOverFileEnv.ok && tokenOverFileEnv.value.token).toBe('flag-token-123');
+      // Refused: both at one level, a missing or empty file, a short token in the file.
+      writeFileSync(path.join(dir, 'empty'), '\n');
+      writeFileSync(path.join(dir, 'short'), 'abc\n');
+      for (const [flags, env, re] of [
+        [{ token: 'flag-token-123', tokenFile: file }, {}, /--token or --token-file, not both/],
+        [{}, { CCAGENT_TOKEN: 'env-token-123', CCAGENT_TOKEN_FILE: file }, /not both/],
+        [{ tokenFile: path.join(dir, 'missing') }, {}, /--token-file: cannot read/],
+        [{ tokenFile: path.join(dir, 'empty') }, {}, /--token-file: .* is empty/],
+        [{ tokenFile: path.join(dir, 'short') }, {}, /at least 8 characters/],
+      ] as const) {
+        const r = resolveServeOptions(flags, env);
+        expect(r.ok, JSON.stringify(flags)).toBe(false);
+        if (!r.ok) expect(r.error.message).toMatch(re);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,6 +2,7 @@
  * `serve` options: command-line flags with environment equivalents, validated, plus the safety rule that a
  * non-loopback bind needs a token.
  */
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { DEFAULT_OLLAMA_HOST, parseOllamaHost } from '@ccagent/ollama';
 import { OrchestratorError } from './orchestrator-error.js';
@@ -29,6 +30,7 @@ export interface ServeFlags {
   config?: string;
   ollamaUrl?: string;
   token?: string;
+  tokenFile?: string;
   logLevel?: string;
   logFormat?: string;
   durability?: string;
@@ -81,6 +83,7 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * Flags win over env (`CCAGENT_HOST`, `CCAGENT_PORT`, `CCAGENT_DB`, `CCAGENT_CONFIG`, `OLLAMA_HOST`, `CCAGENT_TOKEN`,
+ * `CCAGENT_TOKEN_FILE`,
  * `CCAGENT_LOG_LEVEL`, `CCAGENT_LOG_FORMAT`, `CCAGENT_DURABILITY`, `CCAGENT_TLS_CERT`, `CCAGENT_TLS_KEY`,
  * `CCAGENT_MC_HOST`, `CCAGENT_MC_PORT`), env over defaults. Refuses (`unsafe_bind`) a non-loopback host without a token.
  */
@@ -133,7 +136,26 @@ export function resolveServeOptions(
       return bad(`--mc-host: the mod endpoint listens on loopback only, got "${mcHost}"`);
     minecraft = { host: mcHost, port: mcPort, required: mcPortText !== undefined };
   }
-  const token = flags.token ?? (env.CCAGENT_TOKEN || undefined);
+  // A flag wins over the environment; the same secret given twice at one level is refused, not guessed between.
+  if (flags.token !== undefined && flags.tokenFile !== undefined)
+    return bad('give the token once: --token or --token-file, not both');
+  if (
+    flags.token === undefined &&
+    flags.tokenFile === undefined &&
+    env.CCAGENT_TOKEN &&
+    env.CCAGENT_TOKEN_FILE
+  )
+    return bad('give the token once: CCAGENT_TOKEN or CCAGENT_TOKEN_FILE, not both');
+  const tokenFile =
+    flags.token !== undefined
+      ? undefined
+      : (flags.tokenFile ?? (env.CCAGENT_TOKEN ? undefined : env.CCAGENT_TOKEN_FILE || undefined));
+  let token = tokenFile === undefined ? (flags.token ?? (env.CCAGENT_TOKEN || undefined)) : undefined;
+  if (tokenFile !== undefined) {
+    const read = readTokenFile(tokenFile);
+    if (!read.ok) return bad(read.message);
+    token = read.token;
+  }
   if (token !== undefined && token.length < 8) return bad('--token: use at least 8 characters');
   if (!isLoopbackHost(host) && token === undefined) {
     return {
@@ -141,7 +163,8 @@ export function resolveServeOptions(
       error: new OrchestratorError(
         'unsafe_bind',
         `refusing to listen on ${host} without a token: anyone who can reach this address could run commands on ` +
-          `your ComputerCraft computers and use your models. Set --token <secret> (or CCAGENT_TOKEN) and give the ` +
+          `your ComputerCraft computers and use your models. Set CCAGENT_TOKEN (or --token-file <file>; a --token ` +
+          `on the command line is visible in the process list) and give the ` +
           `same token to the Lua client, or bind to 127.0.0.1.`,
       ),
     };
@@ -162,4 +185,20 @@ export function resolveServeOptions(
       minecraft,
     },
   };
+}
+
+/**
+ * The token in `file` (`--token-file`): its first line, without surrounding whitespace, so a secret never has to be
+ * on a command line (where every user of the machine sees it in the process list) or in the environment.
+ */
+export function readTokenFile(file: string): { ok: true; token: string } | { ok: false; message: string } {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    return { ok: false, message: `--token-file: cannot read ${file}: ${(e as Error).message}` };
+  }
+  const token = (text.split(/\r?\n/)[0] ?? '').trim();
+  if (token === '') return { ok: false, message: `--token-file: ${file} is empty` };
+  return { ok: true, token };
 }

@@ -25,11 +25,16 @@ export interface RunningOrchestrator {
   stop(): Promise<void>;
 }
 
-/** `cc-orchestrator serve --db <db> --port <port> --ollama-url <ollama> [--token <token>]`, ready when it says so. */
+/**
+ * `cc-orchestrator serve --db <db> --port <port> --ollama-url <ollama> [--token <token> | --token-file <file>]`, ready
+ * when it says so.
+ */
 export function startOrchestrator(opts: {
   db: string;
   ollamaUrl: string;
   token?: string;
+  /** The token's file (`--token-file`): the secret stays off the command line. */
+  tokenFile?: string;
   port?: number;
 }): Promise<RunningOrchestrator> {
   const args = [
@@ -46,6 +51,7 @@ export function startOrchestrator(opts: {
     '--log-level',
     'warn',
     ...(opts.token ? ['--token', opts.token] : []),
+    ...(opts.tokenFile ? ['--token-file', opts.tokenFile] : []),
   ];
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('CCAGENT_') || k === 'OLLAMA_HOST') delete env[k];
