@@ -123,7 +123,7 @@ export class HttpTaskSource implements TaskSource, TaskActions {
       );
     }
     const { code, message } = body.data.error;
-    if (status === 401) return new CliError('error', `${message} (pass --token or set CCAGENT_TOKEN)`);
+    if (status === 401) return new CliError('error', `${message} (set CCAGENT_TOKEN or pass --token-file)`);
     if (status === 404 && message.startsWith('no route')) {
       return new CliError(
         'error',

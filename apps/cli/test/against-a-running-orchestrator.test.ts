@@ -93,13 +93,13 @@ describe.skipIf(!orchestratorBuilt)('against a running orchestrator (--url)', ()
       code: 1,
       stdout: '',
       stderr:
-        'ccagent: this server requires "Authorization: Bearer <token>" (pass --token or set CCAGENT_TOKEN)\n',
+        'ccagent: this server requires "Authorization: Bearer <token>" (set CCAGENT_TOKEN or pass --token-file)\n',
     });
     const wrong = await runCli(['--url', server.url, '--token', 'nope', 'tasks', 'list']);
     expect(wrong).toEqual({
       code: 1,
       stdout: '',
-      stderr: 'ccagent: wrong token (pass --token or set CCAGENT_TOKEN)\n',
+      stderr: 'ccagent: wrong token (set CCAGENT_TOKEN or pass --token-file)\n',
     });
     const viaEnv = await runCli(['--json', 'tasks', 'list'], {
       CCAGENT_URL: server.url,
