@@ -48,7 +48,12 @@ export const CommandSpecSchema = z.object({
   ).optional(),
 });
 
-const pingId = id('Opaque id echoed by the matching `pong`.').optional();
+// Printable like every id, but of any length the frame allows: a pong echoes it, nothing stores it.
+const pingId = z
+  .string()
+  .regex(ID_CHARSET_PATTERN, ID_CHARSET_MESSAGE)
+  .optional()
+  .describe('Opaque id echoed by the matching `pong`.');
 
 /** Lifecycle stages of a model-written tool on a client: `draft` → `test` → `active` → `retired`. */
 export const TOOL_STATUSES = ['draft', 'test', 'active', 'retired'] as const;
