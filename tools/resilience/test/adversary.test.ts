@@ -3,7 +3,7 @@
  * enrolled id (no key, random keys, other computers' keys, the shared token, operator and viewer keys), revoked and
  * expired (rotated) keys, replayed enrollment codes, pairing-request abuse, role violations by an enrolled computer of its own (reading,
  * subscribing to, cancelling, answering another computer's tasks and calls, creating tasks for it, reading them through
- * a repeated query parameter) and by a viewer, browser-shaped requests, brute force of the shared token over HTTP and
+ * a repeated query parameter) and by a viewer, browser-shaped requests, client ids made to rewrite an operator's terminal, brute force of the shared token over HTTP and
  * in `hello`, and what an unauthenticated caller can cost or reach (chunks before `hello`, sockets past the
  * per-address cap, bodies and prompts over the input limits, embedding an answer from another site, the mod endpoint
  * from a page, a guessing budget per channel, audit rows from refused pairing requests). Every attempt is counted as
@@ -252,6 +252,21 @@ describe.skipIf(!orchestratorBuilt)(
           count('expired key (rotated)', await helloAccepted(s, 'rotated', rotated.key));
           count('random key', await helloAccepted(s, `stranger-${round}`, randomKey()));
           count('revoked key', (await fetch(`${s.url}/api/tasks`, { headers: bearer(former.key) })).ok);
+          // Identifiers that would write to the operator's terminal (issue 32, hole 2): a client id with ESC, CR, BEL,
+          // an OSC title sequence, a C1 CSI or a bidi override, in a hello with the shared token (which stands in
+          // for any id never enrolled) and in a pairing request from an address of its own; both must be refused.
+          for (const hostile of [
+            `evil\u001b[31m-${round}`,
+            `evil\r-${round}`,
+            `evil\u0007-${round}`,
+            `\u001b]0;pwned\u0007-${round}`,
+            `evil\u009b2J-${round}`,
+            `evil\u202e-${round}`,
+          ]) {
+            count('terminal: hostile client id in hello', await helloAccepted(s, hostile, TOKEN));
+            const status = await postFrom(s, '127.0.0.3', '/api/pair/request', { client_id: hostile });
+            count('terminal: hostile client id in a pairing request', status === 202);
+          }
           // Replayed enrollment codes.
           for (const id of [...ids, 'mallory']) {
             const code = id === 'mallory' ? mallory.code : creds.get(id)!.code;

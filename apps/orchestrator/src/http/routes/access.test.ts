@@ -24,6 +24,7 @@ describe('who may call each route', () => {
       'GET dashboard.features: view',
       'GET dashboard: public',
       'GET clients: read',
+      'GET models: read',
       'GET tools: read',
       'POST security.pair: pairing',
       'POST security.pair_request: pairing',
