@@ -48,7 +48,8 @@ t.test("client_id defaults to the label, else computer-<id>", function()
     stubs.label = nil
 end)
 
-t.test("a label becomes a printable id; an explicit id outside the charset is refused (guards: hello refused, ids obeyed by a terminal)", function()
+t.test("a label becomes a printable id; an explicit id outside the charset is refused " ..
+    "(guards: hello refused, ids obeyed by a terminal)", function()
     stubs.label = "My Turtle\27[31m!"
     t.eq(ccagent.connect(URL).client_id, "My-Turtle-31m-")
     stubs.label = " \r\n"
