@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { root } from './ensure-installed.mjs';
+import { realModelServer } from './real-model-server.mjs';
 
 const say = (line) => process.stdout.write(`[demo] ${line}\n`);
 const CLIENT_ID = 'demo-computer';
@@ -140,27 +141,6 @@ async function startLuaComputer(scratch, wsUrl, files) {
 }
 
 /** Run the demo; `serveArgs` are passed to `cc-orchestrator serve` (e.g. --port). Resolves when stopped. */
-/**
- * The real small model of the real-model tier (tools/ollama-test-server.sh: Ollama built from source, SmolLM2-135M
- * from PyPI), started or found; undefined, with the reason said, when it cannot be had here.
- */
-function realModelServer() {
-  if (process.env.CCAGENT_TEST_OLLAMA_URL && process.env.CCAGENT_TEST_OLLAMA_MODEL) {
-    return { url: process.env.CCAGENT_TEST_OLLAMA_URL, model: process.env.CCAGENT_TEST_OLLAMA_MODEL };
-  }
-  say('starting the real small model (tools/ollama-test-server.sh; the first time builds Ollama: minutes)…');
-  const r = spawnSync('bash', [path.join(root, 'tools', 'ollama-test-server.sh'), '--export'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const get = (k) => new RegExp(`${k}=([^\n]*)`).exec(r.stdout ?? '')?.[1];
-  if (r.status !== 0 || !get('CCAGENT_TEST_OLLAMA_URL')) {
-    say('the real model server could not be started (see above; docs/models.md says what it needs)');
-    return undefined;
-  }
-  return { url: get('CCAGENT_TEST_OLLAMA_URL'), model: get('CCAGENT_TEST_OLLAMA_MODEL') };
-}
-
 export async function runDemo(serveArgs, { real = false } = {}) {
   const { startFakeOllama } = await import('@ccagent/testkit');
   const scenario = (await import('@ccagent/agent/testing')).todo;
@@ -176,8 +156,14 @@ export async function runDemo(serveArgs, { real = false } = {}) {
     native: { name: 'demo-planner' },
   };
   if (real) {
+    if (!process.env.CCAGENT_TEST_OLLAMA_URL) {
+      say(
+        'starting the real small model (tools/ollama-test-server.sh; the first time builds Ollama: minutes)…',
+      );
+    }
     const server = realModelServer();
     if (!server) {
+      say('the real model server could not be started (see above; docs/models.md says what it needs)');
       await fake.close();
       process.exit(1);
     }

@@ -16,39 +16,19 @@
 import { readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createPlannerExecutorStrategy } from '@ccagent/agent';
 import { removeRoot, runTask, startModels, todo } from '@ccagent/agent/testing';
 import { machineInfo, writeResults } from '../lib/results.mjs';
+import { realModelServer } from '../../real-model-server.mjs';
 
 const { values: flags } = parseArgs({ options: { json: { type: 'boolean', default: false } } });
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const MODEL = 'qwen3:8b'; // the modelled run's name (Qwen tokenizer), as in run.mjs
 
 // ---------------------------------------------------------------- the real server
 function realServer() {
-  let env = {
-    url: process.env.CCAGENT_TEST_OLLAMA_URL,
-    model: process.env.CCAGENT_TEST_OLLAMA_MODEL,
-    version: process.env.CCAGENT_TEST_OLLAMA_VERSION,
-    weights: process.env.CCAGENT_TEST_OLLAMA_WEIGHTS,
-  };
-  if (!env.url) {
-    const r = spawnSync('bash', [path.join(root, 'tools/ollama-test-server.sh'), '--export'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    if (r.status !== 0) throw new Error('tools/ollama-test-server.sh failed');
-    const get = (k) => new RegExp(`${k}='?([^'\\n]*)'?`).exec(r.stdout)?.[1];
-    env = {
-      url: get('CCAGENT_TEST_OLLAMA_URL'),
-      model: get('CCAGENT_TEST_OLLAMA_MODEL'),
-      version: get('CCAGENT_TEST_OLLAMA_VERSION'),
-      weights: get('CCAGENT_TEST_OLLAMA_WEIGHTS'),
-    };
-  }
+  const env = realModelServer();
+  if (!env) throw new Error('no real model server: tools/ollama-test-server.sh failed (see above)');
   const log = path.join(
     process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'),
     'ccagent/ollama/server.log',
