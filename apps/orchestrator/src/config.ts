@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { resolveTaskKind } from '@ccagent/engine';
-import { DEFAULT_INPUT_LIMITS } from '@ccagent/protocol';
+import { CC_TASK_COMMANDS, DEFAULT_INPUT_LIMITS } from '@ccagent/protocol';
 import { z } from 'zod';
 import { OrchestratorError } from './orchestrator-error.js';
 
@@ -438,8 +438,8 @@ export type LimitsConfig = z.infer<typeof limitsSchema>;
 /** Model roles. */
 export type ModelRoleName = keyof OrchestratorConfig['models'];
 
-/** The CC:Tweaked core commands the Lua agent host registers. */
-const CC_COMMANDS = ['shell_exec', 'fs_list', 'fs_read', 'fs_write', 'fs_delete', 'fs_move', 'run_program'];
+/** The CC:Tweaked core commands a task's model works with (their one home is `@ccagent/protocol`). */
+const CC_COMMANDS: string[] = [...CC_TASK_COMMANDS];
 
 /** Built-in defaults as raw JSON (what a config file is merged into). */
 export const DEFAULT_CONFIG = {

@@ -1,14 +1,18 @@
 // The real agent host inside a real CC:Tweaked computer, against a scripted orchestrator over a real socket.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ClientMessage } from '@ccagent/protocol';
+import { CC_CORE_COMMANDS, type ClientMessage } from '@ccagent/protocol';
 import type { StartOptions } from './craftos.js';
 import { HOST_PROGRAM } from './host-program.js';
 import { Scenario, craftos } from './scenario.js';
 
 type Obj = Record<string, unknown>;
+const LUA_TEST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const LUA_SRC = path.resolve(LUA_TEST, '..', 'src');
 type CommandResult = Extract<ClientMessage, { type: 'command_result' }>;
 interface Result {
   ok: boolean;
@@ -51,6 +55,21 @@ describe.skipIf(!craftos)('agent host in CraftOS', () => {
     expect(hello.tools).toEqual([]); // no model-written tools yet, announced as an empty registry
     const update = await s.server.waitFor((m) => m.type === 'tools_update');
     expect(update).toEqual({ type: 'tools_update', tools: [] });
+  });
+
+  it('registers exactly the core commands of @ccagent/protocol, and reserves the same names (one home)', async () => {
+    // The host's reserved list (M.CORE, read under Debian's Lua 5.2) and what a real computer says in hello must
+    // both be the protocol's CC_CORE_COMMANDS: a command added on one side only fails here.
+    const lua = spawnSync(
+      process.env.LUA ?? 'lua5.2',
+      ['-e', 'io.write(table.concat(require("ccagent.host").CORE, ","))'],
+      { encoding: 'utf8', env: { ...process.env, LUA_PATH: `${LUA_SRC}/?.lua;${LUA_TEST}/?.lua;;` } },
+    );
+    expect(lua.stderr).toBe('');
+    expect(lua.stdout.split(',')).toEqual([...CC_CORE_COMMANDS]);
+    boot();
+    const hello = await s.server.hello();
+    expect(hello.commands.map((c) => c.name).sort()).toEqual([...CC_CORE_COMMANDS].sort());
   });
 
   it('runs the file tools against the real fs (guards: wrong paths, lost content, crashes on errors)', async () => {

@@ -22,6 +22,15 @@ export {
   type TaskStatus,
 } from './constants.js';
 export * from './messages.js';
+export {
+  CC_CORE_COMMANDS,
+  CC_FILE_CHANGE_ARGS,
+  CC_INFO_COMMANDS,
+  CC_RUN_COMMANDS,
+  CC_TASK_COMMANDS,
+  CC_TOOL_COMMANDS,
+  type CcCoreCommand,
+} from './cc-commands.js';
 export { MESSAGE_CATALOG, type MessageCatalogEntry, type MessageDirection } from './catalog.js';
 export {
   CLIENT_MESSAGE_TYPES,

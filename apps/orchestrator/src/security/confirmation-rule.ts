@@ -5,17 +5,14 @@
  */
 import path from 'node:path';
 import type { JsonValue } from '@ccagent/engine';
+import { CC_FILE_CHANGE_ARGS } from '@ccagent/protocol';
 import type { OrchestratorConfig } from '../config.js';
 
 /** Question for a call that needs a yes, or undefined when it may run at once. */
 export type KindConfirmationRule = (kind: string, command: string, args: JsonValue) => string | undefined;
 
 /** Commands that write, delete or move files, and the argument names holding their paths. */
-const FILE_CHANGES: Record<string, readonly string[]> = {
-  fs_write: ['path'],
-  fs_delete: ['path'],
-  fs_move: ['from', 'to'],
-};
+const FILE_CHANGES = CC_FILE_CHANGE_ARGS;
 
 /** The rule of every kind with a `confirm` setting; undefined when no kind has one (nothing to check). */
 export function confirmationRule(config: OrchestratorConfig): KindConfirmationRule | undefined {
