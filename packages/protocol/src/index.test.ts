@@ -181,7 +181,17 @@ describe('@ccagent/protocol', () => {
       'RotateBodySchema',
       'RotateResponseSchema',
     ];
-    expect(Object.keys(api).sort()).toEqual([...schemas, ...rest, ...http, ...events, ...security].sort());
+    const ccCommands = [
+      'CC_CORE_COMMANDS',
+      'CC_FILE_CHANGE_ARGS',
+      'CC_INFO_COMMANDS',
+      'CC_RUN_COMMANDS',
+      'CC_TASK_COMMANDS',
+      'CC_TOOL_COMMANDS',
+    ];
+    expect(Object.keys(api).sort()).toEqual(
+      [...schemas, ...rest, ...http, ...events, ...security, ...ccCommands].sort(),
+    );
   });
 
   it('counts UTF-8 bytes like Buffer.byteLength, lone surrogates as 3 (what TextEncoder sends)', () => {
