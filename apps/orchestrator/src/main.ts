@@ -165,6 +165,7 @@ program
         stopAll = () => pgServe.close();
         const stopWaiting = (signal: string): void => {
           console.log(`cc-orchestrator: ${signal} received, shutting down`);
+          if (pretty) for (const line of shown.repeated()) process.stderr.write(`repeated: ${line}\n`);
           pgServe.close().then(
             () => process.exit(0),
             () => process.exit(1),
@@ -228,6 +229,7 @@ program
       if (stopping) return;
       stopping = true;
       console.log(`cc-orchestrator: ${signal} received, shutting down`);
+      if (pretty) for (const line of shown.repeated()) process.stderr.write(`repeated: ${line}\n`);
       stopAll()
         .then(() => process.exit(0))
         .catch((err: unknown) => {

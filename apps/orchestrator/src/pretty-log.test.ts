@@ -48,6 +48,26 @@ describe('pretty log', () => {
     ]);
   });
 
+  it('counts a repeated problem: said once, again with its count at 10 and 100, and listed with its total at shutdown (guards against a warning flood, and against a count that is lost)', () => {
+    const { lines, shown, log } = capture();
+    const boom = { level: 'warn', msg: 'client refused', err: 'bad key', client_id: 'pc-9' };
+    for (let i = 0; i < 123; i += 1) log(boom);
+    log({ level: 'warn', msg: 'said only once', err: 'x' });
+    expect(lines).toEqual([
+      '10:05:02 WARN  client refused: bad key (client_id=pc-9)\n',
+      '10:05:02 WARN  client refused: bad key (client_id=pc-9) — said 10 times so far\n',
+      '10:05:02 WARN  client refused: bad key (client_id=pc-9) — said 100 times so far\n',
+      '10:05:02 WARN  said only once: x\n',
+    ]);
+    expect(shown.repeated()).toEqual(['10:05:02 WARN  client refused: bad key (client_id=pc-9) (123 times)']);
+    // A model-server problem the summary said is counted too, from the summary's own mention.
+    shown.note(ShownProblems.modelServer('connection', 'http://127.0.0.1:9'));
+    shown.release();
+    for (let i = 1; i <= 9; i += 1) log(retry(i));
+    expect(lines).toHaveLength(5);
+    expect(lines[4]).toMatch(/model call failed; retrying.* — said 10 times so far\n$/);
+  });
+
   it('leaves out what the startup summary says in its own words', () => {
     const { lines, log } = capture();
     log({ level: 'info', msg: 'orchestrator listening', url: 'http://127.0.0.1:7420' });

@@ -1,8 +1,9 @@
 /**
  * The log for a person at a terminal (`--log-format pretty`, the default there): each JSON log line from pino becomes
- * `HH:MM:SS level message (key=value …)`, and a problem is said once — a warning or error whose key (its `code` and
- * `host`, else its message and error text) was already shown, or was already reported by the startup summary, is not
- * repeated. `--log-format json` keeps every line. A log line quotes clients, models and tools (a client id, an error's
+ * `HH:MM:SS level message (key=value …)`, and a problem is said once with its count — a warning or error whose key
+ * (its `code` and `host`, else its message and error text) was already shown, or was already reported by the startup
+ * summary, is counted rather than repeated: it is said again only on its 10th, 100th, 1000th… time, with the count,
+ * and the shutdown line lists each repeated problem with its total. `--log-format json` keeps every line. A log line quotes clients, models and tools (a client id, an error's
  * text): every part of it is made inert (control and bidi characters shown as visible symbols, one line each), so the
  * person's terminal never obeys what a computer sent.
  */
@@ -13,7 +14,10 @@ const shown = (text: string): string => inertText(text, { multiline: false });
 
 /** What has been said: keys of problems already shown to the person. */
 export class ShownProblems {
-  private readonly keys = new Set<string>();
+  /** Times each shown problem came up (1 = said once, never repeated). */
+  private readonly keys = new Map<string, number>();
+  /** The text each counted problem was first said with (for {@link repeated}). */
+  private readonly texts = new Map<string, string>();
   /** Model-server problems logged before the startup summary has said how each server is (then undefined). */
   private held: { key: string; text: string }[] | undefined = [];
 
@@ -34,11 +38,31 @@ export class ShownProblems {
     return held.filter((h) => this.note(h.key)).map((h) => h.text);
   }
 
-  /** Remember `key`; true when it is new. */
+  /** Remember `key`; true when it is new (a known key is counted once more). */
   note(key: string): boolean {
-    if (this.keys.has(key)) return false;
-    this.keys.add(key);
-    return true;
+    const seen = this.keys.get(key);
+    this.keys.set(key, (seen ?? 0) + 1);
+    return seen === undefined;
+  }
+
+  /** How many times `key` came up (0 when never). */
+  count(key: string): number {
+    return this.keys.get(key) ?? 0;
+  }
+
+  /** Remember the words a problem was said with, for the shutdown list. */
+  remember(key: string, text: string): void {
+    if (!this.texts.has(key)) this.texts.set(key, text);
+  }
+
+  /** Each problem that came up more than once, as `text (N times)` — for the line printed at shutdown. */
+  repeated(): string[] {
+    const out: string[] = [];
+    for (const [key, n] of this.keys) {
+      const text = this.texts.get(key);
+      if (n > 1 && text !== undefined) out.push(`${text} (${n} times)`);
+    }
+    return out;
   }
 
   /** The key of a model-server connection problem, as the model client logs it (`code` + `host`). */
@@ -69,11 +93,24 @@ export function prettyLine(record: Record<string, unknown>, shown: ShownProblems
     const host = typeof record.host === 'string' ? record.host : undefined;
     const modelKey =
       code !== undefined && host !== undefined ? ShownProblems.modelServer(code, host) : undefined;
-    if (modelKey !== undefined && shown.holdForSummary(modelKey, format(record, level, msg)))
-      return undefined;
-    if (!shown.note(modelKey ?? `${msg}\u0000${valueText(record.err ?? '')}`)) return undefined;
+    const key = modelKey ?? `${msg}\u0000${valueText(record.err ?? '')}`;
+    const text = format(record, level, msg);
+    shown.remember(key, text);
+    if (modelKey !== undefined && shown.holdForSummary(modelKey, text)) return undefined;
+    if (!shown.note(key)) {
+      const n = shown.count(key);
+      return isPowerOfTen(n) ? `${text} — said ${n} times so far` : undefined;
+    }
+    return text;
   }
   return format(record, level, msg);
+}
+
+/** 10, 100, 1000…: the counts at which a repeated problem is said again. */
+function isPowerOfTen(n: number): boolean {
+  if (n < 10) return false;
+  while (n % 10 === 0) n /= 10;
+  return n === 1;
 }
 
 function format(record: Record<string, unknown>, level: string, msg: string): string {
