@@ -4,7 +4,7 @@
  */
 import type { Engine, StoredStep, TaskStatus } from '@ccagent/engine';
 import { TASK_STATUSES } from '@ccagent/engine';
-import type { PoolSnapshot } from '@ccagent/ollama';
+import type { PoolSnapshot } from '@ccagent/models';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The pools of servers to report, read when scraped. */

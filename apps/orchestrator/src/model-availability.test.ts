@@ -1,5 +1,5 @@
 import { ManualClock, type Decision, type StepContext, type Task, type TaskStrategy } from '@ccagent/engine';
-import { OllamaChatModel } from '@ccagent/ollama';
+import { OllamaChatModel } from '@ccagent/models';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gateOnModels, ModelAvailability } from './model-availability.js';

@@ -3,7 +3,7 @@
  * (cached), so a missing model produces a clear "run `ollama pull …`" instead of an obscure chat error.
  */
 import type { Clock, Decision, TaskStrategy } from '@ccagent/engine';
-import type { ModelInventory } from '@ccagent/ollama';
+import type { ModelInventory } from '@ccagent/models';
 
 /** One model server and the configured model names it should have. */
 export interface ModelServer {

@@ -1,4 +1,4 @@
-import { ModelPool } from '@ccagent/ollama';
+import { ModelPool } from '@ccagent/models';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { systemClock } from '@ccagent/engine';

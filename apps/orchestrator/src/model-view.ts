@@ -2,7 +2,7 @@
  * The model side as operators see it: the roles' models and every pool's servers with their state, in the HTTP API's
  * wire form (`GET /api/models`), from the pools' own snapshots.
  */
-import type { ModelPool, PoolServerSnapshot } from '@ccagent/ollama';
+import type { ModelPool, PoolServerSnapshot } from '@ccagent/models';
 import type { HttpModelServer, ModelsResponse } from '@ccagent/protocol';
 
 /** A role's model and where it is served (`provider: 'pool'` with the pool's name for a pool). */

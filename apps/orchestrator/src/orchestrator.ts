@@ -24,7 +24,7 @@ import {
   type TaskStore,
 } from '@ccagent/engine';
 import { createMinecraftAgent } from '@ccagent/minecraft';
-import type { ModelLogger, ModelPool } from '@ccagent/ollama';
+import type { ModelLogger, ModelPool } from '@ccagent/models';
 import { openSqliteStore, storageFailureOf } from '@ccagent/store';
 import {
   InMemoryClientPersistence,

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { DEFAULT_OLLAMA_HOST, parseOllamaHost } from '@ccagent/ollama';
+import { DEFAULT_OLLAMA_HOST, parseOllamaHost } from '@ccagent/models';
 import { OrchestratorError } from './orchestrator-error.js';
 
 /** Log levels accepted by `--log-level`. */

@@ -1,6 +1,6 @@
 /**
  * Builds one strategy per configured task kind from `@ccagent/agent`, with the model adapters of
- * `@ccagent/ollama`, each wrapped so a task whose models are missing fails with the `ollama pull` hint.
+ * `@ccagent/models`, each wrapped so a task whose models are missing fails with the `ollama pull` hint.
  */
 import {
   createChatStrategy,
@@ -29,7 +29,7 @@ import {
   type ChatModel,
   type ModelInventory,
   type ModelLogger,
-} from '@ccagent/ollama';
+} from '@ccagent/models';
 import type { TaskSettings } from '@ccagent/protocol';
 import {
   rolesFor,

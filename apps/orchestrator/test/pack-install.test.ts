@@ -34,7 +34,7 @@ const PACKAGES = [
   '@ccagent/store',
   '@ccagent/store-postgres',
   '@ccagent/agent',
-  '@ccagent/ollama',
+  '@ccagent/models',
   '@ccagent/minecraft',
   'cc-orchestrator',
 ];

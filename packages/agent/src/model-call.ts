@@ -15,7 +15,7 @@ import type {
   JsonSchema,
   ModelFailover,
   ToolDefinition,
-} from '@ccagent/ollama';
+} from '@ccagent/models';
 import type { Prompt } from './prompts.js';
 
 /** Which part of a strategy a model call belongs to (also the step-log `kind`). */

@@ -1,5 +1,5 @@
 import { systemClock, type Decision, type JsonValue, type StepContext, type Task } from '@ccagent/engine';
-import { OllamaChatModel } from '@ccagent/ollama';
+import { OllamaChatModel } from '@ccagent/models';
 import { describe, expect, it } from 'vitest';
 import { isAgentError } from './agent-error.js';
 import { HistoryBuilder } from './test-history.js';

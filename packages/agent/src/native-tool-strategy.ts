@@ -16,7 +16,7 @@ import type {
   Task,
   TaskStrategy,
 } from '@ccagent/engine';
-import type { ChatMessage, ToolDefinition } from '@ccagent/ollama';
+import type { ChatMessage, ToolDefinition } from '@ccagent/models';
 import { z } from 'zod';
 import { AgentError } from './agent-error.js';
 import { stripThinking } from './directive-parser.js';

@@ -17,7 +17,7 @@ import type {
   TaskErrorInfo,
   TaskStrategy,
 } from '@ccagent/engine';
-import type { ChatMessage } from '@ccagent/ollama';
+import type { ChatMessage } from '@ccagent/models';
 import { z } from 'zod';
 import { AgentError } from './agent-error.js';
 import { checkDerived, checkWrittenIn, derivedCommands } from './derivation.js';

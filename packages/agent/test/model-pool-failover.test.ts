@@ -1,7 +1,7 @@
 // A task whose model server dies in the middle of a call goes on on another server of the pool, and its step log
 // shows both attempts: the request written ahead, the failed first attempt (model_failover, with the dead server and
 // its error), then the answered call with the server that answered. Real engine, real sockets, two fake servers.
-import { ModelPool, OllamaChatModel } from '@ccagent/ollama';
+import { ModelPool, OllamaChatModel } from '@ccagent/models';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNativeToolStrategy, MODEL_FAILOVER_KIND } from '../src/index.js';

@@ -2,7 +2,7 @@
 // store, the real `ollama` client over HTTP to the scripted fake server, Lua 5.2 for the programs. Each test is named
 // for the failure it guards against.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OpenAICompatibleChatModel } from '@ccagent/ollama';
+import { OpenAICompatibleChatModel } from '@ccagent/models';
 import { createNativeToolStrategy, createPlannerExecutorStrategy } from '../src/index.js';
 import { policyEvents, removeRoot, runTask, startModels } from '@ccagent/agent/testing';
 import { D, HELLO_FILES, HELLO_PROMPT, runHello, X } from './support/hello.js';

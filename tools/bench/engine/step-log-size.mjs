@@ -21,7 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { createNativeToolStrategy } from '@ccagent/agent';
-import { OllamaChatModel } from '@ccagent/ollama';
+import { OllamaChatModel } from '@ccagent/models';
 import { openSqliteStore } from '@ccagent/store';
 import { startFakeOllama } from '@ccagent/testkit';
 

@@ -16,7 +16,7 @@
 // servers with one killed mid-run. Reported: makespan, p95 queue wait (from the call to the request leaving for a
 // server), cache reuse (cached ÷ prompt tokens over all servers), modelled GPU seconds, tasks finished.
 import { parseArgs } from 'node:util';
-import { ModelPool, OllamaChatModel } from '@ccagent/ollama';
+import { ModelPool, OllamaChatModel } from '@ccagent/models';
 import { REFERENCE_GPU, startFakeOllama } from '@ccagent/testkit';
 import { machineInfo, writeResults } from '../lib/results.mjs';
 

@@ -125,7 +125,7 @@ describe('model server faults under a running orchestrator', () => {
     await healthy(s);
   });
 
-  // @ccagent/ollama used to say only "did not complete within N ms (after k attempts)" when the call deadline ended
+  // @ccagent/models used to say only "did not complete within N ms (after k attempts)" when the call deadline ended
   // the retries, losing the server's own error (here HTTP 500 "CUDA out of memory"); it now keeps the last one.
   it('when the deadline cuts the retries, the failure still names the last server error', async () => {
     fake.setFault({ status: 500, message: 'CUDA out of memory' });

@@ -17,7 +17,7 @@ import {
   type ToolExecutor,
 } from '@ccagent/engine';
 import { createPlannerExecutorStrategy } from '@ccagent/agent';
-import { OllamaChatModel } from '@ccagent/ollama';
+import { OllamaChatModel } from '@ccagent/models';
 import { openSqliteStore } from '@ccagent/store';
 import { startFakeOllama } from '@ccagent/testkit';
 

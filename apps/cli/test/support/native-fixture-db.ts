@@ -6,7 +6,7 @@
  */
 import { Engine, type CommandOutcome, type JsonValue, type Task, type ToolExecutor } from '@ccagent/engine';
 import { createNativeToolStrategy } from '@ccagent/agent';
-import { OllamaChatModel } from '@ccagent/ollama';
+import { OllamaChatModel } from '@ccagent/models';
 import { openSqliteStore } from '@ccagent/store';
 import { startFakeOllama } from '@ccagent/testkit';
 import { CLIENT_ID, CORE_COMMANDS, FIXTURE_T0 } from './fixture-db.js';

@@ -7,7 +7,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Engine, InMemoryTaskStore } from '@ccagent/engine';
-import { OllamaChatModel } from '@ccagent/ollama';
+import { OllamaChatModel } from '@ccagent/models';
 import { startFakeOllama } from '@ccagent/testkit';
 import { createLuaToolExecutor } from './lua-tool-executor.mjs';
 

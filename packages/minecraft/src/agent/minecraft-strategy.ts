@@ -15,7 +15,7 @@ import type {
   TaskErrorInfo,
   TaskStrategy,
 } from '@ccagent/engine';
-import type { ChatMessage, ChatOptions, ChatResponse } from '@ccagent/ollama';
+import type { ChatMessage, ChatOptions, ChatResponse } from '@ccagent/models';
 import { z } from 'zod';
 import { MC_ACTION_COMMAND } from '../endpoint/action-executor.js';
 import type { InstanceInfo } from '../endpoint/mc-endpoint.js';

@@ -2,7 +2,7 @@
 // mod endpoint with a scripted mod over a real WebSocket, the real `ollama` client against the fake Ollama server
 // (which models Ollama's prompt cache with the real Qwen tokenizer).
 import { Engine, InMemoryTaskStore, type Task } from '@ccagent/engine';
-import { OllamaChatModel } from '@ccagent/ollama';
+import { OllamaChatModel } from '@ccagent/models';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModClient, type ActionRunner, type RunOutcome } from '../bridge/mod-client.js';

@@ -1,4 +1,4 @@
-import { OllamaChatModel, OpenAICompatibleChatModel, type ChatModel } from '@ccagent/ollama';
+import { OllamaChatModel, OpenAICompatibleChatModel, type ChatModel } from '@ccagent/models';
 import { z } from 'zod';
 import { DEFAULT_ACTION_TIMEOUT_MS } from '../protocol/constants.js';
 import { InstanceIdSchema } from '../protocol/messages.js';

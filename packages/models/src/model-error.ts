@@ -1,5 +1,5 @@
 /**
- * `ModelError`: the one error class of `@ccagent/ollama`. Every failure of a model call is mapped to a stable
+ * `ModelError`: the one error class of `@ccagent/models`. Every failure of a model call is mapped to a stable
  * `code` so callers branch on it, never on provider messages.
  */
 
