@@ -34,6 +34,8 @@ import {
 } from './client-persistence.js';
 import type { OrchestratorConfig } from './config.js';
 import { ClientRegistry } from './clients/client-registry.js';
+import { ComputerGroups } from './clients/computer-groups.js';
+import { TriggerLimits } from './ws/trigger-limits.js';
 import { DashboardAssets, defaultDashboardDir } from './http/dashboard-assets.js';
 import { EventHub } from './http/event-hub.js';
 import { HttpApi, type TaskPageSource } from './http/http-api.js';
@@ -324,6 +326,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     storageFailure: storageFailureOf,
   });
   const replies = new WsReplies(metrics, new RefusalLog(logger, () => clock.now()));
+  const groups = new ComputerGroups(config.server.groups, (id) => registry.connection(id)?.principal?.actor);
   const subscriptions = new TaskSubscriptions({
     config,
     engine,
@@ -332,6 +335,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     replies,
     replyStream,
     logger,
+    groups,
   });
   const rateLimits = new ClientRateLimits(s.rateLimit);
   const maxRejected = maxRejectedFor(config);
@@ -351,6 +355,10 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       if (r.ok) connectedWith.set(clientId, r.principal.actor);
       return r;
     },
+    offer: () => ({
+      taskKinds: [...Object.keys(config.taskKinds), ...Object.keys(config.kindAliases)],
+      models: [...new Set(roleModels.map((m) => m.name))],
+    }),
   });
   const requests = new TaskRequests({
     engine,
@@ -360,6 +368,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     replies,
     clock,
     logger,
+    groups,
+    triggerLimits: new TriggerLimits(config.server.triggerRateLimit),
     audit: (who, action, target, detail) => void security.audit(who, action, target, 'ok', detail),
   });
   const gateway = new WsGateway({
