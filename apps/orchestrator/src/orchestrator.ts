@@ -53,7 +53,7 @@ import { HttpAccess } from './security/http-access.js';
 import { authorizeMod } from './security/mod-access.js';
 import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
 import { SecurityService } from './security/security-service.js';
-import { kindCatalogue } from './task-catalogue.js';
+import { kindCatalogue, menuOffer } from './task-catalogue.js';
 import { ArgsValidator } from './ws/args-validator.js';
 import { ClientRateLimits } from './ws/client-rate-limits.js';
 import { Handshake } from './ws/handshake.js';
@@ -317,10 +317,11 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   replyStream.attach(engine);
   await metrics.track(engine);
   metrics.trackPools(() => [...modelPools].map(([name, pool]) => ({ name, snapshot: pool.snapshot() })));
+  const kinds = kindCatalogue(config);
   const tasks = new TaskOperations({
     engine,
     store,
-    kinds: kindCatalogue(config),
+    kinds,
     clock,
     crossClientAccess: config.server.crossClientAccess,
     storageFailure: storageFailureOf,
@@ -355,10 +356,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       if (r.ok) connectedWith.set(clientId, r.principal.actor);
       return r;
     },
-    offer: () => ({
-      taskKinds: [...Object.keys(config.taskKinds), ...Object.keys(config.kindAliases)],
-      models: [...new Set(roleModels.map((m) => m.name))],
-    }),
+    offer: () => menuOffer(kinds),
   });
   const requests = new TaskRequests({
     engine,

@@ -186,12 +186,27 @@ describe('trigger limits and the welcome offer', () => {
     await c.waitFor('task_created', { request_id: 't1' });
   });
 
-  it('offers the kinds a computer may create and the configured models in its welcome', async () => {
-    await t.start({ strategies: everyKind(writeThenRun) });
+  it('offers the kinds a computer may create and the models a task may choose in its welcome', async () => {
+    await t.start({
+      strategies: everyKind(writeThenRun),
+      config: { limits: { models: ['qwen3:8b', 'qwen3:1.7b'] } },
+    });
     const c = await t.connect('pc');
     const welcome = await c.waitFor('welcome');
     expect(welcome.task_kinds).toEqual(expect.arrayContaining(['general_agent', 'code_job']));
-    expect(Array.isArray(welcome.models)).toBe(true);
-    expect((welcome.models as string[]).length).toBeGreaterThan(0);
+    expect(welcome.models).toEqual(['qwen3:8b', 'qwen3:1.7b']);
+    expect(welcome.model_roles).toMatchObject({
+      general_agent: ['native'],
+      code_job: ['planner', 'executor'],
+    });
+  });
+
+  it("narrows the offered kinds to those the computer's key may create", async () => {
+    await t.start({ token: 'operator-secret', strategies: everyKind(writeThenRun) });
+    const key = await enroll(t.h, 'pocket', { kinds: ['general_agent'] });
+    const c = await t.connect('pocket', { token: key });
+    const welcome = await c.waitFor('welcome');
+    expect(welcome.task_kinds).toEqual(['general_agent']);
+    expect(Object.keys(welcome.model_roles as object)).toEqual(['general_agent']);
   });
 });

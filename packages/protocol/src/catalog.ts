@@ -252,6 +252,7 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
         max_message_bytes: 131072,
         task_kinds: ['general_agent', 'code_job', 'chat'],
         models: ['qwen3:14b', 'qwen3:1.7b'],
+        model_roles: { general_agent: ['native'], code_job: ['planner', 'executor'], chat: ['chat'] },
       },
     ],
   },

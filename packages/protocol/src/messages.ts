@@ -320,7 +320,13 @@ export const WelcomeSchema = z.object({
   models: z
     .array(z.string())
     .optional()
-    .describe('Model names the server is configured with, for `create_task.settings.models`.'),
+    .describe(
+      'Model names a task may choose in `create_task.settings.models` (the operator’s `limits.models`).',
+    ),
+  model_roles: z
+    .record(z.string(), z.array(z.string()))
+    .optional()
+    .describe('Per task kind, the model roles it calls (the keys its `settings.models` may set).'),
 });
 
 /** `task_created`: the reply to `create_task`. */

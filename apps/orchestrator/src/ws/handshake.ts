@@ -40,7 +40,7 @@ export interface HandshakeOptions {
    */
   authenticate?: (clientId: string, token: string | undefined, source: string) => AuthResult;
   /** What the `welcome` offers the computer's menus: the kinds it may create and the server's model names. */
-  offer?: () => { taskKinds: string[]; models: string[] };
+  offer?: () => { taskKinds: string[]; models: string[]; modelRoles: Record<string, string[]> };
 }
 
 /** See the module comment. */
@@ -50,13 +50,22 @@ export class Handshake {
   constructor(private readonly o: HandshakeOptions) {}
 
   /** The kinds `principal` may create (its key's grants narrow them) and the model names, when offered. */
-  private offerFor(principal: Principal): { task_kinds?: string[]; models?: string[] } {
+  private offerFor(principal: Principal): {
+    task_kinds?: string[];
+    models?: string[];
+    model_roles?: Record<string, string[]>;
+  } {
     const offer = this.o.offer?.();
     if (!offer) return {};
     const granted = principal.grants.kinds;
     const kinds =
       granted === undefined ? offer.taskKinds : offer.taskKinds.filter((k) => granted.includes(k));
-    return { task_kinds: kinds, models: offer.models };
+    const roles: Record<string, string[]> = {};
+    for (const k of kinds) {
+      const r = offer.modelRoles[k];
+      if (r !== undefined) roles[k] = r;
+    }
+    return { task_kinds: kinds, models: offer.models, model_roles: roles };
   }
 
   /** A connection opened: it is closed unless a `hello` arrives within `helloTimeoutMs`. */
