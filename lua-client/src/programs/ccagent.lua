@@ -313,7 +313,7 @@ local function handle(line)
         else
             log(why, colours.red)
         end
-    elseif line:find("^/set") then
+    elseif line == "/set" or line:find("^/set%s") then
         local key, value = line:match("^/set%s+(%S+)%s*(%S*)$")
         if not key or not (NUMBER_SETTINGS[key] or BUDGET_SETTINGS[key] or key == "provider") then
             log("usage: /set temperature|num_ctx|provider|max_steps|max_tool_calls|max_model_calls|deadline_s "
@@ -330,7 +330,7 @@ local function handle(line)
     elseif line == "/settings" then
         log(("kind %s on %s"):format(kind, target or client.client_id))
         log("settings: " .. (json.encode(task_settings() or json.object()) or "{}"))
-    elseif line:find("^/on") then
+    elseif line == "/on" or line:find("^/on%s") then
         target = line:match("^/on%s+(%S+)")
         log("new tasks run on " .. (target or client.client_id), colours.lime)
     elseif line:sub(1, 1) == "/" then
@@ -352,6 +352,8 @@ local function handle(line)
             on_created = function(task_id, status, message)
                 if task_id then
                     log(("[%s] created (%s)"):format(short(task_id), tostring(status)), colours.grey)
+                    -- the whole id, for a triggers file (agent = "<task id>") or the CLI
+                    log("  id " .. task_id, colours.grey)
                 else
                     log(("refused: %s %s"):format(tostring(status), tostring(message)), colours.red)
                 end
