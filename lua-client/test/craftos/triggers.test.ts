@@ -119,7 +119,10 @@ describe.skipIf(!craftos)('in-game triggers in CraftOS', () => {
   });
 
   it('`ccagent triggers` lists the file, and a bad entry is reported without losing the good ones', async () => {
-    const bad = TRIGGERS.replace('return {', 'return {\n    { name = "broken", on = "sunrise", agent = "t" },');
+    const bad = TRIGGERS.replace(
+      'return {',
+      'return {\n    { name = "broken", on = "sunrise", agent = "t" },',
+    );
     const c = s.boot(`${PRELUDE}shell.run("/ccagent/programs/ccagent.lua", "triggers")`, {
       files: { '.ccagent/triggers.lua': bad },
     });

@@ -48,7 +48,12 @@ describe.skipIf(!craftos)('end to end: computers of one group', () => {
           settings: { temperature: 0.2, budgets: { max_steps: 5 } },
         },
         // above the operator's maximum: refused with the field named, nothing created
-        { kind: 'general_agent', prompt: 'Too big.', target: 'e2e-host', settings: { budgets: { max_steps: 1e9 } } },
+        {
+          kind: 'general_agent',
+          prompt: 'Too big.',
+          target: 'e2e-host',
+          settings: { budgets: { max_steps: 1e9 } },
+        },
       ],
     });
     const out = await driverResult(pocket);
