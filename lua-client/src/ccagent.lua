@@ -371,6 +371,10 @@ function Client:_on_welcome(msg)
         self.max_message_bytes = msg.max_message_bytes
     end
     self.heartbeat_ms = type(msg.heartbeat_ms) == "number" and msg.heartbeat_ms or 0
+    -- What the server offers this computer's menus (older servers send neither).
+    self.task_kinds = type(msg.task_kinds) == "table" and msg.task_kinds or nil
+    self.models = type(msg.models) == "table" and msg.models or nil
+    self.model_roles = type(msg.model_roles) == "table" and msg.model_roles or nil
     if self.heartbeat_ms > 0 then self.heartbeat_timer = os.startTimer(self.heartbeat_ms / 1000) end
     -- Unacknowledged results first: the server is waiting for them.
     for _, call_id in ipairs(self.result_order) do
@@ -900,11 +904,20 @@ end
 
 -- Tasks -----------------------------------------------------------------------
 
+--- Per-task settings @{Client:create_task} passes on, with the type each must have (the server checks the
+-- values against the operator's maximums and refuses more with `invalid_field`).
+M.TASK_SETTINGS = {
+    models = "table", provider = "string", temperature = "number", num_ctx = "number", executor_mode = "string",
+    budgets = "table", interactive = "boolean", completion = "table",
+}
+
 --- Ask the orchestrator to start a task.
 -- @tparam table opts `prompt` (string), `kind` (string, default "general_agent"), `context` (any JSON),
 --   `allowed_commands` (list of names; default every registered command), `client_id`
---   (where the commands run; default this client), `on_created` (function(task_id, status), or
---   (nil, code, message) when refused)
+--   (where the commands run; default this client; another computer of this one's group with `server.groups`),
+--   `settings` (per-task settings, see @{TASK_SETTINGS}: `{models = {native = "qwen3:8b"}, temperature = 0.2,
+--   budgets = {max_steps = 20}}`), `trigger` (the name of the in-game trigger that starts it: rate-limited by the
+--   server), `on_created` (function(task_id, status), or (nil, code, message) when refused)
 -- @treturn string the generated request_id
 function Client:create_task(opts)
     expect(1, opts, "table")
@@ -912,7 +925,17 @@ function Client:create_task(opts)
     field(opts, "kind", "string", "nil")
     field(opts, "allowed_commands", "table", "nil")
     field(opts, "client_id", "string", "nil")
+    field(opts, "settings", "table", "nil")
+    field(opts, "trigger", "string", "nil")
     field(opts, "on_created", "function", "nil")
+    if opts.settings then
+        for k, v in pairs(opts.settings) do
+            local want = M.TASK_SETTINGS[k]
+            if not want then error(("bad setting '%s' (known: %s)"):format(tostring(k),
+                "models, provider, temperature, num_ctx, executor_mode, budgets, interactive, completion"), 2) end
+            if type(v) ~= want then error(("bad setting '%s' (%s expected, got %s)"):format(k, want, type(v)), 2) end
+        end
+    end
     local request_id = self:_id("req")
     local allowed = json.array()
     for i, n in ipairs(opts.allowed_commands or self.command_order) do allowed[i] = n end
@@ -927,6 +950,8 @@ function Client:create_task(opts)
         prompt = opts.prompt,
         context = opts.context,
         allowed_commands = allowed,
+        settings = opts.settings,
+        trigger = opts.trigger,
     })
     return request_id
 end
@@ -979,12 +1004,15 @@ end
 -- @tparam string task_id
 -- @tparam string name event name
 -- @param[opt] data any JSON-able value
+-- @tparam[opt] string trigger the name of the in-game trigger sending it (the server rate-limits each trigger)
 -- @treturn string the generated request_id
-function Client:event(task_id, name, data)
+function Client:event(task_id, name, data, trigger)
     expect(1, task_id, "string")
     expect(2, name, "string")
+    expect(4, trigger, "string", "nil")
     local request_id = self:_id("req")
-    self:_send({ type = "task_event", task_id = task_id, name = name, data = data, request_id = request_id })
+    self:_send({ type = "task_event", task_id = task_id, name = name, data = data, request_id = request_id,
+        trigger = trigger })
     return request_id
 end
 

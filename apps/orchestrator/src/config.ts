@@ -257,6 +257,29 @@ const serverSchema = z.strictObject({
   disconnectPolicy: z.enum(['fail', 'wait']).default('fail'),
   /** Let a client create, read, answer or cancel tasks bound to another client (off: each client sees its own). */
   crossClientAccess: z.boolean().default(false),
+  /**
+   * A player's computers that may create tasks for each other and follow and steer them, without crossClientAccess
+   * (docs/agents.md): `named` groups of client ids, and with `byOperatorKey` the computers connected with the same
+   * operator key (the shared token, or one operator key) right now.
+   */
+  groups: z
+    .strictObject({
+      named: z
+        .record(
+          z.string().regex(/^[A-Za-z0-9._:@+-]{1,64}$/, 'group names: letters, digits and . _ - : @ +'),
+          z.array(z.string().regex(/^[A-Za-z0-9._:@+-]{1,200}$/, 'a client id')),
+        )
+        .default({}),
+      byOperatorKey: z.boolean().default(false),
+    })
+    .default({ named: {}, byOperatorKey: false }),
+  /**
+   * Server-side limit on what in-game triggers send (a `task_event` or `create_task` carrying `trigger`): per
+   * computer and trigger name, `perMinute` on average with bursts of `burst`; more is refused as `rate_limited`.
+   */
+  triggerRateLimit: z
+    .strictObject({ perMinute: z.number().positive().default(30), burst: positiveInt.default(10) })
+    .default({ perMinute: 30, burst: 10 }),
   /** Who may reach the server and how computers prove who they are (docs/security.md). */
   security: z
     .strictObject({

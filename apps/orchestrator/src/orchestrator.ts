@@ -34,6 +34,8 @@ import {
 } from './client-persistence.js';
 import type { OrchestratorConfig } from './config.js';
 import { ClientRegistry } from './clients/client-registry.js';
+import { ComputerGroups } from './clients/computer-groups.js';
+import { TriggerLimits } from './ws/trigger-limits.js';
 import { DashboardAssets, defaultDashboardDir } from './http/dashboard-assets.js';
 import { EventHub } from './http/event-hub.js';
 import { HttpApi, type TaskPageSource } from './http/http-api.js';
@@ -51,7 +53,7 @@ import { HttpAccess } from './security/http-access.js';
 import { authorizeMod } from './security/mod-access.js';
 import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
 import { SecurityService } from './security/security-service.js';
-import { kindCatalogue } from './task-catalogue.js';
+import { kindCatalogue, menuOffer } from './task-catalogue.js';
 import { ArgsValidator } from './ws/args-validator.js';
 import { ClientRateLimits } from './ws/client-rate-limits.js';
 import { Handshake } from './ws/handshake.js';
@@ -315,15 +317,17 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   replyStream.attach(engine);
   await metrics.track(engine);
   metrics.trackPools(() => [...modelPools].map(([name, pool]) => ({ name, snapshot: pool.snapshot() })));
+  const kinds = kindCatalogue(config);
   const tasks = new TaskOperations({
     engine,
     store,
-    kinds: kindCatalogue(config),
+    kinds,
     clock,
     crossClientAccess: config.server.crossClientAccess,
     storageFailure: storageFailureOf,
   });
   const replies = new WsReplies(metrics, new RefusalLog(logger, () => clock.now()));
+  const groups = new ComputerGroups(config.server.groups, (id) => registry.connection(id)?.principal?.actor);
   const subscriptions = new TaskSubscriptions({
     config,
     engine,
@@ -332,6 +336,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     replies,
     replyStream,
     logger,
+    groups,
   });
   const rateLimits = new ClientRateLimits(s.rateLimit);
   const maxRejected = maxRejectedFor(config);
@@ -351,6 +356,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       if (r.ok) connectedWith.set(clientId, r.principal.actor);
       return r;
     },
+    offer: () => menuOffer(kinds),
   });
   const requests = new TaskRequests({
     engine,
@@ -360,6 +366,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     replies,
     clock,
     logger,
+    groups,
+    triggerLimits: new TriggerLimits(config.server.triggerRateLimit),
     audit: (who, action, target, detail) => void security.audit(who, action, target, 'ok', detail),
   });
   const gateway = new WsGateway({

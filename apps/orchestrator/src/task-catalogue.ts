@@ -4,7 +4,13 @@
  * aliases; the operator maximums (`limits`, with the models a request may choose); the configured providers. The
  * rules that read it live in `@ccagent/engine` (`TaskOperations`, `resolveRunBudgets`).
  */
-import type { RunBudgets, TaskKindCatalogue, TaskKindRules } from '@ccagent/engine';
+import {
+  resolveTaskKind,
+  taskKindNames,
+  type RunBudgets,
+  type TaskKindCatalogue,
+  type TaskKindRules,
+} from '@ccagent/engine';
 import type { ModelRoleName, OrchestratorConfig, TaskKindConfig } from './config.js';
 
 /** Roles each strategy uses (a model for another role would never be called). */
@@ -71,4 +77,23 @@ function kindBudgets(spec: TaskKindConfig): RunBudgets {
 /** The first role configured with `provider` (its base URL and key serve a task that asks for that provider). */
 export function providerRole(config: OrchestratorConfig, provider: string): ModelRoleName | undefined {
   return ROLES.find((r) => config.models[r].provider === provider);
+}
+
+/**
+ * What a computer's menus may offer (the `welcome`'s `task_kinds`, `models`, `model_roles`): every kind and alias,
+ * the models a task may choose, and the model roles each kind calls.
+ */
+export function menuOffer(catalogue: TaskKindCatalogue): {
+  taskKinds: string[];
+  models: string[];
+  modelRoles: Record<string, string[]>;
+} {
+  const taskKinds = taskKindNames(catalogue);
+  const modelRoles: Record<string, string[]> = {};
+  for (const name of taskKinds) {
+    const kind = resolveTaskKind(catalogue, name);
+    const rules = kind === undefined ? undefined : catalogue.kinds[kind];
+    if (rules) modelRoles[name] = [...rules.modelRoles];
+  }
+  return { taskKinds, models: [...new Set(catalogue.limits.models)], modelRoles };
 }

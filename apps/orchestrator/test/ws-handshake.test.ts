@@ -19,6 +19,10 @@ describe('WebSocket handshake', () => {
       protocol_version: 1,
       heartbeat_ms: 5000,
       max_message_bytes: 131072,
+      // what the computer's menus may offer (issue 35)
+      task_kinds: expect.arrayContaining(['general_agent', 'code_job', 'chat']),
+      models: ['qwen3:8b'],
+      model_roles: expect.objectContaining({ general_agent: ['native'], code_job: ['planner', 'executor'] }),
     });
     const res = await h.http('/api/clients');
     const body = (await res.json()) as { clients: Array<{ client_id: string; connected: boolean }> };

@@ -3,7 +3,8 @@
 -- Core commands: `shell_exec`, `fs_list`, `fs_read`, `fs_write`, `fs_delete`,
 -- `fs_move`, `run_program`; built-ins `echo`, `get_time`, `get_system_info`;
 -- tool management: `tool_list`, `tool_create`,
--- `tool_test`, `tool_set_status`, `tools_reload`. Model-written tools (see
+-- `tool_test`, `tool_set_status`, `tools_reload`; on a turtle the turtle tools of @{ccagent.turtle_tools}.
+-- Model-written tools (see
 -- @{ccagent.tools}) that are `active` are registered as commands of their own.
 --
 --     local host = require("ccagent.host").new(client, { shell = shell })
@@ -16,6 +17,7 @@ local paths = require "ccagent.paths"
 local capture = require "ccagent.capture"
 local trace = require "ccagent.trace"
 local tools = require "ccagent.tools"
+local turtle_tools = require "ccagent.turtle_tools"
 
 local expect, field = expect_mod.expect, expect_mod.field
 
@@ -55,7 +57,8 @@ Host.__index = Host
 --- Register the core tools (and the active model-written tools) on `client`.
 -- @tparam table client a @{ccagent.Client}
 -- @tparam[opt] table opts `shell` (the program's `shell`, needed by shell_exec/run_program),
---   `root` (sandbox root for the file tools; default the whole computer), `tools_dir` (default "/tools")
+--   `root` (sandbox root for the file tools; default the whole computer), `tools_dir` (default "/tools"),
+--   `turtle` (the turtle API whose tools to offer; default the global `turtle`, present only on a turtle)
 -- @treturn Host
 -- @treturn {table...} problems loading model-written tools (`{name, error}`)
 function M.new(client, opts)
@@ -65,6 +68,7 @@ function M.new(client, opts)
     field(opts, "shell", "table", "nil")
     field(opts, "root", "string", "nil")
     field(opts, "tools_dir", "string", "nil")
+    field(opts, "turtle", "table", "nil")
     local root, rerr = paths.normalize(opts.root or "")
     -- an unusable sandbox must stop the host, never quietly become full access
     if not root then error("bad sandbox root: " .. rerr, 2) end
@@ -77,7 +81,10 @@ function M.new(client, opts)
     self.registry = tools.open({ dir = opts.tools_dir or "/tools" })
     self.registry.reserved = {}
     for _, n in ipairs(M.CORE) do self.registry.reserved[n] = true end
+    for _, n in ipairs(turtle_tools.NAMES) do self.registry.reserved[n] = true end
     self:_register_core()
+    local turtle_api = opts.turtle or rawget(_G, "turtle")
+    if turtle_api then self.turtle_tools = turtle_tools.register(client, turtle_api) end
     local report = self:reload_tools()
     return self, report.errors
 end

@@ -7,6 +7,7 @@
 -- @module ccagent.session
 local ccagent = require "ccagent"
 local host_mod = require "ccagent.host"
+local triggers_mod = require "ccagent.triggers"
 
 local M = {}
 
@@ -23,7 +24,9 @@ end
 --- Create a client and its agent host from resolved settings (see @{ccagent.config.resolve}).
 -- @tparam table cfg settings
 -- @tparam table opts `shell` (the program's shell), `log` (function(level, message))
--- @treturn table the session `{client, host, cfg, problems}`
+-- The triggers file (`cfg.triggers_file`, default @{ccagent.triggers.PATH}) is loaded too: its problems join the
+-- session's `problems` (as `{name = "triggers", error}`), and its triggers run beside the connection.
+-- @treturn table the session `{client, host, cfg, problems, watcher}`
 function M.create(cfg, opts)
     local client = ccagent.connect(cfg.ws_url, {
         client_id = cfg.client_id,
@@ -31,15 +34,24 @@ function M.create(cfg, opts)
         state_dir = cfg.state_dir,
         log = opts.log,
     })
-    local host, problems = host_mod.new(client, { shell = opts.shell, root = cfg.sandbox, tools_dir = cfg.tools_dir })
-    return { client = client, host = host, cfg = cfg, problems = problems }
+    local host, tool_problems = host_mod.new(client, { shell = opts.shell, root = cfg.sandbox,
+        tools_dir = cfg.tools_dir })
+    local problems = {}
+    for i, p in ipairs(tool_problems or {}) do problems[i] = p end
+    local list, terrs = triggers_mod.load(cfg.triggers_file)
+    for _, e in ipairs(terrs) do problems[#problems + 1] = { name = "triggers", error = e } end
+    local watcher = #list > 0 and triggers_mod.new(client, list, { log = opts.log }) or nil
+    return { client = client, host = host, cfg = cfg, problems = problems, watcher = watcher }
 end
 
 --- Run a session's connection until it stops, announcing it to the other programs meanwhile.
 -- @tparam table session
 function M.run(session)
     rawset(_G, KEY, session)
-    local ok, err = pcall(session.client.run, session.client)
+    local ok, err = pcall(function()
+        if not session.watcher then return session.client:run() end
+        parallel.waitForAny(function() session.client:run() end, function() session.watcher:run() end)
+    end)
     if rawget(_G, KEY) == session then rawset(_G, KEY, nil) end
     if not ok then error(err, 0) end
 end

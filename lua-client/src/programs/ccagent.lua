@@ -1,7 +1,8 @@
 -- ccagent: give the orchestrator tasks from this computer's terminal, watch them run, answer their questions.
 -- usage: ccagent [ws://host:port/ws] [--id NAME] [--token T] [--kind KIND] [--sandbox DIR] [--config FILE]
+--        ccagent triggers [--triggers FILE] [--config FILE]   (list this computer's in-game triggers)
 -- Type a task and press Enter. While a task asks a question, the next line you type is the answer.
--- Commands: /tasks, /cancel <task id>, /msg <task id> <text>, /help, /quit.
+-- Commands: /tasks, /cancel <task id>, /msg <task id> <text>, /kind, /model, /set, /on <computer>, /help, /quit.
 -- When ccagent-host already runs on this computer (another tab, or started at boot), this program uses its
 -- connection; otherwise it connects itself and serves the computer's tools while it runs.
 local root = fs.getDir(fs.getDir(shell.getRunningProgram()))
@@ -12,7 +13,32 @@ local config = require "ccagent.config"
 local session_mod = require "ccagent.session"
 local json = require "ccagent.json"
 
-local flags, ferr = config.parse_args({ ... })
+local argv = { ... }
+if argv[1] == "triggers" then
+    -- `ccagent triggers`: what the triggers file says, and how often each fired in the running host.
+    local triggers_mod = require "ccagent.triggers"
+    local tflags, terr = config.parse_args({ table.unpack(argv, 2) })
+    if not tflags then
+        printError(terr)
+        return
+    end
+    local cfg = config.read(tflags.config) or {}
+    local path = tflags.triggers_file or cfg.triggers_file or triggers_mod.PATH
+    local list, problems = triggers_mod.load(path)
+    local running = session_mod.current()
+    local sent = running and running.watcher and running.watcher.sent or {}
+    print(("%d trigger(s) in %s"):format(#list, path))
+    for _, t in ipairs(list) do
+        local line = triggers_mod.describe(t)
+        if sent[t.name] then line = line .. (" [sent %d]"):format(sent[t.name]) end
+        print(line)
+    end
+    for _, p in ipairs(problems) do printError(p) end
+    if not fs.exists(path) then print("none: write " .. path .. " (see docs/agents.md)") end
+    return
+end
+
+local flags, ferr = config.parse_args(argv)
 if not flags then
     printError(ferr)
     print("usage: ccagent " .. config.USAGE)
@@ -60,6 +86,11 @@ if own then
 end
 local client = session.client
 local kind = flags.kind or (session.cfg and session.cfg.kind) or "general_agent"
+-- Per-task settings chosen with /model and /set (checked by the server against the operator's maximums).
+local model
+local chosen = {}
+-- Where new tasks run: this computer, or another of its group (/on).
+local target
 
 local questions = {}
 local last_seen = {}
@@ -158,8 +189,67 @@ local HELP = {
     "/cancel <id>    cancel a task (id prefix works)",
     "/msg <id> text  tell a task something; a",
     "                finished task continues",
+    "/kind [n|name]  list the kinds / pick one",
+    "/model [n|name] list the models / pick one",
+    "/set key [val]  temperature, num_ctx, provider,",
+    "                max_steps, max_tool_calls,",
+    "                max_model_calls, deadline_s",
+    "/settings       show what new tasks get",
+    "/on [computer]  run new tasks on another",
+    "                computer of your group",
     "/quit           leave",
 }
+
+local NUMBER_SETTINGS = { temperature = true, num_ctx = true }
+local BUDGET_SETTINGS = { max_steps = true, max_tool_calls = true, max_model_calls = true, deadline_s = true }
+
+-- The settings of a new task of `kind`: the model for each role the kind calls, and what /set chose.
+local function task_settings()
+    local s = {}
+    if model then
+        local roles = client.model_roles and client.model_roles[kind]
+        if roles then
+            local m = {}
+            for _, r in ipairs(roles) do m[r] = model end
+            s.models = m
+        else
+            log("the server did not say which models " .. kind .. " uses; /model is left out", colours.orange)
+        end
+    end
+    local budgets
+    for k, v in pairs(chosen) do
+        if BUDGET_SETTINGS[k] then
+            budgets = budgets or {}
+            if k == "deadline_s" then budgets.deadline_ms = v * 1000 else budgets[k] = v end
+        else
+            s[k] = v
+        end
+    end
+    s.budgets = budgets
+    if next(s) == nil then return nil end
+    return s
+end
+
+-- Pick `arg` (a number or a name) from `offered`; nil and a reason when it is not offered.
+local function pick(arg, offered, what)
+    if not offered then return arg end -- an older server: take the name as typed
+    local n = tonumber(arg)
+    if n and offered[n] then return offered[n] end
+    for _, v in ipairs(offered) do
+        if v == arg then return v end
+    end
+    return nil, ("no %s '%s' on this server (try /%s)"):format(what, arg, what)
+end
+
+local function list_offered(offered, current, what)
+    if not offered then
+        log("the server did not list its " .. what .. "s; type a name", colours.orange)
+        return
+    end
+    for i, v in ipairs(offered) do
+        log(("%2d %s%s"):format(i, v, v == current and "  <- in use" or ""), v == current and colours.lime or nil)
+    end
+end
 
 local function find_task(prefix_id)
     for id in pairs(client.tasks) do
@@ -199,6 +289,50 @@ local function handle(line)
         else
             log("usage: /msg <task id> <text>", colours.red)
         end
+    elseif line == "/kind" or line == "/kinds" then
+        list_offered(client.task_kinds, kind, "kind")
+    elseif line:find("^/kind%s") then
+        local picked, why = pick(line:match("^/kind%s+(%S+)"), client.task_kinds, "kind")
+        if picked then
+            kind = picked
+            log("new tasks: " .. kind, colours.lime)
+        else
+            log(why, colours.red)
+        end
+    elseif line == "/model" or line == "/models" then
+        list_offered(client.models, model, "model")
+    elseif line:find("^/model%s") then
+        local arg = line:match("^/model%s+(%S+)")
+        local picked, why = pick(arg, client.models, "model")
+        if arg == "default" then
+            model = nil
+            log("new tasks: the kind's own models", colours.lime)
+        elseif picked then
+            model = picked
+            log("new tasks: model " .. model, colours.lime)
+        else
+            log(why, colours.red)
+        end
+    elseif line == "/set" or line:find("^/set%s") then
+        local key, value = line:match("^/set%s+(%S+)%s*(%S*)$")
+        if not key or not (NUMBER_SETTINGS[key] or BUDGET_SETTINGS[key] or key == "provider") then
+            log("usage: /set temperature|num_ctx|provider|max_steps|max_tool_calls|max_model_calls|deadline_s "
+                .. "[value]", colours.red)
+        elseif value == "" then
+            chosen[key] = nil
+            log(key .. ": the kind's default", colours.lime)
+        elseif key ~= "provider" and not tonumber(value) then
+            log(key .. " takes a number", colours.red)
+        else
+            chosen[key] = key == "provider" and value or tonumber(value)
+            log(("%s = %s"):format(key, tostring(chosen[key])), colours.lime)
+        end
+    elseif line == "/settings" then
+        log(("kind %s on %s"):format(kind, target or client.client_id))
+        log("settings: " .. (json.encode(task_settings() or json.object()) or "{}"))
+    elseif line == "/on" or line:find("^/on%s") then
+        target = line:match("^/on%s+(%S+)")
+        log("new tasks run on " .. (target or client.client_id), colours.lime)
     elseif line:sub(1, 1) == "/" then
         log("unknown command " .. line .. " (try /help)", colours.red)
     elseif #questions > 0 then
@@ -211,9 +345,15 @@ local function handle(line)
         client:create_task({
             prompt = line,
             kind = kind,
+            settings = task_settings(),
+            client_id = target,
+            -- the commands of the computer it runs on, not this one's
+            allowed_commands = target and {} or nil,
             on_created = function(task_id, status, message)
                 if task_id then
                     log(("[%s] created (%s)"):format(short(task_id), tostring(status)), colours.grey)
+                    -- the whole id, for a triggers file (agent = "<task id>") or the CLI
+                    log("  id " .. task_id, colours.grey)
                 else
                     log(("refused: %s %s"):format(tostring(status), tostring(message)), colours.red)
                 end

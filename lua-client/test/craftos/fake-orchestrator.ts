@@ -36,6 +36,8 @@ export interface FakeOptions {
   token?: string;
   /** Change the installer manifest before it is served. */
   editManifest?: (m: { files: ManifestFile[] }) => { files: ManifestFile[] };
+  /** What the `welcome` offers the computer's menus (kinds, models, model roles), as a real server does. */
+  offer?: { task_kinds: string[]; models: string[]; model_roles: Record<string, string[]> };
 }
 
 /** A client frame the protocol parser rejected. */
@@ -143,6 +145,7 @@ export class FakeOrchestrator {
           protocol_version: PROTOCOL_VERSION,
           heartbeat_ms: this.opts.heartbeatMs ?? 60_000,
           max_message_bytes: this.maxBytes,
+          ...this.opts.offer,
         });
       }
     } else if (msg.type === 'ping') {

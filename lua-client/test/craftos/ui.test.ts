@@ -66,6 +66,63 @@ end, function()
 end)
 `;
 
+// Settings from inside the game: pick a kind and a model from what the server offered, set a temperature and
+// budgets, and run the task on another computer of the player's group.
+const SETTINGS = `
+local url = ...
+parallel.waitForAll(function()
+    assert(shell.run("/ccagent/programs/ccagent.lua", url, "--id", "pocket-1"))
+end, function()
+    os.pullEvent("ccagent_connection")
+    for _, line in ipairs({ "/kind", "/kind 2", "/model", "/model nope", "/model 2", "/set temperature 0.3",
+        "/set max_steps 12", "/set deadline_s 600", "/set colour blue", "/on farm-host", "/settings",
+        "collect the eggs" }) do
+        sleep(0.1)
+        os.queueEvent("paste", line)
+        os.queueEvent("key", keys.enter)
+    end
+    os.pullEvent("ccagent_task")
+    sleep(0.1)
+    os.queueEvent("paste", "/quit")
+    os.queueEvent("key", keys.enter)
+end)
+`;
+
+const OFFER = {
+  task_kinds: ['general_agent', 'code_job', 'chat'],
+  models: ['qwen3:8b', 'qwen3:1.7b'],
+  model_roles: { general_agent: ['native'], code_job: ['planner', 'executor'], chat: ['chat'] },
+};
+
+describe.skipIf(!craftos)('settings from the ccagent terminal program in CraftOS', () => {
+  it('creates the task with the kind, model, temperature and budgets picked from the offer, on the chosen computer', async () => {
+    const s = await Scenario.start({ offer: OFFER });
+    try {
+      const c = s.boot(SETTINGS, { args: [s.server.url] });
+      const ct = await s.server.waitFor<CreateTask>((m) => m.type === 'create_task', 20_000);
+      expect(ct).toMatchObject({
+        prompt: 'collect the eggs',
+        task_kind: 'code_job',
+        client_id: 'farm-host',
+        allowed_commands: [],
+        settings: {
+          models: { planner: 'qwen3:1.7b', executor: 'qwen3:1.7b' },
+          temperature: 0.3,
+          budgets: { max_steps: 12, deadline_ms: 600_000 },
+        },
+      });
+      expect((await c.exited).code).toBe(0);
+      const screen = screenText(c);
+      expect(screen).toContain('2 code_job');
+      expect(screen).toContain("no model 'nope' on this server");
+      expect(screen).toContain('usage: /set');
+      expect(screen).toContain('kind code_job on farm-host');
+    } finally {
+      expect(await s.end()).toEqual([]);
+    }
+  });
+});
+
 describe.skipIf(!craftos)('the ccagent terminal program in CraftOS', () => {
   let s: Scenario;
   beforeEach(async () => {

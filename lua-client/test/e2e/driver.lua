@@ -7,7 +7,9 @@
 -- computer (shell commands, with their terminal output captured) and writes everything it saw to
 -- /e2e-out.json before stopping the client. A task with `after_file` is created only once that file exists (the
 -- test writes it into the computer's disk when it is ready). A task given by `task_id` is not created but
--- followed (`subscribe`), e.g. one created before this computer rebooted.
+-- followed (`subscribe`), e.g. one created before this computer rebooted. A task with `target` runs on that
+-- computer (one of this one's group); `settings` are its per-task settings. With `stay_until_file` the driver keeps
+-- serving its tools after its own tasks until that file exists (a host other computers give work to).
 --
 -- Plan: { url, client_id, reconnect_min?, reconnect_max?, task_timeout? (s),
 --         tasks = [{ kind?, prompt, context?, answer?, answer_after_file?, after_file? } | { task_id, ... }],
@@ -77,6 +79,8 @@ local function run_task(spec)
             kind = spec.kind,
             prompt = spec.prompt,
             context = spec.context,
+            client_id = spec.target,
+            settings = spec.settings,
             on_created = function(task_id, status, message)
                 if task_id then
                     id = task_id
@@ -141,6 +145,7 @@ local function app()
         save()
     end
     for _, step in ipairs(plan.after or {}) do after(step) end
+    if plan.stay_until_file then wait_for_file(plan.stay_until_file) end
     out.tools = host.registry:list()
     save()
     client:stop()

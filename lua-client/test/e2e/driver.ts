@@ -20,6 +20,10 @@ export interface PlanTask {
   answer_after_file?: string;
   /** Create the task only once this file exists on the computer (the test writes it). */
   after_file?: string;
+  /** Run it on this computer (another of this one's group) instead of this one. */
+  target?: string;
+  /** Per-task settings (`create_task.settings`). */
+  settings?: Record<string, unknown>;
 }
 
 /** What the driver does (see driver.lua). */
@@ -32,6 +36,8 @@ export interface Plan {
   task_timeout?: number;
   tasks: PlanTask[];
   after?: Array<{ delete: string } | { run: string[] }>;
+  /** Keep serving tools after the tasks until this file exists on the computer (the test writes it). */
+  stay_until_file?: string;
 }
 
 /** One task as the driver saw it. */

@@ -130,7 +130,7 @@ describe('acceptance step log', () => {
     expect((executor[0]?.input as { format?: unknown }).format).toEqual(format);
     expect((planner[0]?.input as { prompt: { name: string; version: number } }).prompt).toEqual({
       name: 'planner',
-      version: 3,
+      version: 4,
     });
     // Parsed directive and the fence the executor wrapped its JSON in are recorded.
     expect(planner[0]?.directive).toMatchObject({ kind: 'RUN', path: 'TODO.lua', args: ['list'] });

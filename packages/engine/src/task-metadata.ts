@@ -75,6 +75,11 @@ export interface TaskAccessRights {
   crossClientAccess?: boolean;
   /** This client may see (never act on) any task. */
   observeOthers?: boolean;
+  /**
+   * Whether another client is in this client's group (a player's computers, see the orchestrator's `server.groups`):
+   * it may create tasks for that client and see and act on the tasks bound to or created by it.
+   */
+  peer?: (otherClientId: string) => boolean;
 }
 
 /**
@@ -88,10 +93,19 @@ export function mayAccessTask(
   rights: TaskAccessRights = {},
 ): boolean {
   if (rights.crossClientAccess === true || isOwnTask(task, clientId)) return true;
+  if (rights.peer !== undefined) {
+    const creator = taskCreator(task);
+    const bound = task.clientId;
+    if (bound !== null && rights.peer(bound)) return true;
+    if (creator !== undefined && rights.peer(creator)) return true;
+  }
   return intent === 'read' && rights.observeOthers === true;
 }
 
-/** Whether `creator` may create a task bound to `clientId`: its own, or any client's with `crossClientAccess`. */
+/**
+ * Whether `creator` may create a task bound to `clientId`: its own, any client's with `crossClientAccess`, and a
+ * client of its group (`peer`).
+ */
 export function mayCreateTaskFor(creator: string, clientId: string, rights: TaskAccessRights = {}): boolean {
-  return clientId === creator || rights.crossClientAccess === true;
+  return clientId === creator || rights.crossClientAccess === true || rights.peer?.(clientId) === true;
 }

@@ -364,6 +364,24 @@ describe('access between clients', () => {
     expect(cross.ops.mayCreateFor('pc-1', 'pc-2')).toBe(true);
   });
 
+  it("lets a client of the creator's or the bound client's group create for it and act on its tasks, no one else (guards against a group opening every task)", async () => {
+    const h = setup();
+    const group = new Set(['host', 'pocket']);
+    const peerOf = (me: string) => (other: string) => group.has(me) && group.has(other);
+    expect(h.ops.mayCreateFor('pocket', 'host', { peer: peerOf('pocket') })).toBe(true);
+    expect(h.ops.mayCreateFor('stranger', 'host', { peer: peerOf('stranger') })).toBe(false);
+    expect(h.ops.mayCreateFor('pocket', 'host')).toBe(false);
+    // a task the host made for itself: its group may follow and steer it, a stranger may not even read it
+    expect(
+      (await h.ops.create({ kind: 'general', prompt: 'wait', clientId: 'host', creator: 'host' })).ok,
+    ).toBe(true);
+    const [task] = await h.store.listTasks();
+    if (!task) throw new Error('no task');
+    expect(h.ops.canAccess(task, 'pocket', 'act', { peer: peerOf('pocket') })).toBe(true);
+    expect(h.ops.canAccess(task, 'stranger', 'read', { peer: peerOf('stranger') })).toBe(false);
+    expect(h.ops.canAccess(task, 'pocket', 'read')).toBe(false);
+  });
+
   it('lets a client granted observeOthers see any task, never act on it', async () => {
     const h = setup();
     const task = await created(h, 'wait');

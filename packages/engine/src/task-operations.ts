@@ -151,7 +151,7 @@ export class TaskOperations {
     task: Task,
     clientId: string,
     intent: 'read' | 'act' = 'act',
-    rights: { observeOthers?: boolean } = {},
+    rights: { observeOthers?: boolean; peer?: (otherClientId: string) => boolean } = {},
   ): boolean {
     return mayAccessTask(task, clientId, intent, {
       crossClientAccess: this.o.crossClientAccess === true,
@@ -159,9 +159,19 @@ export class TaskOperations {
     });
   }
 
-  /** Whether `creator` may create a task bound to `clientId` (its own, or any with `crossClientAccess`). */
-  mayCreateFor(creator: string, clientId: string): boolean {
-    return mayCreateTaskFor(creator, clientId, { crossClientAccess: this.o.crossClientAccess === true });
+  /**
+   * Whether `creator` may create a task bound to `clientId` (its own, any with `crossClientAccess`, one of its group
+   * with `peer`).
+   */
+  mayCreateFor(
+    creator: string,
+    clientId: string,
+    rights: { peer?: (otherClientId: string) => boolean } = {},
+  ): boolean {
+    return mayCreateTaskFor(creator, clientId, {
+      crossClientAccess: this.o.crossClientAccess === true,
+      ...rights,
+    });
   }
 
   /**

@@ -105,7 +105,7 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
     direction: 'client_to_server',
     extension: false,
     description:
-      'Start a task. The server answers `task_created` carrying the same `request_id`; repeating a `request_id` returns the same task instead of creating a second one. The creating client is subscribed to the task automatically. `settings` (optional, an extension) chooses models, temperature, context size, executor mode, budgets, interactivity and completion criteria for this task; values above the server’s operator maximums are refused with `error` (`invalid_field`, `path` naming the field).',
+      'Start a task. The server answers `task_created` carrying the same `request_id`; repeating a `request_id` returns the same task instead of creating a second one. The creating client is subscribed to the task automatically. `settings` (optional, an extension) chooses models, temperature, context size, executor mode, budgets, interactivity and completion criteria for this task; values above the server’s operator maximums are refused with `error` (`invalid_field`, `path` naming the field). `client_id` is the creating client itself or, with `server.groups`, a computer of its group (else `forbidden`). A task an in-game trigger starts names it in `trigger` (rate-limited per computer and trigger, `rate_limited`).',
     schema: CreateTaskSchema,
     examples: [
       {
@@ -188,9 +188,19 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
     direction: 'client_to_server',
     extension: true,
     description:
-      'Something happened that a task should know: a redstone signal, a turtle’s inventory, a game `state_update`. It enters the task’s history (the model sees it in its prompt) and wakes a task that is waiting for an event or a timer. The server answers `task_update` with the task’s status, or `error`.',
+      'Something happened that a task should know: a redstone signal, a turtle’s inventory, a game `state_update`. It enters the task’s history (the model sees it in its prompt) and wakes a task that is waiting for an event or a timer. The server answers `task_update` with the task’s status, or `error`. An event an in-game trigger sends names it in `trigger`; more than the server’s `triggerRateLimit` per computer and trigger is refused with `error` (`rate_limited`).',
     schema: TaskEventSchema,
-    examples: [{ type: 'task_event', task_id: 't-42', name: 'redstone', data: { side: 'left', on: true } }],
+    examples: [
+      { type: 'task_event', task_id: 't-42', name: 'redstone', data: { side: 'left', on: true } },
+      {
+        type: 'task_event',
+        task_id: 't-42',
+        name: 'redstone',
+        data: { side: 'back', on: false },
+        trigger: 'crop_sensor',
+        request_id: 'req-9',
+      },
+    ],
   },
   {
     type: 'subscribe',
@@ -222,7 +232,7 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
     direction: 'server_to_client',
     extension: true,
     description:
-      'Accepts a `hello`: tells the client the server version, heartbeat interval and frame size limit.',
+      'Accepts a `hello`: tells the client the server version, heartbeat interval and frame size limit, and (optional) the task kinds it may create and the models the server has, for the computer’s own menus.',
     schema: WelcomeSchema,
     examples: [
       {
@@ -232,6 +242,17 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
         protocol_version: 1,
         heartbeat_ms: 15000,
         max_message_bytes: 131072,
+      },
+      {
+        type: 'welcome',
+        client_id: 'pocket-1',
+        server_version: '0.1.0',
+        protocol_version: 1,
+        heartbeat_ms: 15000,
+        max_message_bytes: 131072,
+        task_kinds: ['general_agent', 'code_job', 'chat'],
+        models: ['qwen3:14b', 'qwen3:1.7b'],
+        model_roles: { general_agent: ['native'], code_job: ['planner', 'executor'], chat: ['chat'] },
       },
     ],
   },

@@ -179,6 +179,11 @@ export const CreateTaskSchema = z.object({
     .array(PrintableIdSchema)
     .describe('Command names the task may call on this client; a subset of the registered commands.'),
   settings: TaskSettingsSchema.optional(),
+  trigger: PrintableIdSchema.max(100)
+    .describe(
+      'Name of the in-game trigger that sent this (the computer’s triggers file); such requests are rate-limited per computer and trigger.',
+    )
+    .optional(),
 });
 
 /** Structured error a client reports for a failed command. */
@@ -245,6 +250,11 @@ export const TaskEventSchema = z.object({
   name: PrintableIdSchema.max(100).describe('Event name, e.g. `redstone` or `state_update`.'),
   data: anyJson('Event payload.').optional(),
   request_id: requestId.optional(),
+  trigger: PrintableIdSchema.max(100)
+    .describe(
+      'Name of the in-game trigger that sent this (the computer’s triggers file); such events are rate-limited per computer and trigger.',
+    )
+    .optional(),
 });
 
 /** `subscribe`: receive `task_update`/`task_completed`/`task_failed`/`ask_user` for a task. */
@@ -303,6 +313,20 @@ export const WelcomeSchema = z.object({
   max_message_bytes: positiveInt(
     'Largest frame (UTF-8 bytes) either side may send; larger messages are chunked.',
   ),
+  task_kinds: z
+    .array(PrintableIdSchema)
+    .optional()
+    .describe('Task kinds (and aliases) this client may create, for a menu on the computer.'),
+  models: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'Model names a task may choose in `create_task.settings.models` (the operator’s `limits.models`).',
+    ),
+  model_roles: z
+    .record(z.string(), z.array(z.string()))
+    .optional()
+    .describe('Per task kind, the model roles it calls (the keys its `settings.models` may set).'),
 });
 
 /** `task_created`: the reply to `create_task`. */

@@ -39,6 +39,8 @@ export interface HandshakeOptions {
    * is checked (embedding and tests).
    */
   authenticate?: (clientId: string, token: string | undefined, source: string) => AuthResult;
+  /** What the `welcome` offers the computer's menus: the kinds it may create and the server's model names. */
+  offer?: () => { taskKinds: string[]; models: string[]; modelRoles: Record<string, string[]> };
 }
 
 /** See the module comment. */
@@ -46,6 +48,25 @@ export class Handshake {
   private readonly helloTimers = new WeakMap<Connection, TimerHandle>();
 
   constructor(private readonly o: HandshakeOptions) {}
+
+  /** The kinds `principal` may create (its key's grants narrow them) and the model names, when offered. */
+  private offerFor(principal: Principal): {
+    task_kinds?: string[];
+    models?: string[];
+    model_roles?: Record<string, string[]>;
+  } {
+    const offer = this.o.offer?.();
+    if (!offer) return {};
+    const granted = principal.grants.kinds;
+    const kinds =
+      granted === undefined ? offer.taskKinds : offer.taskKinds.filter((k) => granted.includes(k));
+    const roles: Record<string, string[]> = {};
+    for (const k of kinds) {
+      const r = offer.modelRoles[k];
+      if (r !== undefined) roles[k] = r;
+    }
+    return { task_kinds: kinds, models: offer.models, model_roles: roles };
+  }
 
   /** A connection opened: it is closed unless a `hello` arrives within `helloTimeoutMs`. */
   arm(conn: Connection): void {
@@ -181,6 +202,7 @@ export class Handshake {
       protocol_version: PROTOCOL_VERSION,
       heartbeat_ms: s.heartbeatMs,
       max_message_bytes: this.o.config.server.maxMessageBytes,
+      ...this.offerFor(principal),
     });
     const replaced = this.o.registry.attach(conn, commands, msg.client_version);
     if (replaced) {

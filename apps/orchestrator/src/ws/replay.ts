@@ -5,6 +5,7 @@
  */
 import { taskCreator, type Engine, type Logger, type Task, type TaskOperations } from '@ccagent/engine';
 import type { ClientEntry, ClientRegistry } from '../clients/client-registry.js';
+import type { ComputerGroups } from '../clients/computer-groups.js';
 import type { OrchestratorConfig } from '../config.js';
 import { toAskUser, toTaskCompleted, toTaskFailed, toTaskUpdate } from '../wire.js';
 import type { Connection } from './connection.js';
@@ -16,6 +17,7 @@ export interface ReplayDeps {
   tasks: TaskOperations;
   registry: ClientRegistry;
   logger: Logger;
+  groups?: ComputerGroups;
 }
 
 /**
@@ -34,8 +36,8 @@ export async function replayMissed(
 ): Promise<void> {
   const found = new Map<string, Task>();
   for (const t of await d.engine.listTasks({ clientId, updatedSince: since })) found.set(t.id, t);
-  if (d.config.server.crossClientAccess) {
-    // Tasks it created for other clients (only possible with crossClientAccess): no index on the creator.
+  if (d.config.server.crossClientAccess || d.groups?.enabled === true) {
+    // Tasks it created for other clients (only with crossClientAccess or groups): no index on the creator.
     for (const t of await d.engine.listTasks({ updatedSince: since })) {
       if (taskCreator(t) === clientId) found.set(t.id, t);
     }

@@ -8,6 +8,7 @@
 import { taskCreator, type Engine, type Logger, type Task, type TaskOperations } from '@ccagent/engine';
 import type { ServerMessage } from '@ccagent/protocol';
 import type { ClientEntry, ClientRegistry } from '../clients/client-registry.js';
+import type { ComputerGroups } from '../clients/computer-groups.js';
 import type { ReplyStream } from '../reply-stream.js';
 import type { OrchestratorConfig } from '../config.js';
 import { toAskUser, toTaskCompleted, toTaskFailed, toTaskUpdate } from '../wire.js';
@@ -26,6 +27,8 @@ export interface TaskSubscriptionsOptions {
   /** Chat replies as they are written: sent as `task_update` with `delta`. */
   replyStream?: ReplyStream;
   logger: Logger;
+  /** A player's computers that may follow each other's tasks (`server.groups`). */
+  groups?: ComputerGroups;
 }
 
 /** See the module comment. Relays the engine's events from construction on. */

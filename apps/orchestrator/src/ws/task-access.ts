@@ -4,6 +4,7 @@
  * the request's ids.
  */
 import type { Engine, Task, TaskOperations } from '@ccagent/engine';
+import type { ComputerGroups } from '../clients/computer-groups.js';
 import type { Connection } from './connection.js';
 import type { WsReplies } from './ws-replies.js';
 
@@ -12,6 +13,8 @@ export interface TaskAccessDeps {
   engine: Engine;
   tasks: TaskOperations;
   replies: WsReplies;
+  /** A player's computers that may reach each other's tasks (`server.groups`). */
+  groups?: ComputerGroups;
 }
 
 /** The task, if it exists and `sender` may act on it; else undefined after the error reply was sent. */
@@ -31,7 +34,10 @@ export async function authorizedTask(
   }
   // A key granted observe_others may read and subscribe to any task, never act on it.
   const observeOthers = conn.principal?.grants.observeOthers === true;
-  if (!d.tasks.canAccess(task, sender, readOnly ? 'read' : 'act', { observeOthers })) {
+  const peer = d.groups?.peerOf(sender, conn.principal);
+  if (
+    !d.tasks.canAccess(task, sender, readOnly ? 'read' : 'act', { observeOthers, ...(peer ? { peer } : {}) })
+  ) {
     // Same answer as for a missing task would leak less, but a clear reason helps the person at the computer.
     d.replies.error(conn, 'forbidden', `task ${taskId} belongs to another client`, ids);
     return undefined;

@@ -21,12 +21,15 @@ import type {
 } from '@ccagent/protocol';
 import { storageFailureOf } from '@ccagent/store';
 import type { ClientPersistence } from '../client-persistence.js';
+import type { ComputerGroups } from '../clients/computer-groups.js';
 import { resultToOutcome, toTaskUpdate } from '../wire.js';
 import type { Principal } from '../security/security-service.js';
 import type { Connection } from './connection.js';
 import { duplicateName, toToolInfo } from './handshake.js';
 import type { TaskSubscriptions } from './subscriptions.js';
 import { authorizedTask } from './task-access.js';
+import { deliverTaskEvent } from './trigger-delivery.js';
+import type { TriggerLimits } from './trigger-limits.js';
 import type { WsReplies } from './ws-replies.js';
 
 /** Dependencies of {@link TaskRequests}. */
@@ -38,6 +41,10 @@ export interface TaskRequestsOptions {
   replies: WsReplies;
   clock: Clock;
   logger: Logger;
+  /** A player's computers that may create tasks for each other (`server.groups`). */
+  groups?: ComputerGroups;
+  /** Limits on what in-game triggers send (`server.triggerRateLimit`); none: unlimited. */
+  triggerLimits?: TriggerLimits;
   /** Record a client's request in the audit log (created, cancelled, answered). */
   audit?: (who: Principal, action: string, target: string, detail?: unknown) => void;
 }
@@ -48,13 +55,15 @@ export class TaskRequests {
 
   async createTask(conn: Connection, sender: string, msg: CreateTaskMessage): Promise<void> {
     const ids = { request_id: msg.request_id };
-    if (!this.o.tasks.mayCreateFor(sender, msg.client_id)) {
-      this.o.replies.error(conn, 'forbidden', `a client may only create tasks for itself ("${sender}")`, {
-        ...ids,
-        path: '$.client_id',
-      });
+    const peer = this.o.groups?.peerOf(sender, conn.principal);
+    if (!this.o.tasks.mayCreateFor(sender, msg.client_id, peer ? { peer } : {})) {
+      const text = this.o.groups?.enabled
+        ? `a client may only create tasks for itself ("${sender}") or a computer of its group; "${msg.client_id}" is not in one with it`
+        : `a client may only create tasks for itself ("${sender}")`;
+      this.o.replies.error(conn, 'forbidden', text, { ...ids, path: '$.client_id' });
       return;
     }
+    if (!this.triggerAdmitted(conn, sender, msg.trigger, ids)) return;
     const kinds = conn.principal?.grants.kinds;
     if (kinds !== undefined && !kinds.includes(msg.task_kind)) {
       this.o.replies.error(
@@ -171,8 +180,33 @@ export class TaskRequests {
   async taskEvent(conn: Connection, sender: string, msg: TaskEventMessage): Promise<void> {
     const task = await authorizedTask(this.o, conn, sender, msg.task_id, msg.request_id);
     if (!task) return;
-    const r = await this.o.tasks.event(msg.task_id, msg.name, msg.data);
+    const ids = {
+      task_id: msg.task_id,
+      ...(msg.request_id !== undefined ? { request_id: msg.request_id } : {}),
+    };
+    if (!this.triggerAdmitted(conn, sender, msg.trigger, ids)) return;
+    const r = await deliverTaskEvent(this.o.tasks, msg.task_id, msg.name, msg.data);
     this.answerSteering(conn, sender, msg.task_id, msg.request_id, task.status, r);
+  }
+
+  /** A request a trigger sent is charged to its bucket; over the limit it is refused (`rate_limited`). */
+  private triggerAdmitted(
+    conn: Connection,
+    sender: string,
+    trigger: string | undefined,
+    ids: { request_id?: string; task_id?: string },
+  ): boolean {
+    if (trigger === undefined || !this.o.triggerLimits) return true;
+    const r = this.o.triggerLimits.admit(sender, trigger, this.o.clock.now());
+    if (r.ok) return true;
+    const wait = Math.ceil(r.retryAfterMs / 1000);
+    this.o.replies.error(
+      conn,
+      'rate_limited',
+      `trigger "${trigger}" of "${sender}" sends more than the server allows; next in ${wait} s`,
+      ids,
+    );
+    return false;
   }
 
   private answerSteering(
