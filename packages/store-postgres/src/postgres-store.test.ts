@@ -529,6 +529,36 @@ describe.skipIf(TEST_PG_URL === undefined)('PostgresStore write batches on the w
     expect(next.history.map((h) => h.seq)).toEqual([1]);
   });
 
+  it('new tasks are created in one round trip without reading their rows first, and an id that exists is refused alone as task_exists (guards against a create overwriting a task or failing the others)', async () => {
+    await store.commit({ task: newTask('t0', { prompt: 'the first' }), create: true });
+    const other = await openPostgresStore({ url: proxy.url(db.url) }); // knows nothing of t0
+    try {
+      proxy.turns = 0;
+      const out = await Promise.allSettled(
+        ids.map((id) =>
+          other.commit({
+            task: newTask(id, { prompt: `again ${id}` }),
+            create: true,
+            history: [{ type: 'note', text: 'created', step: 0, at: 1 }],
+          }),
+        ),
+      );
+      expect(out.map((o) => o.status)).toEqual(ids.map((id) => (id === 't0' ? 'rejected' : 'fulfilled')));
+      expect(isEngineError((out[0] as PromiseRejectedResult).reason, 'task_exists')).toBe(true);
+      expect(await count('SELECT 1 FROM tasks')).toBe(20);
+      expect(await count("SELECT 1 FROM history WHERE task_id = 't0'")).toBe(0);
+      expect((await raw.query("SELECT prompt FROM tasks WHERE id = 't0'")).rows[0]?.prompt).toBe('the first');
+      proxy.turns = 0;
+      await Promise.all(
+        ['n1', 'n2', 'n3'].map((id) => other.commit({ task: newTask(id), create: true, steps: [step(1)] })),
+      );
+      expect(proxy.turns).toBe(1);
+      expect(await count('SELECT 1 FROM tasks')).toBe(23);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('the fencing check holds a share lock on the lease row until the write transaction ends, and fails on any other token (guards against a takeover racing a running write)', async () => {
     const other = new pg.Client({ connectionString: db.url });
     await other.connect();

@@ -270,9 +270,12 @@ export class PostgresStore implements TaskStore {
   /** One atomic commit (see the engine's `TaskCommit`), committed when the promise resolves. */
   commit(change: TaskCommit): Promise<CommitResult> {
     return this.write((c) => {
-      // The hot path: the task's head is known, so every statement can be sent at once (one round trip per batch).
-      const head = change.create ? undefined : this.heads.get(change.task.id);
-      return head === undefined ? this.applyCommit(c, change) : new Sent(this.sendCommit(c, change, head));
+      // The hot path: the task's head is known (or it is new), so every statement can be sent at once (one round
+      // trip per batch). A create of an id that exists fails on the primary key (see sendCommit).
+      const head = this.heads.get(change.task.id);
+      return head === undefined && !change.create
+        ? this.applyCommit(c, change)
+        : new Sent(this.sendCommit(c, change, head));
     });
   }
 
@@ -364,8 +367,8 @@ export class PostgresStore implements TaskStore {
     }
     // Both statements at once; a refusal changed nothing (the UPDATE matched no row), as `Sent` requires.
     return this.write((c) => {
-      const update = c.query(SQL.bindCall, [clientId, callId]);
-      const select = c.query<CallRow>(SQL.selectCall, [callId]);
+      const update = c.query(named('bind_call', SQL.bindCall, [clientId, callId]));
+      const select = c.query<CallRow>(named('select_call', SQL.selectCall, [callId]));
       return new Sent(Promise.all([update, select]).then(([u, s]) => this.boundCall(callId, u, s)));
     });
   }
@@ -668,13 +671,13 @@ export class PostgresStore implements TaskStore {
     const row = taskToRow(task, encodeJson);
     const answers: Array<Promise<unknown>> = [];
     if (change.create) {
-      answers.push(c.query(SQL.insertTask.text, valuesOf(row, SQL.insertTask.keys)));
-      answers.push(c.query(SQL.insertMemory, [id, memoryJson(task.memory)]));
+      answers.push(c.query(named('insert_task', SQL.insertTask.text, valuesOf(row, SQL.insertTask.keys))));
+      answers.push(c.query(named('insert_memory', SQL.insertMemory, [id, memoryJson(task.memory)])));
     } else {
-      answers.push(c.query(SQL.updateTask.text, valuesOf(row, SQL.updateTask.keys)));
+      answers.push(c.query(named('update_task', SQL.updateTask.text, valuesOf(row, SQL.updateTask.keys))));
       // The memory row only when the memory changed (most commits carry the object the last one wrote).
       if (this.memories.get(id) !== task.memory) {
-        answers.push(c.query(SQL.upsertMemory, [id, memoryJson(task.memory)]));
+        answers.push(c.query(named('upsert_memory', SQL.upsertMemory, [id, memoryJson(task.memory)])));
       }
     }
     if (isTerminalStatus(task.status)) this.memories.forget(id);
@@ -685,7 +688,7 @@ export class PostgresStore implements TaskStore {
     if (change.history && change.history.length > 0) {
       let seq = lastHistory + 1;
       const rows = change.history.map((h) => historyToRow(id, seq++, h));
-      answers.push(insertRows(c, SQL.insertHistory, rows));
+      answers.push(insertRows(c, 'history', SQL.insertHistory, rows));
       result.history = rows.map(rowToHistory);
       lastHistory = seq - 1;
     }
@@ -697,23 +700,46 @@ export class PostgresStore implements TaskStore {
     }
     if (change.commandCall) {
       answers.push(
-        c.query(SQL.upsertCall.text, valuesOf(callToRow(change.commandCall), SQL.upsertCall.keys)),
+        c.query(
+          named(
+            'upsert_call',
+            SQL.upsertCall.text,
+            valuesOf(callToRow(change.commandCall), SQL.upsertCall.keys),
+          ),
+        ),
       );
     }
     if (change.question) {
       answers.push(
-        c.query(SQL.upsertQuestion.text, valuesOf(questionToRow(change.question), SQL.upsertQuestion.keys)),
+        c.query(
+          named(
+            'upsert_question',
+            SQL.upsertQuestion.text,
+            valuesOf(questionToRow(change.question), SQL.upsertQuestion.keys),
+          ),
+        ),
       );
     }
     this.keepHead(id, { status: task.status, history: lastHistory, steps: lastStep });
-    return Promise.all(answers).then(() => result);
+    const done = Promise.all(answers).then(() => result);
+    // A create sent without reading the row first: an id that exists fails the INSERT (its first statement, so the
+    // first answer to fail), which aborts the transaction; the write alone is then refused as `task_exists`.
+    return !change.create
+      ? done
+      : done.catch((err: unknown) => {
+          const e = err as { code?: unknown; constraint?: unknown } | null;
+          if (e?.code === '23505' && e.constraint === 'tasks_pkey') {
+            throw new EngineError('task_exists', `task ${id} already exists`);
+          }
+          throw err;
+        });
   }
 
   /** The task's status and last seqs: remembered, else read (`undefined`: no such task). */
   private async head(c: pg.ClientBase, id: string): Promise<TaskHead | undefined> {
     const known = this.heads.get(id);
     if (known !== undefined) return known;
-    const r = await c.query<TaskHead>(SQL.taskHead, [id]);
+    const r = await c.query<TaskHead>(named('task_head', SQL.taskHead, [id]));
     return r.rows[0];
   }
 
@@ -748,10 +774,12 @@ export class PostgresStore implements TaskStore {
     }
     const answers: Array<Promise<unknown>> = [];
     if (fresh.size > 0) {
-      answers.push(c.query(SQL.insertMessages, [[...fresh.keys()], [...fresh.values()]]));
+      answers.push(
+        c.query(named('insert_messages', SQL.insertMessages, [[...fresh.keys()], [...fresh.values()]])),
+      );
       for (const h of fresh.keys()) this.stagedMessages.push(h);
     }
-    answers.push(insertRows(c, SQL.insertStep, rows));
+    answers.push(insertRows(c, 'steps', SQL.insertStep, rows));
     return Promise.all(answers);
   }
 
@@ -808,7 +836,7 @@ export class PostgresStore implements TaskStore {
       );
     if (mine === undefined) throw fenced(undefined);
     const begun = c.query('BEGIN');
-    const checked = c.query<{ token: number }>(SQL.fenceCheck, [fence.name, mine]).then(
+    const checked = c.query<{ token: number }>(named('fence_check', SQL.fenceCheck, [fence.name, mine])).then(
       (r) => {
         // The statement fails on any other token; an answer that still is not ours is refused all the same.
         const current = r.rows[0]?.token;
@@ -905,19 +933,33 @@ interface TaskHead {
   steps: number;
 }
 
+/**
+ * A prepared statement of the writer connection: parsed and planned once per connection, not once per use (most of
+ * the server's work for these one-row statements). `name` must stand for this `text` only.
+ */
+function named(name: string, text: string, values: unknown[]): pg.QueryConfig {
+  return { name, text, values };
+}
+
+/** Row counts of a multi-row INSERT prepared by their count (larger ones are parsed per use). */
+const PREPARED_ROWS = 8;
+
 /** One INSERT of several rows (`VALUES (…), (…)`): one statement for a commit's history or step rows. */
 function insertRows(
   c: pg.ClientBase,
+  table: string,
   ins: { text: string; keys: string[] },
   rows: readonly object[],
 ): Promise<unknown> {
-  if (rows.length === 1) return c.query(ins.text, valuesOf(rows[0] as object, ins.keys));
+  if (rows.length === 1)
+    return c.query(named(`insert_${table}_1`, ins.text, valuesOf(rows[0] as object, ins.keys)));
   const n = ins.keys.length;
   const head = ins.text.slice(0, ins.text.indexOf(' VALUES '));
   const tuples = rows.map((_, r) => `(${ins.keys.map((_, k) => `$${r * n + k + 1}`).join(', ')})`);
+  const text = `${head} VALUES ${tuples.join(', ')}`;
+  const values = rows.flatMap((row) => valuesOf(row, ins.keys));
   return c.query(
-    `${head} VALUES ${tuples.join(', ')}`,
-    rows.flatMap((row) => valuesOf(row, ins.keys)),
+    rows.length <= PREPARED_ROWS ? named(`insert_${table}_${rows.length}`, text, values) : { text, values },
   );
 }
 type QuestionRow = typeof schema.questions.$inferSelect;

@@ -60,8 +60,8 @@ export interface PgWriteQueueOptions {
   onWriteEnded?: (kept: boolean) => void;
 }
 
-/** Most writes grouped into one transaction. */
-const MAX_BATCH = 256;
+/** Most writes grouped into one transaction (a pipelined batch of them is one round trip). */
+const MAX_BATCH = 1024;
 
 /**
  * Group commit on one writer connection. Writes queued while a transaction is running run together in the next one,
