@@ -18,6 +18,9 @@
 #
 # Cache: ${XDG_CACHE_HOME:-~/.cache}/ccagent/ollama (build, weights, models dir); a rerun with everything cached
 # takes seconds. Server: 127.0.0.1:${CCAGENT_OLLAMA_PORT:-56434}, its own OLLAMA_MODELS, log in the cache dir.
+# A second server (CCAGENT_OLLAMA_PORT=56435 …, e.g. for the model-pool bench's --real mode) shares the build, the
+# weights and the models dir (read-only once imported) and keeps its pid and log apart: server-<port>.pid/.log
+# (the default port keeps server.pid/server.log); --stop with the same CCAGENT_OLLAMA_PORT stops that one.
 # Needs: go, cmake, gcc/g++, python3 with pip (for `pip download`), curl. .ci/run installs the Debian ones.
 set -euo pipefail
 
@@ -39,6 +42,7 @@ cache="${XDG_CACHE_HOME:-$HOME/.cache}/ccagent/ollama"
 port="${CCAGENT_OLLAMA_PORT:-56434}"
 url="http://127.0.0.1:${port}"
 mkdir -p "$cache"
+if [ "$port" = 56434 ]; then state="$cache/server"; else state="$cache/server-${port}"; fi
 log() { echo "ollama-test-server: $*" >&2; }
 die() {
   log "$*"
@@ -46,8 +50,8 @@ die() {
 }
 
 if [ "${1:-}" = "--stop" ]; then
-  if [ -f "$cache/server.pid" ] && kill -0 "$(cat "$cache/server.pid")" 2>/dev/null; then
-    kill "$(cat "$cache/server.pid")"
+  if [ -f "$state.pid" ] && kill -0 "$(cat "$state.pid")" 2>/dev/null; then
+    kill "$(cat "$state.pid")"
     log "stopped"
   fi
   exit 0
@@ -137,13 +141,13 @@ if ! curl -fsS "$url/api/version" >/dev/null 2>&1; then
   # request, how much of the prompt came from the cache ("loading cache slot … used=N remaining=M"), which the
   # model-cost bench's --real mode reads.
   OLLAMA_DEBUG=1 OLLAMA_ORIGINS="" OLLAMA_NUM_PARALLEL=1 OLLAMA_MAX_LOADED_MODELS=1 OLLAMA_KEEP_ALIVE=30m OLLAMA_NOPRUNE=1 \
-    setsid "$bin" serve >"$cache/server.log" 2>&1 </dev/null &
-  echo $! >"$cache/server.pid"
+    setsid "$bin" serve >"$state.log" 2>&1 </dev/null &
+  echo $! >"$state.pid"
   for _ in $(seq 1 100); do
     curl -fsS "$url/api/version" >/dev/null 2>&1 && break
     sleep 0.2
   done
-  curl -fsS "$url/api/version" >/dev/null 2>&1 || die "server did not start; see $cache/server.log"
+  curl -fsS "$url/api/version" >/dev/null 2>&1 || die "server did not start; see $state.log"
 fi
 
 # Import the weights under MODEL_NAME unless the same GGUF is already there (the model's digest is recorded).

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { LeaderLease } from './lease.js';
 import { PG_SCHEMA_VERSION } from './migrate.js';
 import { openPostgresStore, type PostgresStore } from './postgres-store.js';
+import { SQL } from './sql.js';
 import { createTestDatabase, TEST_PG_URL, truncateAll } from './test-database.js';
 
 type Rec = StepRecord & { step: number; at: number };
@@ -399,17 +400,211 @@ describe.skipIf(TEST_PG_URL === undefined)('PostgresStore beyond the contract', 
   });
 });
 
-/** A TCP relay to the test server that a test can cut (every connection dropped, new ones refused) and restore. */
+describe.skipIf(TEST_PG_URL === undefined)('PostgresStore write batches on the wire', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let proxy: TcpProxy;
+  let store: PostgresStore;
+  let raw: pg.Client;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+  beforeEach(async () => {
+    await (await openPostgresStore({ url: db.url })).close(); // migrated
+    await truncateAll(db.url);
+    proxy = await TcpProxy.start(new URL(db.url), { answerDelayMs: 25 });
+    store = await openPostgresStore({ url: proxy.url(db.url) });
+    raw = new pg.Client({ connectionString: db.url });
+    await raw.connect();
+  });
+  afterEach(async () => {
+    await store.close();
+    await proxy.close();
+    await raw.end();
+  });
+
+  const ids = Array.from({ length: 20 }, (_, i) => `t${i}`);
+  const step = (n: number): Rec => ({
+    kind: 'note',
+    step: n,
+    at: n,
+    input: { messages: [{ role: 'user', content: `s${n}` }] },
+  });
+  const call = (taskId: string, n: number) => ({
+    callId: `${taskId}:call:${n}`,
+    taskId,
+    command: 'dig',
+    args: { n },
+    timeoutMs: 1000,
+    status: 'pending' as const,
+    dispatchCount: 0,
+    createdAt: n,
+  });
+  const count = async (sql: string) => (await raw.query(sql)).rowCount;
+
+  it('a batch of commits, an appended step and a bind of known tasks, fenced, costs one round trip, and each write lands (guards against one round trip per statement)', async () => {
+    const lease = await LeaderLease.open({ url: db.url, holder: 'a', ttlMs: 60_000 });
+    try {
+      await lease.tryAcquire();
+      store.fenceWith(lease);
+      await Promise.all(ids.map((id) => store.commit({ task: newTask(id), create: true })));
+      await store.commit({ task: newTask('t0', { updatedAt: 2 }), commandCall: call('t0', 1) });
+      proxy.turns = 0;
+      const [commits, appended, bound] = await Promise.all([
+        Promise.all(
+          ids.map((id, i) =>
+            store.commit({
+              task: newTask(id, { updatedAt: 10 + i, memory: { n: i } }),
+              expectedStatus: 'running',
+              history: [{ type: 'note', text: `h${i}`, step: 1, at: 10 + i }],
+              steps: [step(1), step(2)],
+              commandCall: call(id, 2),
+            }),
+          ),
+        ),
+        store.appendStep('t5', step(3)),
+        store.bindCall('t0:call:1', 'computer-7'),
+      ]);
+      expect(proxy.turns).toBe(1);
+      expect(commits.map((r) => r.steps.map((x) => x.seq))).toEqual(ids.map(() => [1, 2]));
+      expect(appended).toMatchObject({ taskId: 't5', seq: 3 });
+      expect(bound).toMatchObject({ callId: 't0:call:1', sentTo: 'computer-7' });
+      // Acknowledged means committed: another connection sees every row.
+      expect(await count('SELECT 1 FROM history')).toBe(20);
+      expect(await count('SELECT 1 FROM steps')).toBe(41);
+      expect(await count("SELECT 1 FROM command_calls WHERE call_id LIKE '%:call:2'")).toBe(20);
+      expect((await raw.query("SELECT memory FROM task_memory WHERE task_id = 't7'")).rows[0]?.memory).toBe(
+        '{"n":7}',
+      );
+    } finally {
+      await lease.close();
+    }
+  });
+
+  it('in a pipelined batch, a write the database refuses is rolled back alone, one that refuses on what it read changes nothing, one whose remembered head went stale is re-read, and the others commit (guards against a failed statement taking the batch down or half of it kept)', async () => {
+    await Promise.all(ids.map((id) => store.commit({ task: newTask(id), create: true })));
+    // Another writer took t3's next history seq behind this store's back: its first try fails in the database.
+    await raw.query(
+      `INSERT INTO history (task_id, seq, step, at, type, body) VALUES ('t3', 1, 1, 1, 'note', '{"text":"x"}')`,
+    );
+    proxy.turns = 0;
+    const out = await Promise.allSettled([
+      ...ids.map((id, i) =>
+        store.commit({
+          // PostgreSQL refuses a NUL in text: t4's UPDATE fails in the database on every try.
+          task: newTask(id, { updatedAt: 10 + i, ...(id === 't4' ? { prompt: 'nul \u0000' } : {}) }),
+          history: [{ type: 'note', text: `h${i}`, step: 1, at: 10 + i }],
+          steps: [step(1)],
+        }),
+      ),
+      store.bindCall('no-such-call', 'computer-7'),
+      store.commit({ task: newTask('t9', { status: 'queued', updatedAt: 99 }), expectedStatus: 'queued' }),
+    ]);
+    const rejected = out.flatMap((o, i) =>
+      o.status === 'rejected' ? [{ i, err: o.reason as unknown }] : [],
+    );
+    expect(rejected.map((r) => r.i)).toEqual([4, 20, 21]);
+    expect(isEngineError(rejected[0]?.err, 'store_failure')).toBe(true);
+    expect(isEngineError(rejected[1]?.err, 'unknown_call')).toBe(true);
+    expect(isEngineError(rejected[2]?.err, 'conflict')).toBe(true);
+    // The pipelined try, then the savepoint one (a statement per round trip).
+    expect(proxy.turns).toBeGreaterThan(1);
+    const t3 = out[3] as PromiseFulfilledResult<{ history: Array<{ seq: number }> }>;
+    expect(t3.value.history.map((h) => h.seq)).toEqual([2]);
+    expect(await count("SELECT 1 FROM history WHERE task_id = 't4'")).toBe(0);
+    expect(await count('SELECT 1 FROM history')).toBe(20);
+    expect(await count("SELECT 1 FROM steps WHERE task_id = 't4'")).toBe(0);
+    expect(await count('SELECT 1 FROM steps')).toBe(19);
+    expect((await raw.query("SELECT updated_at FROM tasks WHERE id = 't4'")).rows[0]?.updated_at).toBe(
+      '1000',
+    );
+    expect((await raw.query("SELECT updated_at FROM tasks WHERE id = 't9'")).rows[0]?.updated_at).toBe('19');
+    // Nothing of t4 is remembered from the failed tries: its next commit numbers from the row.
+    const next = await store.commit({
+      task: newTask('t4', { updatedAt: 50 }),
+      history: [{ type: 'note', text: 'again', step: 2, at: 50 }],
+    });
+    expect(next.history.map((h) => h.seq)).toEqual([1]);
+  });
+
+  it('new tasks are created in one round trip without reading their rows first, and an id that exists is refused alone as task_exists (guards against a create overwriting a task or failing the others)', async () => {
+    await store.commit({ task: newTask('t0', { prompt: 'the first' }), create: true });
+    const other = await openPostgresStore({ url: proxy.url(db.url) }); // knows nothing of t0
+    try {
+      proxy.turns = 0;
+      const out = await Promise.allSettled(
+        ids.map((id) =>
+          other.commit({
+            task: newTask(id, { prompt: `again ${id}` }),
+            create: true,
+            history: [{ type: 'note', text: 'created', step: 0, at: 1 }],
+          }),
+        ),
+      );
+      expect(out.map((o) => o.status)).toEqual(ids.map((id) => (id === 't0' ? 'rejected' : 'fulfilled')));
+      expect(isEngineError((out[0] as PromiseRejectedResult).reason, 'task_exists')).toBe(true);
+      expect(await count('SELECT 1 FROM tasks')).toBe(20);
+      expect(await count("SELECT 1 FROM history WHERE task_id = 't0'")).toBe(0);
+      expect((await raw.query("SELECT prompt FROM tasks WHERE id = 't0'")).rows[0]?.prompt).toBe('the first');
+      proxy.turns = 0;
+      await Promise.all(
+        ['n1', 'n2', 'n3'].map((id) => other.commit({ task: newTask(id), create: true, steps: [step(1)] })),
+      );
+      expect(proxy.turns).toBe(1);
+      expect(await count('SELECT 1 FROM tasks')).toBe(23);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('the fencing check holds a share lock on the lease row until the write transaction ends, and fails on any other token (guards against a takeover racing a running write)', async () => {
+    const other = new pg.Client({ connectionString: db.url });
+    await other.connect();
+    try {
+      await raw.query(
+        `INSERT INTO leases (name, holder, token, holder_pid, url, acquired_at, expires_at) VALUES ('l', 'a', 4, 1, NULL, now(), now() + interval '1 minute')`,
+      );
+      await raw.query('BEGIN');
+      expect((await raw.query(SQL.fenceCheck, ['l', 4])).rows).toEqual([{ token: '4' }]);
+      await other.query("SET lock_timeout = '300ms'");
+      const blocked = await other
+        .query('UPDATE leases SET token = token + 1 WHERE name = $1', ['l'])
+        .catch((e: unknown) => e);
+      expect((blocked as { code?: string }).code).toBe('55P03');
+      await raw.query('ROLLBACK');
+      await other.query('UPDATE leases SET token = token + 1 WHERE name = $1', ['l']);
+      await raw.query('BEGIN');
+      const stale = await raw.query(SQL.fenceCheck, ['l', 4]).catch((e: unknown) => e);
+      expect((stale as Error).message).toMatch(/ccagent-fenced:5/);
+      await raw.query('ROLLBACK');
+      const none = await raw.query(SQL.fenceCheck, ['other', 4]).catch((e: unknown) => e);
+      expect((none as Error).message).toMatch(/ccagent-fenced:none/);
+    } finally {
+      await other.end();
+    }
+  });
+});
+
+/**
+ * A TCP relay to the test server that a test can cut (every connection dropped, new ones refused) and restore. With
+ * `answerDelayMs` it holds the server's answers that long and counts round trips: `turns` grows when a client sends
+ * after an answer reached it (what it sends in one go before any answer is one turn).
+ */
 class TcpProxy {
   private sockets = new Set<net.Socket>();
   private server: net.Server | undefined;
+  /** Client sends that followed an answer, over every connection. */
+  turns = 0;
   private constructor(
     private readonly target: URL,
+    private readonly answerDelayMs: number,
     private port = 0,
   ) {}
 
-  static async start(target: URL): Promise<TcpProxy> {
-    const p = new TcpProxy(target);
+  static async start(target: URL, opts: { answerDelayMs?: number } = {}): Promise<TcpProxy> {
+    const p = new TcpProxy(target, opts.answerDelayMs ?? 0);
     await p.restore();
     return p;
   }
@@ -432,8 +627,23 @@ class TcpProxy {
           outbound.destroy();
         });
       }
-      inbound.pipe(outbound);
-      outbound.pipe(inbound);
+      if (this.answerDelayMs === 0) {
+        inbound.pipe(outbound);
+        outbound.pipe(inbound);
+        return;
+      }
+      let answered = true;
+      inbound.on('data', (d: Buffer) => {
+        if (answered) this.turns++;
+        answered = false;
+        outbound.write(d);
+      });
+      outbound.on('data', (d: Buffer) => {
+        setTimeout(() => {
+          answered = true;
+          inbound.write(d);
+        }, this.answerDelayMs);
+      });
     });
     await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
     this.port = (server.address() as net.AddressInfo).port;

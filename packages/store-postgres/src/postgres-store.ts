@@ -71,7 +71,7 @@ import * as schema from './schema.js';
 import { PgSecurityTables } from './security-tables.js';
 import { SQL, valuesOf } from './sql.js';
 import { Staged } from './staged.js';
-import { PgWriteQueue, type BatchOutcome } from './write-queue.js';
+import { PgWriteQueue, Sent, type BatchOutcome, type Work } from './write-queue.js';
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -225,7 +225,8 @@ export class PostgresStore implements TaskStore {
     this.orm = drizzle(pool, { schema });
     this.writes = new PgWriteQueue({
       connect: async () => {
-        const c = new pg.Client(config);
+        // Pipelined: a write batch's statements go out without waiting for each other's answers (see PgWriteQueue).
+        const c = new pg.Client({ ...config, pipeline: true });
         c.on('error', (err) => logger.warn({ err }, 'store: PostgreSQL writer connection lost'));
         await c.connect();
         return c;
@@ -268,18 +269,33 @@ export class PostgresStore implements TaskStore {
 
   /** One atomic commit (see the engine's `TaskCommit`), committed when the promise resolves. */
   commit(change: TaskCommit): Promise<CommitResult> {
-    return this.write((c) => this.applyCommit(c, change));
+    return this.write((c) => {
+      // The hot path: the task's head is known (or it is new), so every statement can be sent at once (one round
+      // trip per batch). A create of an id that exists fails on the primary key (see sendCommit).
+      const head = this.heads.get(change.task.id);
+      return head === undefined && !change.create
+        ? this.applyCommit(c, change)
+        : new Sent(this.sendCommit(c, change, head));
+    });
   }
 
   /** Append one step-log record; committed when the promise resolves. */
   appendStep(taskId: string, record: StepRecord & { step: number; at: number }): Promise<StoredStep> {
-    return this.write(async (c) => {
-      const head = await this.head(c, taskId);
-      if (head === undefined) throw new EngineError('task_not_found', `task ${taskId} not found`);
+    /** Sends the step row (and its new messages) and stages the head; settles with the answers. */
+    const append = (c: pg.ClientBase, head: TaskHead): Promise<StoredStep> => {
       const seq = head.steps + 1;
-      await this.insertSteps(c, taskId, seq, [record]);
+      const inserted = this.insertSteps(c, taskId, seq, [record]);
       this.keepHead(taskId, { ...head, steps: seq });
-      return recordToStep(taskId, seq, record);
+      return inserted.then(() => recordToStep(taskId, seq, record));
+    };
+    return this.write((c) => {
+      const known = this.heads.get(taskId);
+      if (known !== undefined) return new Sent(append(c, known));
+      return (async () => {
+        const head = await this.head(c, taskId);
+        if (head === undefined) throw new EngineError('task_not_found', `task ${taskId} not found`);
+        return append(c, head);
+      })();
     });
   }
 
@@ -349,17 +365,29 @@ export class PostgresStore implements TaskStore {
     if (typeof clientId !== 'string' || clientId.length === 0) {
       return Promise.reject(new EngineError('invalid_input', 'clientId must be a non-empty string'));
     }
-    return this.write(async (c) => {
-      const bound = (await c.query(SQL.bindCall, [clientId, callId])).rowCount === 1;
-      const row = (await c.query<CallRow>(SQL.selectCall, [callId])).rows[0];
-      if (!row) throw new EngineError('unknown_call', `no command call ${callId}`);
-      if (!bound && row.status !== 'pending') {
-        throw new EngineError('call_closed', `command call ${callId} is already ${row.status}`, {
-          details: { callId, status: row.status },
-        });
-      }
-      return rowToCall(row);
+    // Both statements at once; a refusal changed nothing (the UPDATE matched no row), as `Sent` requires.
+    return this.write((c) => {
+      const update = c.query(named('bind_call', SQL.bindCall, [clientId, callId]));
+      const select = c.query<CallRow>(named('select_call', SQL.selectCall, [callId]));
+      return new Sent(Promise.all([update, select]).then(([u, s]) => this.boundCall(callId, u, s)));
     });
+  }
+
+  /** The call after a bind: the first binding holds; an unknown or closed call is refused. */
+  private boundCall(
+    callId: string,
+    update: pg.QueryResult,
+    select: pg.QueryResult<CallRow>,
+  ): CommandCallRecord {
+    const bound = update.rowCount === 1;
+    const row = select.rows[0];
+    if (!row) throw new EngineError('unknown_call', `no command call ${callId}`);
+    if (!bound && row.status !== 'pending') {
+      throw new EngineError('call_closed', `command call ${callId} is already ${row.status}`, {
+        details: { callId, status: row.status },
+      });
+    }
+    return rowToCall(row);
   }
 
   /** Command calls matching the filter, in creation order. */
@@ -590,15 +618,26 @@ export class PostgresStore implements TaskStore {
 
   // ------------------------------------------------------------------ internals
 
+  /** A commit whose task head is not known: read it (locking the row), then as {@link sendCommit}. */
   private async applyCommit(c: pg.ClientBase, change: TaskCommit): Promise<CommitResult> {
+    const head = await this.head(c, change.task.id);
+    return this.sendCommit(c, change, head);
+  }
+
+  /**
+   * Check `change` against the task's `head` (`undefined`: no such task), then send every statement of it without
+   * waiting for an answer and stage what it leaves; the promise settles with the answers. Everything that can refuse
+   * the commit throws before the first statement is sent (see `Sent`).
+   */
+  private sendCommit(
+    c: pg.ClientBase,
+    change: TaskCommit,
+    head: TaskHead | undefined,
+  ): Promise<CommitResult> {
     const task = change.task;
     const id = task.id;
-    const head = await this.head(c, id);
-    const row = taskToRow(task, encodeJson);
     if (change.create) {
       if (head !== undefined) throw new EngineError('task_exists', `task ${id} already exists`);
-      await c.query(SQL.insertTask.text, valuesOf(row, SQL.insertTask.keys));
-      await c.query(SQL.insertMemory, [id, memoryJson(task.memory)]);
     } else {
       if (head === undefined) throw new EngineError('task_not_found', `task ${id} not found`);
       const actual = head.status;
@@ -616,10 +655,29 @@ export class PostgresStore implements TaskStore {
           },
         );
       }
-      await c.query(SQL.updateTask.text, valuesOf(row, SQL.updateTask.keys));
+    }
+    if (change.commandCall && change.commandCall.taskId !== id) {
+      throw new EngineError(
+        'invalid_input',
+        `command call ${change.commandCall.callId} belongs to another task`,
+      );
+    }
+    if (change.question && change.question.taskId !== id) {
+      throw new EngineError(
+        'invalid_input',
+        `question ${change.question.questionId} belongs to another task`,
+      );
+    }
+    const row = taskToRow(task, encodeJson);
+    const answers: Array<Promise<unknown>> = [];
+    if (change.create) {
+      answers.push(c.query(named('insert_task', SQL.insertTask.text, valuesOf(row, SQL.insertTask.keys))));
+      answers.push(c.query(named('insert_memory', SQL.insertMemory, [id, memoryJson(task.memory)])));
+    } else {
+      answers.push(c.query(named('update_task', SQL.updateTask.text, valuesOf(row, SQL.updateTask.keys))));
       // The memory row only when the memory changed (most commits carry the object the last one wrote).
       if (this.memories.get(id) !== task.memory) {
-        await c.query(SQL.upsertMemory, [id, memoryJson(task.memory)]);
+        answers.push(c.query(named('upsert_memory', SQL.upsertMemory, [id, memoryJson(task.memory)])));
       }
     }
     if (isTerminalStatus(task.status)) this.memories.forget(id);
@@ -630,47 +688,58 @@ export class PostgresStore implements TaskStore {
     if (change.history && change.history.length > 0) {
       let seq = lastHistory + 1;
       const rows = change.history.map((h) => historyToRow(id, seq++, h));
-      await insertRows(c, SQL.insertHistory, rows);
+      answers.push(insertRows(c, 'history', SQL.insertHistory, rows));
       result.history = rows.map(rowToHistory);
       lastHistory = seq - 1;
     }
     if (change.steps && change.steps.length > 0) {
       const first = lastStep + 1;
-      await this.insertSteps(c, id, first, change.steps);
+      answers.push(this.insertSteps(c, id, first, change.steps));
       result.steps = change.steps.map((s, i) => recordToStep(id, first + i, s));
       lastStep = first + change.steps.length - 1;
     }
     if (change.commandCall) {
-      if (change.commandCall.taskId !== id) {
-        throw new EngineError(
-          'invalid_input',
-          `command call ${change.commandCall.callId} belongs to another task`,
-        );
-      }
-      await c.query(SQL.upsertCall.text, valuesOf(callToRow(change.commandCall), SQL.upsertCall.keys));
-    }
-    if (change.question) {
-      if (change.question.taskId !== id) {
-        throw new EngineError(
-          'invalid_input',
-          `question ${change.question.questionId} belongs to another task`,
-        );
-      }
-      await c.query(
-        SQL.upsertQuestion.text,
-        valuesOf(questionToRow(change.question), SQL.upsertQuestion.keys),
+      answers.push(
+        c.query(
+          named(
+            'upsert_call',
+            SQL.upsertCall.text,
+            valuesOf(callToRow(change.commandCall), SQL.upsertCall.keys),
+          ),
+        ),
       );
     }
-    // Last, once every statement of the write has run (one that throws leaves what the transaction knew).
+    if (change.question) {
+      answers.push(
+        c.query(
+          named(
+            'upsert_question',
+            SQL.upsertQuestion.text,
+            valuesOf(questionToRow(change.question), SQL.upsertQuestion.keys),
+          ),
+        ),
+      );
+    }
     this.keepHead(id, { status: task.status, history: lastHistory, steps: lastStep });
-    return result;
+    const done = Promise.all(answers).then(() => result);
+    // A create sent without reading the row first: an id that exists fails the INSERT (its first statement, so the
+    // first answer to fail), which aborts the transaction; the write alone is then refused as `task_exists`.
+    return !change.create
+      ? done
+      : done.catch((err: unknown) => {
+          const e = err as { code?: unknown; constraint?: unknown } | null;
+          if (e?.code === '23505' && e.constraint === 'tasks_pkey') {
+            throw new EngineError('task_exists', `task ${id} already exists`);
+          }
+          throw err;
+        });
   }
 
   /** The task's status and last seqs: remembered, else read (`undefined`: no such task). */
   private async head(c: pg.ClientBase, id: string): Promise<TaskHead | undefined> {
     const known = this.heads.get(id);
     if (known !== undefined) return known;
-    const r = await c.query<TaskHead>(SQL.taskHead, [id]);
+    const r = await c.query<TaskHead>(named('task_head', SQL.taskHead, [id]));
     return r.rows[0];
   }
 
@@ -685,12 +754,12 @@ export class PostgresStore implements TaskStore {
    * to be stored; `ON CONFLICT DO NOTHING` for the rest), so a step never references a row its transaction did not
    * see. Packing is `@ccagent/store`'s, so both stores hold the same step-log shape.
    */
-  private async insertSteps(
+  private insertSteps(
     c: pg.ClientBase,
     taskId: string,
     first: number,
     records: ReadonlyArray<StepRecord & { step: number; at: number }>,
-  ): Promise<void> {
+  ): Promise<unknown> {
     const rows: object[] = [];
     const fresh = new Map<string, string>();
     for (let i = 0; i < records.length; i++) {
@@ -703,11 +772,15 @@ export class PostgresStore implements TaskStore {
       for (const m of messages) if (!this.storedMessages.has(m.hash)) fresh.set(m.hash, m.body);
       rows.push(row);
     }
+    const answers: Array<Promise<unknown>> = [];
     if (fresh.size > 0) {
-      await c.query(SQL.insertMessages, [[...fresh.keys()], [...fresh.values()]]);
+      answers.push(
+        c.query(named('insert_messages', SQL.insertMessages, [[...fresh.keys()], [...fresh.values()]])),
+      );
       for (const h of fresh.keys()) this.stagedMessages.push(h);
     }
-    await insertRows(c, SQL.insertStep, rows);
+    answers.push(insertRows(c, 'steps', SQL.insertStep, rows));
+    return Promise.all(answers);
   }
 
   private rememberMessage(hash: string): void {
@@ -746,27 +819,35 @@ export class PostgresStore implements TaskStore {
   }
 
   /**
-   * Start a write transaction; fenced (see {@link fenceWith}), `BEGIN` and the lease check go in one round trip (a
-   * simple query of two statements: the token is a number, the name a quoted literal).
+   * Start a write transaction (see `PgWriteQueue`'s `begin`): `BEGIN`, and when fenced (see {@link fenceWith}) the
+   * lease check right behind it, both sent without waiting. The writes and the COMMIT follow before its answer is
+   * read, so the check fails in the database: a token other than this process's aborts the transaction there, and
+   * the COMMIT behind it rolls back. Holding no token refuses the batch before anything is sent.
    */
-  private async begin(c: pg.ClientBase): Promise<void> {
+  private begin(c: pg.ClientBase): Promise<unknown> {
     const fence = this.fence;
-    if (fence === undefined) {
-      await c.query('BEGIN');
-      return;
-    }
+    if (fence === undefined) return c.query('BEGIN');
     const mine = fence.token;
-    const results = (await c.query(
-      `BEGIN; SELECT "token" FROM "leases" WHERE "name" = ${c.escapeLiteral(fence.name)} FOR SHARE`,
-    )) as unknown as Array<pg.QueryResult<{ token: number }>>;
-    const current = results[1]?.rows[0]?.token;
-    if (mine === undefined || current !== mine) {
-      throw new StoreError(
+    const fenced = (current: number | undefined) =>
+      new StoreError(
         'fenced',
         `this orchestrator no longer holds the lease "${fence.name}" (token ${mine ?? 'none'}, the database has ${current ?? 'none'}): another one took over; nothing was written`,
         { details: { lease: fence.name, token: mine, current } },
       );
-    }
+    if (mine === undefined) throw fenced(undefined);
+    const begun = c.query('BEGIN');
+    const checked = c.query<{ token: number }>(named('fence_check', SQL.fenceCheck, [fence.name, mine])).then(
+      (r) => {
+        // The statement fails on any other token; an answer that still is not ours is refused all the same.
+        const current = r.rows[0]?.token;
+        if (current !== mine) throw fenced(current);
+      },
+      (err: unknown) => {
+        const current = fencedToken(err);
+        throw current === null ? err : fenced(current);
+      },
+    );
+    return Promise.all([begun, checked]);
   }
 
   private noteOutcome(o: BatchOutcome): void {
@@ -793,7 +874,7 @@ export class PostgresStore implements TaskStore {
   }
 
   /** A port write: EngineError on failure (the engine branches on its codes). */
-  private write<T>(run: (c: pg.ClientBase) => Promise<T>): Promise<T> {
+  private write<T>(run: Work<T>): Promise<T> {
     if (this.closed) return Promise.reject(new EngineError('store_failure', 'store is closed'));
     if (this.readonly) return Promise.reject(new StoreError('readonly', `${this.path} is open read-only`));
     return this.writes.enqueue(run);
@@ -833,6 +914,18 @@ export class PostgresStore implements TaskStore {
 }
 
 type CallRow = typeof schema.commandCalls.$inferSelect;
+
+/**
+ * The token the database holds when `err` is the refusal of `SQL.fenceCheck` (`undefined`: no lease row), or `null`
+ * when `err` is something else.
+ */
+function fencedToken(err: unknown): number | undefined | null {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (e?.code !== '22P02' || typeof e.message !== 'string') return null;
+  const m = /ccagent-fenced:(\d+|none)/.exec(e.message);
+  if (!m) return null;
+  return m[1] === 'none' ? undefined : Number(m[1]);
+}
 /** What a commit needs of a task's stored rows: its status and the last seq of its history and steps. */
 interface TaskHead {
   status: TaskStatus;
@@ -840,22 +933,33 @@ interface TaskHead {
   steps: number;
 }
 
-/** One INSERT of several rows (`VALUES (…), (…)`): one round trip for a commit's history or step rows. */
-async function insertRows(
+/**
+ * A prepared statement of the writer connection: parsed and planned once per connection, not once per use (most of
+ * the server's work for these one-row statements). `name` must stand for this `text` only.
+ */
+function named(name: string, text: string, values: unknown[]): pg.QueryConfig {
+  return { name, text, values };
+}
+
+/** Row counts of a multi-row INSERT prepared by their count (larger ones are parsed per use). */
+const PREPARED_ROWS = 8;
+
+/** One INSERT of several rows (`VALUES (…), (…)`): one statement for a commit's history or step rows. */
+function insertRows(
   c: pg.ClientBase,
+  table: string,
   ins: { text: string; keys: string[] },
   rows: readonly object[],
-): Promise<void> {
-  if (rows.length === 1) {
-    await c.query(ins.text, valuesOf(rows[0] as object, ins.keys));
-    return;
-  }
+): Promise<unknown> {
+  if (rows.length === 1)
+    return c.query(named(`insert_${table}_1`, ins.text, valuesOf(rows[0] as object, ins.keys)));
   const n = ins.keys.length;
   const head = ins.text.slice(0, ins.text.indexOf(' VALUES '));
   const tuples = rows.map((_, r) => `(${ins.keys.map((_, k) => `$${r * n + k + 1}`).join(', ')})`);
-  await c.query(
-    `${head} VALUES ${tuples.join(', ')}`,
-    rows.flatMap((row) => valuesOf(row, ins.keys)),
+  const text = `${head} VALUES ${tuples.join(', ')}`;
+  const values = rows.flatMap((row) => valuesOf(row, ins.keys));
+  return c.query(
+    rows.length <= PREPARED_ROWS ? named(`insert_${table}_${rows.length}`, text, values) : { text, values },
   );
 }
 type QuestionRow = typeof schema.questions.$inferSelect;

@@ -83,6 +83,15 @@ export const SQL = {
       .join(', ');
     return { text: `${ins.text} ON CONFLICT ("question_id") DO UPDATE SET ${set}`, keys: ins.keys };
   })(),
+  /**
+   * The fencing check of a write transaction ($1 lease name, $2 this process's token): a share lock on the lease row
+   * until the transaction ends (a takeover waits for it), and an error — which aborts the transaction — unless the
+   * row holds $2. The error is a failed cast of `ccagent-fenced:<token the row holds, or none>` (SQLSTATE 22P02): a
+   * statement cannot raise an error of its own without a function, and this one needs no migration.
+   */
+  fenceCheck: `SELECT CASE WHEN f."t" = $2::bigint THEN f."t"
+      ELSE CAST('ccagent-fenced:' || coalesce(f."t"::text, 'none') AS bigint) END AS "token"
+    FROM (SELECT (SELECT "token" FROM "leases" WHERE "name" = $1 FOR SHARE) AS "t") f`,
   bindCall: `UPDATE "command_calls" SET "sent_to" = $1 WHERE "call_id" = $2 AND "status" = 'pending' AND "sent_to" IS NULL`,
   selectHistory: `SELECT ${selectList(history)} FROM "history" WHERE "task_id" = $1 ORDER BY "seq"`,
   /** One page of the step log: a range scan of the primary key; `LIMIT NULL` is no limit. */

@@ -4,7 +4,8 @@
 // @ccagent/testkit. Every figure has a raw baseline measured in the same run. Run `npm run build` first.
 //
 //   node tools/bench/orchestrator/run.mjs [--quick] [--only roundtrip|idle|recovery] [--durability full|normal|both]
-//                                         [--cpu-prof DIR] [--store sqlite|postgres]
+//                                         [--cpu-prof DIR] [--store sqlite|postgres] [--clients 1,1000]
+//                                         [--warmup-ms 1500]
 //
 // --store postgres runs the round-trip and step-log sections on PostgreSQL (`--db postgres://…`, a fresh database per
 // server on the server named by CCAGENT_BENCH_PG_URL or CCAGENT_TEST_PG_URL, e.g. from
@@ -57,6 +58,11 @@ const { values: flags } = parseArgs({
     durability: { type: 'string', default: 'both' },
     'cpu-prof': { type: 'string' },
     store: { type: 'string', default: 'sqlite' },
+    // Connected-client counts of the round-trip section (default 1,100,1000; --quick 1,100).
+    clients: { type: 'string' },
+    // Time every active client's task gets before the window opens (ms, default 1500): 1,000 tasks starting on
+    // PostgreSQL need more than that to reach their command loop.
+    'warmup-ms': { type: 'string' },
   },
 });
 const POSTGRES = flags.store === 'postgres';
@@ -88,7 +94,11 @@ async function dropPgDatabases() {
 }
 const CPU_PROF = flags['cpu-prof'] ? path.resolve(flags['cpu-prof']) : undefined;
 const QUICK = flags.quick;
-const CLIENT_COUNTS = QUICK ? [1, 100] : [1, 100, 1000];
+const CLIENT_COUNTS = flags.clients
+  ? flags.clients.split(',').map((n) => Number.parseInt(n, 10))
+  : QUICK
+    ? [1, 100]
+    : [1, 100, 1000];
 // PostgreSQL has one durability: acknowledged after COMMIT with synchronous_commit on (its default).
 const DURABILITIES = POSTGRES
   ? ['postgres']
@@ -97,7 +107,7 @@ const DURABILITIES = POSTGRES
     : [flags.durability];
 const IDLE_TARGET = QUICK ? 2000 : 10_000;
 const RECOVERY_TASKS = QUICK ? 300 : 1000;
-const WARMUP_MS = 1500;
+const WARMUP_MS = flags['warmup-ms'] ? Number(flags['warmup-ms']) : 1500;
 const WINDOW_MS = QUICK ? 2000 : 4000;
 const CALLS_PER_REPLY = 50;
 const REPLIES_PER_TASK = 4;
@@ -245,6 +255,8 @@ async function roundTrips() {
           fmt(steps.rawBatchedPerSec, 0),
           fmt(steps.ratioVsAutocommit, 2),
           fmt(steps.ratioVsBatched, 2),
+          steps.rawMultiRowPerSec === undefined ? '' : fmt(steps.rawMultiRowPerSec, 0),
+          steps.ratioVsMultiRow === undefined ? '' : fmt(steps.ratioVsMultiRow, 2),
           fmt(steps.avgRowBytes, 0),
         ]);
       }
@@ -304,7 +316,17 @@ async function roundTrips() {
     `\n# Step-log writes under load (rows/s): orchestrator vs raw ${POSTGRES ? 'pg' : 'better-sqlite3'} INSERT of the same rows\n`,
   );
   printTable(
-    ['load', 'orchestrator', 'raw 1 txn/row', 'raw txn/256', 'ratio', 'ratio vs batched', 'row bytes'],
+    [
+      'load',
+      'orchestrator',
+      'raw 1 txn/row',
+      'raw txn/256',
+      'ratio',
+      'ratio vs batched',
+      'raw 256-row INSERT',
+      'ratio vs 256-row',
+      'row bytes',
+    ],
     stepRows,
   );
 }
@@ -558,8 +580,24 @@ async function pgStepThroughput(url, window) {
     }
     return rows / ((performance.now() - t0) / 1000);
   };
+  // One multi-row INSERT of 256 rows per (autocommitted) transaction: one round trip and one WAL flush per 256 rows.
+  const multiRow = async () => {
+    const n = stepCols.length;
+    const text = `INSERT INTO steps (${stepCols.join(',')}) VALUES ${Array.from(
+      { length: 256 },
+      (_, r) => `(${stepCols.map((_, k) => `$${r * n + k + 1}`).join(',')})`,
+    ).join(',')}`;
+    const t0 = performance.now();
+    let rows = 0;
+    while (performance.now() - t0 < 2000) {
+      await raw.query(text, Array.from({ length: 256 }, (_, k) => row(rows + k)).flat());
+      rows += 256;
+    }
+    return rows / ((performance.now() - t0) / 1000);
+  };
   const rawAutocommitPerSec = sample.length > 0 ? await loop(1) : NaN;
   const rawBatchedPerSec = sample.length > 0 ? await loop(256) : NaN;
+  const rawMultiRowPerSec = sample.length > 0 ? await multiRow() : NaN;
   await raw.end();
   return {
     windowMs: window.to - window.from,
@@ -570,6 +608,8 @@ async function pgStepThroughput(url, window) {
     rawBatchedPerSec,
     ratioVsAutocommit: orchestratorStepsPerSec / rawAutocommitPerSec,
     ratioVsBatched: orchestratorStepsPerSec / rawBatchedPerSec,
+    rawMultiRowPerSec,
+    ratioVsMultiRow: orchestratorStepsPerSec / rawMultiRowPerSec,
     avgRowBytes,
   };
 }
