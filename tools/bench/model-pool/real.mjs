@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ModelPool, OllamaChatModel } from '@ccagent/ollama';
+import { ModelPool, OllamaChatModel } from '@ccagent/models';
 import { machineInfo, writeResults } from '../lib/results.mjs';
 
 const { values: flags } = parseArgs({
