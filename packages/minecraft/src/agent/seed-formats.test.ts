@@ -45,7 +45,7 @@ describe("the seed's answer shapes", () => {
 
   it('a hybrid plan of goals validates in every mode, with goal-level goto and mine by target', () => {
     const seed = fixture('hybrid');
-    const goals = [
+    const goals: Array<{ goal: string; actions: unknown[] }> = [
       {
         goal: 'Gather wood',
         actions: [
