@@ -97,7 +97,7 @@ async function placeLogs(at: Array<{ x: number; y: number; z: number }>): Promis
   for (const l of at) await server.setBlock(l.x, l.y, l.z, 'oak_log');
   for (const l of at) {
     await expect
-      .poll(() => bridge.bot.bot.blockAt(new Vec3(l.x, l.y, l.z))?.name, { timeout: 10_000 })
+      .poll(() => bridge.bot.bot.blockAt(new Vec3(l.x, l.y, l.z))?.name, { timeout: 30_000 })
       .toBe('oak_log');
   }
 }
@@ -249,7 +249,9 @@ describe('seed 003 through the minecraft_agent strategy on a real server', () =>
     if (at === null || later === null) throw new Error('Bot is offline');
     // It had started walking, then stopped where it was: no walk on for tens of blocks.
     expect(at.x - from.x).toBeGreaterThan(1);
-    expect(Math.hypot(later.x - at.x, later.z - at.z)).toBeLessThan(1);
+    // Walking on, 2.5 s is ~10 blocks (13 measured without the stop); stopped, at most the last node's step (under a
+    // heavily loaded machine the server's position lags by a block).
+    expect(Math.hypot(later.x - at.x, later.z - at.z)).toBeLessThan(3);
     expect(far.x - later.x).toBeGreaterThan(40);
   }, 60_000);
 
