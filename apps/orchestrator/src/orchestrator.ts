@@ -297,6 +297,13 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
         // Mods connect like computers: the same Host/Origin policy (no web page may register as a mod or receive
         // its actions), and a credential when the server has a token.
         authorize: (req) => authorizeMod(req, policy, security),
+        // wss:// with the server's own certificate when it serves HTTPS; frames limited like a computer's.
+        ...(o.tls !== undefined ? { tls: o.tls } : {}),
+        rateLimit: s.rateLimit,
+        // The active instance and the action allow/deny lists, beside a SQLite file (in memory otherwise).
+        ...(sqlite !== undefined && dbPath !== ':memory:'
+          ? { settingsFile: `${dbPath}.minecraft.json` }
+          : {}),
         clock,
         logger,
       })

@@ -164,6 +164,20 @@ export class Engine {
   private async recover(task: Task): Promise<void> {
     if (task.status === 'waiting_for_command') {
       const pending = await this.k.store.listCommandCalls({ taskId: task.id, status: 'pending' });
+      if (pending.length > 0) {
+        // The previous process died with a call open (a command on a computer, an action in the game): say so in
+        // the step log as a crash while planning does, before the call is sent again with the same id.
+        const stored = await this.k.store.appendStep(task.id, {
+          kind: 'resumed',
+          output: {
+            reason: 'engine restarted with a call open; it is sent again with the same id',
+            calls: pending.map((c) => c.callId),
+          },
+          step: task.counters.steps + 1,
+          at: this.k.clock.now(),
+        });
+        this.k.events.emit('stepLogged', { taskId: task.id, step: stored });
+      }
       for (const call of pending) await this.k.calls.redispatch(task.id, call.callId);
     } else if (
       task.status === 'running' &&

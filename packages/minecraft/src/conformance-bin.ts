@@ -5,11 +5,13 @@ import { parseArgs } from 'node:util';
 import { runConformance } from './conformance/conformance.js';
 
 const USAGE = `usage: ccagent-mc-conformance [--port 9876] [--host 127.0.0.1] [--action-timeout-ms 60000]
-                              [--connect-timeout-ms 120000] [--skip-reconnect] [--json]
+                              [--connect-timeout-ms 120000] [--skip-reconnect] [--seed] [--json]
 
 Listens where your mod connects (stop the orchestrator first, or point the mod at --port), then checks: register,
 state_update, each action type answered with its id, a repeated id answered with the earlier outcome, stop, an error
-frame not breaking the mod, valid frames only, and a reconnect after about 5 s with the same instanceId.`;
+frame not breaking the mod, valid frames only, and a reconnect after about 5 s with the same instanceId.
+--seed: a mod written from the seed's protocol page alone; the repeated-id and error-frame checks (what ccagent
+adds) are reported but do not decide the exit status.`;
 
 async function main(): Promise<void> {
   let values;
@@ -21,6 +23,7 @@ async function main(): Promise<void> {
         'action-timeout-ms': { type: 'string' },
         'connect-timeout-ms': { type: 'string' },
         'skip-reconnect': { type: 'boolean' },
+        seed: { type: 'boolean' },
         json: { type: 'boolean' },
         help: { type: 'boolean' },
       },
@@ -51,6 +54,7 @@ async function main(): Promise<void> {
       ...(actionTimeoutMs !== undefined ? { actionTimeoutMs } : {}),
       ...(connectTimeoutMs !== undefined ? { connectTimeoutMs } : {}),
       ...(values['skip-reconnect'] ? { skipReconnect: true } : {}),
+      ...(values.seed ? { profile: 'seed' as const } : {}),
       onProgress: (line) => {
         if (!values.json) process.stdout.write(`${line}\n`);
       },

@@ -21,6 +21,7 @@ export {
   ACTION_TYPES,
   ActionSchema,
   ActionSpecSchema,
+  actionFormIssue,
   BackendMessageSchema,
   ModMessageSchema,
   PlayerStateSchema,
@@ -46,8 +47,15 @@ export {
   type InstanceInfo,
   type InstanceStatus,
   type MinecraftEndpointOptions,
+  type ModLogLine,
 } from './endpoint/mc-endpoint.js';
-export { refuseBrowserUpgrades, type McUpgradeCheck, type McUpgradeVerdict } from './endpoint/mod-server.js';
+export type { StateChange } from './endpoint/state-history.js';
+export {
+  refuseBrowserUpgrades,
+  type McTls,
+  type McUpgradeCheck,
+  type McUpgradeVerdict,
+} from './endpoint/mod-server.js';
 export {
   MC_ACTION_COMMAND,
   McActionArgsSchema,
@@ -59,6 +67,7 @@ export {
   LowLevelPlanSchema,
   PLAN_MODES,
   planJsonSchema,
+  planReplySchema,
   type PlanMode,
 } from './agent/plan-modes.js';
 export {
@@ -83,6 +92,8 @@ export {
   type MineflayerBot,
   type MineflayerBotOptions,
 } from './bridge/mineflayer-runner.js';
+export { fromSeedShape, isSeedShape, seedAction } from './agent/seed-formats.js';
+export { ActionPolicySchema, policyRefusal, type ActionPolicy } from './service/action-policy.js';
 export {
   createMinecraftAgent,
   McTaskRequestSchema,

@@ -47,6 +47,9 @@ describe('ccagent-mc-conformance', () => {
       'action craft',
       'action smelt',
       'action interact',
+      'action open_inventory',
+      'action mine (by coordinates)',
+      'action goto (by target)',
       'repeated id',
       'stop',
       'error frame',
@@ -116,5 +119,82 @@ describe('ccagent-mc-conformance', () => {
       'frames valid': false,
     });
     expect(report.passed).toBe(false);
+  }, 60_000);
+
+  it("passes a mod written from the seed's page alone with --seed: game version in register, no protocolVersion, repeats run again, error frames unknown", async () => {
+    const seedOnly = (): { start: (url: string) => void; stop: () => void } => {
+      let ws: WebSocket | undefined;
+      return {
+        start: (url) => {
+          ws = new WebSocket(url);
+          let runs = 0;
+          let walking: { id: string; timer: ReturnType<typeof setTimeout> } | null = null;
+          const state = {
+            position: { x: 0, y: 64, z: 0 },
+            health: 20,
+            hunger: 20,
+            saturation: 5,
+            inventory: [],
+            dimension: 'overworld',
+            gameMode: 'survival',
+          };
+          const send = (m: unknown): void => ws?.send(JSON.stringify(m));
+          const answer = (id: string, ok: boolean): void => {
+            send({ type: 'state_update', instanceId: 'seed-mod', data: state });
+            send(
+              ok
+                ? { type: 'action_complete', instanceId: 'seed-mod', actionId: id, result: { run: ++runs } }
+                : { type: 'action_failed', instanceId: 'seed-mod', actionId: id, error: 'stopped' },
+            );
+          };
+          ws.on('open', () => send({ type: 'register', instanceId: 'seed-mod', version: '1.20.1' }));
+          ws.on('message', (d) => {
+            const m = JSON.parse(String(d)) as {
+              type: string;
+              action?: { id: string; type: string; x?: number };
+            };
+            if (m.type === 'registered') send({ type: 'state_update', instanceId: 'seed-mod', data: state });
+            if (m.type === 'stop' && walking !== null) {
+              clearTimeout(walking.timer);
+              answer(walking.id, false);
+              walking = null;
+            }
+            if (m.type !== 'execute_action' || !m.action) return;
+            const id = m.action.id;
+            if (m.action.type === 'goto' && (m.action.x ?? 0) > 30) {
+              walking = { id, timer: setTimeout(() => answer(id, true), 30_000) };
+              return;
+            }
+            answer(id, true); // every id runs, a repeated one again
+          });
+        },
+        stop: () => ws?.terminate(),
+      };
+    };
+    const reports: ConformanceReport[] = [];
+    for (const profile of ['seed', 'ccagent'] as const) {
+      const mod = seedOnly();
+      reports.push(
+        await runConformance({
+          port: 0,
+          actionTimeoutMs: 2_000,
+          stopWaitMs: 2_000,
+          skipReconnect: true,
+          profile,
+          onListening: (url) => mod.start(url),
+        }),
+      );
+      mod.stop();
+    }
+    const [seed, strict] = reports;
+    expect(seed?.checks.filter((c) => !c.ok).map((c) => [c.name, c.extension])).toEqual([
+      ['repeated id', true],
+    ]);
+    expect(seed?.checks.find((c) => c.name === 'register')?.detail).toMatch(
+      /game version: 1\.20\.1, protocol 1\.0/,
+    );
+    expect(seed?.passed).toBe(true);
+    // The same mod is not enough for ccagent's own profile: it would run an action twice after a restart.
+    expect(strict?.passed).toBe(false);
   }, 60_000);
 });

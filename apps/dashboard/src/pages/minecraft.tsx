@@ -18,7 +18,11 @@ interface WireMcInstance {
   instance_id: string;
   status: string;
   connected: boolean;
+  /** The game version the mod reported (`register.version`). */
   version: string;
+  /** The mod protocol version (absent from servers before it was reported). */
+  protocol_version?: string;
+  platform?: string | null;
   last_state: McState | null;
   last_state_at: number | null;
   open_action_id: string | null;
@@ -172,7 +176,9 @@ export function MinecraftPage({ now }: { now: number }) {
                   />
                   {visible(i.instance_id)}{' '}
                   <span class="muted instance-state">
-                    {i.status} · protocol {visible(i.version)}
+                    {i.status} · protocol {visible(i.protocol_version ?? '1.0')} · Minecraft{' '}
+                    {visible(i.version)}
+                    {i.platform ? ` (${visible(i.platform)})` : ''}
                   </span>
                 </h2>
                 {s === null ? (

@@ -97,7 +97,16 @@ export type RouteHandler<Q = NoQuery> = (d: HttpApiOptions, r: RouteRequest<Q>) 
 
 /** An action a route's success is audited as, under its caller (the key routes audit themselves). */
 export type AuditedAction =
-  'task.create' | 'task.cancel' | 'task.answer' | 'minecraft.create' | 'minecraft.stop' | 'minecraft.retry';
+  | 'task.create'
+  | 'task.cancel'
+  | 'task.answer'
+  | 'minecraft.create'
+  | 'minecraft.stop'
+  | 'minecraft.retry'
+  | 'minecraft.connect'
+  | 'minecraft.prompt'
+  | 'minecraft.stop_task'
+  | 'minecraft.set_actions';
 
 /** One entry of the route table: what the route is, who may call it, what it reads, and its handler. */
 export interface Route {

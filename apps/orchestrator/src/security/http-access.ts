@@ -121,7 +121,14 @@ export class HttpAccess implements RouteGate {
       let target = fromPath;
       if (target === undefined) {
         try {
-          target = (JSON.parse(body) as { task?: { id?: string } }).task?.id;
+          // The created task, or what the seed's channels answer with: a task id, else the instance.
+          const b = JSON.parse(body) as {
+            task?: { id?: string };
+            task_id?: string;
+            instance_id?: string;
+            active_instance?: string;
+          };
+          target = b.task?.id ?? b.task_id ?? b.instance_id ?? b.active_instance;
         } catch {
           target = undefined;
         }

@@ -49,6 +49,8 @@ export interface HarnessOptions {
   store?: TaskStore;
   /** Run the Minecraft mod endpoint on an ephemeral loopback port (`running.report.minecraft.url`). */
   minecraft?: boolean;
+  /** With `minecraft`: this port instead of an ephemeral one (a restart keeps the mods' address). */
+  minecraftPort?: number;
 }
 
 /** Start the orchestrator in this process. */
@@ -70,7 +72,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...(opts.luaDir !== undefined ? { luaDir: opts.luaDir } : {}),
     ...(opts.dashboardDir !== undefined ? { dashboardDir: opts.dashboardDir } : {}),
     ...(opts.store !== undefined ? { store: opts.store } : {}),
-    ...(opts.minecraft === true ? { minecraft: { host: '127.0.0.1', port: 0, required: true } } : {}),
+    ...(opts.minecraft === true
+      ? { minecraft: { host: '127.0.0.1', port: opts.minecraftPort ?? 0, required: true } }
+      : {}),
     logger: pino({ level: process.env.CCO_TEST_LOG ?? 'silent' }),
     env: {},
   });

@@ -22,7 +22,13 @@ class ScriptedWorld implements ActionRunner {
     if (action.type === this.hangOn) return new Promise<RunOutcome>(() => undefined);
     const why = this.failWhen(action);
     if (why !== null) return Promise.resolve({ ok: false, error: why });
-    if (action.type === 'goto' && !this.stuck)
+    if (
+      action.type === 'goto' &&
+      action.x !== undefined &&
+      action.y !== undefined &&
+      action.z !== undefined &&
+      !this.stuck
+    )
       this.position = { x: action.x + 0.5, y: action.y, z: action.z + 0.5 };
     if (action.type === 'chat') this.chat.push(action.message);
     return Promise.resolve({ ok: true, result: `${action.type} done` });

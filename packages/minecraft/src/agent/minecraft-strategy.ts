@@ -22,12 +22,13 @@ import type { InstanceInfo } from '../endpoint/mc-endpoint.js';
 import { MC_ACTION_CATALOG } from '../protocol/catalog.js';
 import type { Action, ActionSpec, PlayerState } from '../protocol/messages.js';
 import { fillMcPrompt, loadMcPrompt, type McPrompt } from '../prompts.js';
-import { LowLevelPlanSchema, planJsonSchema, planSchema, type PlanMode } from './plan-modes.js';
+import { planJsonSchema, planReplySchema, type PlanMode } from './plan-modes.js';
+import { instanceForStep, keepModLogs, type InstanceReads } from './instance-wait.js';
 import { MinecraftTaskSettingsSchema, type MinecraftTaskSettings, type ModelFactory } from './settings.js';
 import { actionText, resultLines, stateLine, vitalsText } from './turn-text.js';
 
 /** Where the strategy reads an instance's latest state (the mod endpoint satisfies it). */
-export interface InstanceStateSource {
+export interface InstanceStateSource extends InstanceReads {
   getInstance(instanceId: string): InstanceInfo | undefined;
 }
 
@@ -83,6 +84,8 @@ interface McMemory {
   pending: { id: string; action: ActionSpec } | null;
   results: ResultNote[];
   completed: number;
+  /** Number of the last mod `log` line written to the step log (absent: none yet). */
+  logSeq?: number;
   /** The model conversation of the `conversation` layout (absent in memories written before it). */
   conversation?: McConversation;
 }
@@ -218,6 +221,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
     const options: ChatOptions = {
       ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
       ...(numCtx !== undefined ? { numCtx } : {}),
+      numPredict: settings.maxTokens,
     };
     const attempt = async (
       msgs: ChatMessage[],
@@ -423,7 +427,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
         ...(replanText !== undefined ? { extra: replanText, logged: replan } : {}),
       },
       request: replanNote ?? 'Plan the task.',
-      schema: planSchema(settings.mode),
+      schema: planReplySchema(settings.mode),
       format: planJsonSchema(settings.mode),
     });
     const value = asked.value;
@@ -433,7 +437,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
         ? [{ goal: null, actions: (value as { actions: ActionSpec[] }).actions }]
         : (value as { goals: Array<{ goal: string; actions?: ActionSpec[] }> }).goals.map((g) => ({
             goal: g.goal,
-            actions: settings.mode === 'hybrid' ? (g.actions ?? null) : null,
+            actions: g.actions ?? null,
           }));
     const next: McMemory = {
       ...mem,
@@ -469,7 +473,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
       kind: 'mc_expand',
       single: { prompt: p, vars: { ...baseVars(task, info, mem), goal } },
       request: `GOAL NOW: ${goal}\nTurn this goal into actions.`,
-      schema: LowLevelPlanSchema,
+      schema: planReplySchema('expand'),
       format: planJsonSchema('expand'),
     });
     return { actions: (asked.value as { actions: ActionSpec[] }).actions, mem: asked.mem };
@@ -488,7 +492,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
   }
 
   function contradiction(action: ActionSpec, info: InstanceInfo | undefined): string | null {
-    if (action.type !== 'goto') return null;
+    if (action.type !== 'goto' || action.x === undefined || action.z === undefined) return null;
     const s: PlayerState | null | undefined = info?.lastState;
     if (!s) return null;
     const dx = s.position.x - (action.x + 0.5);
@@ -496,7 +500,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
     const d = Math.hypot(dx, dz);
     if (d <= tolerance) return null;
     return (
-      `after goto ${action.x} ${action.y} ${action.z} the player is at ${s.position.x.toFixed(1)} ` +
+      `after goto ${action.x} ${action.y ?? ''} ${action.z} the player is at ${s.position.x.toFixed(1)} ` +
       `${s.position.y.toFixed(1)} ${s.position.z.toFixed(1)}, ${d.toFixed(1)} blocks away`
     );
   }
@@ -526,7 +530,8 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
               results: [],
               completed: 0,
             };
-      const info = opts.states.getInstance(settings.instanceId);
+      const info = await instanceForStep(opts.states, settings.instanceId, settings.stateWaitMs, ctx);
+      mem = { ...mem, logSeq: await keepModLogs(opts.states, settings.instanceId, mem.logSeq ?? 0, ctx) };
       await ctx.logStep({
         kind: 'mc_state',
         toolResult: toJson({

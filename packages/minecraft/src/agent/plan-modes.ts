@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { ActionSpecSchema } from '../protocol/messages.js';
+import { fromSeedShape } from './seed-formats.js';
 
 /** A plan mode. */
 export const PLAN_MODES = ['high-level', 'low-level', 'hybrid'] as const;
@@ -42,6 +43,16 @@ export function planSchema(mode: PlanMode): z.ZodType {
     : mode === 'high-level'
       ? HighLevelPlanSchema
       : HybridPlanSchema;
+}
+
+/**
+ * The schema a model's answer is validated with in a mode (`expand`: a goal's expansion): the mode's plan, or the
+ * same plan written in one of the seed's shapes (`commands`, `actions` with the seed's forms, `plan`; seed-formats.ts).
+ * In every mode a goal may carry its actions (a high-level answer that already knows them runs them as given).
+ */
+export function planReplySchema(mode: PlanMode | 'expand'): z.ZodType {
+  const target = mode === 'expand' || mode === 'low-level' ? LowLevelPlanSchema : HybridPlanSchema;
+  return z.preprocess((v) => fromSeedShape(v, mode), target);
 }
 
 /** JSON Schema of a mode's plan, as sent in `format` for constrained decoding. */

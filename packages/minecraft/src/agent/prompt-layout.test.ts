@@ -22,7 +22,8 @@ class World implements ActionRunner {
   run(action: Action): Promise<RunOutcome> {
     if (action.type === 'place' && action.x === 3)
       return Promise.resolve({ ok: false, error: 'no solid block next to 3 64 0' });
-    if (action.type === 'goto') this.position = { x: action.x + 0.5, y: action.y, z: action.z + 0.5 };
+    if (action.type === 'goto' && action.x !== undefined && action.y !== undefined && action.z !== undefined)
+      this.position = { x: action.x + 0.5, y: action.y, z: action.z + 0.5 };
     return Promise.resolve({ ok: true, result: `${action.type} done` });
   }
   state(): PlayerState {
@@ -117,7 +118,8 @@ async function play(
   const created = await e.createTask({
     kind: MINECRAFT_TASK_KIND,
     prompt: 'close the gap in the wall at 3 64 0',
-    context: { instanceId: 'steve', model: MODEL, ollamaUrl: f.url, mode: 'hybrid' },
+    // No waiting for the state: the first plan is made before the mod reported one (its text says so).
+    context: { instanceId: 'steve', model: MODEL, ollamaUrl: f.url, mode: 'hybrid', stateWaitMs: 0 },
   });
   const task = await new Promise<Task>((resolve) => {
     const done = ({ task: t }: { task: Task }): void => {

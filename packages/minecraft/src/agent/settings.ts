@@ -26,6 +26,16 @@ export const MinecraftTaskSettingsSchema = z.object({
   maxReplans: z.number().int().min(0).max(20).default(3),
   /** Per-action timeout in ms (default 60,000). */
   actionTimeoutMs: z.number().int().min(1_000).max(3_600_000).default(DEFAULT_ACTION_TIMEOUT_MS),
+  /**
+   * Most tokens one model answer may have (the seed's `max_tokens`, default 2,000): sent as `max_tokens` to LM Studio
+   * and other OpenAI-compatible servers, as `num_predict` to Ollama.
+   */
+  maxTokens: z.number().int().min(16).max(200_000).default(2_000),
+  /**
+   * How long a step waits for the instance to be connected with a state before it plans without one, ms (default
+   * 30,000, the endpoint's keep period; 0 = do not wait). After a restart the mod reconnects within 5 s.
+   */
+  stateWaitMs: z.number().int().min(0).max(600_000).default(30_000),
   /** Send the plan's JSON Schema as `format` (constrained decoding); turn off for servers that reject it. */
   constrained: z.boolean().default(true),
 });

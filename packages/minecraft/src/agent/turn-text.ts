@@ -12,19 +12,25 @@ import type { ActionSpec, PlayerState } from '../protocol/messages.js';
 export function actionText(a: ActionSpec): string {
   switch (a.type) {
     case 'goto':
-      return `goto ${a.x} ${a.y} ${a.z}`;
+      return a.target !== undefined ? `goto the nearest ${a.target}` : `goto ${a.x} ${a.y} ${a.z}`;
     case 'mine':
-      return `mine ${a.quantity} ${a.target}`;
+      return a.target !== undefined
+        ? `mine ${a.quantity ?? 1} ${a.target}`
+        : `mine the block at ${a.x} ${a.y} ${a.z}`;
     case 'place':
       return `place ${a.block} at ${a.x} ${a.y} ${a.z}`;
     case 'craft':
-      return `craft ${a.recipe} x${a.quantity}`;
+      return `craft ${a.recipe} x${a.quantity ?? 1}`;
     case 'smelt':
       return `smelt ${a.quantity} ${a.item}`;
     case 'interact':
-      return `interact with ${a.target} at ${a.x} ${a.y} ${a.z}`;
+      return a.x !== undefined
+        ? `interact with ${a.target} at ${a.x} ${a.y} ${a.z}`
+        : `interact with the nearest ${a.target}`;
     case 'chat':
       return `chat ${JSON.stringify(a.message)}`;
+    case 'open_inventory':
+      return 'open the inventory';
   }
 }
 

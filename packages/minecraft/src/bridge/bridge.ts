@@ -60,6 +60,10 @@ export async function startBridge(opts: BridgeOptions): Promise<Bridge> {
     instanceId: opts.instanceId ?? opts.username,
     ...(opts.token !== undefined ? { token: opts.token } : {}),
     runner: bot.runner,
+    // The seed's register.version: the game version the bot joined with.
+    version: bot.bot.version,
+    name: 'ccagent-mc-bridge',
+    platform: 'mineflayer',
     ...(opts.reconnectDelayMs !== undefined ? { reconnectDelayMs: opts.reconnectDelayMs } : {}),
     ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
   });

@@ -119,6 +119,31 @@ export async function startMineflayerBot(opts: MineflayerBotOptions): Promise<Mi
     return b.id;
   };
 
+  const entityName = (e: { name?: string | undefined; username?: string | undefined }): string =>
+    e.username ?? e.name ?? 'entity';
+
+  /** The nearest entity (not this player) whose name or username is `name`, within the search radius. */
+  const nearestEntity = (name: string): Bot['entity'] | null => {
+    const me = bot.entity.position;
+    let best: Bot['entity'] | null = null;
+    for (const e of Object.values(bot.entities)) {
+      if (e === bot.entity || (e.name !== name && e.username !== name)) continue;
+      const d = e.position.distanceTo(me);
+      if (d <= radius && (best === null || d < best.position.distanceTo(me))) best = e;
+    }
+    return best;
+  };
+
+  /** Where the nearest block or entity named `name` is, or null. */
+  const nearest = (name: string): { x: number; y: number; z: number } | null => {
+    const block = bot.registry.blocksByName[name];
+    if (block !== undefined) {
+      const found = bot.findBlock({ matching: block.id, maxDistance: radius });
+      if (found !== null) return found.position;
+    }
+    return nearestEntity(name)?.position ?? null;
+  };
+
   const ensureItem = async (name: string): Promise<void> => {
     if (bot.inventory.items().some((i) => i.name === name)) return;
     const item = bot.registry.itemsByName[name];
@@ -131,20 +156,52 @@ export async function startMineflayerBot(opts: MineflayerBotOptions): Promise<Mi
   const run = async (action: Action, signal: AbortSignal): Promise<RunOutcome> => {
     switch (action.type) {
       case 'goto': {
-        await goto(
-          new pf.goals.GoalBlock(Math.floor(action.x), Math.floor(action.y), Math.floor(action.z)),
-          signal,
-        );
+        if (action.target !== undefined) {
+          // Goal-level: the nearest block or entity of that name.
+          const there = nearest(action.target);
+          if (there === null) return { ok: false, error: `no ${action.target} within ${radius} blocks` };
+          await goto(new pf.goals.GoalNear(there.x, there.y, there.z, 2), signal);
+        } else {
+          await goto(
+            new pf.goals.GoalBlock(
+              Math.floor(action.x ?? 0),
+              Math.floor(action.y ?? 0),
+              Math.floor(action.z ?? 0),
+            ),
+            signal,
+          );
+        }
         const p = bot.entity.position;
         return { ok: true, result: { position: { x: p.x, y: p.y, z: p.z } } };
       }
+      case 'open_inventory':
+        // A player's own inventory needs no server round trip to read: the result is its contents.
+        return {
+          ok: true,
+          result: {
+            inventory: bot.inventory.items().map((i) => ({ slot: i.slot, item: i.name, count: i.count })),
+          },
+        };
       case 'chat':
         bot.chat(action.message);
         return { ok: true, result: { said: action.message } };
       case 'mine': {
+        if (action.target === undefined) {
+          // The one block at x y z.
+          const at = new Vec3(action.x ?? 0, action.y ?? 0, action.z ?? 0);
+          const block = bot.blockAt(at);
+          if (block === null) return { ok: false, error: `${at.x} ${at.y} ${at.z} is not loaded` };
+          if (block.name === 'air' || block.name === 'cave_air') {
+            return { ok: false, error: `there is no block at ${at.x} ${at.y} ${at.z}` };
+          }
+          await goto(new pf.goals.GoalLookAtBlock(block.position, bot.world), signal);
+          await abortable(bot.dig(block, true), signal, () => bot.stopDigging());
+          return { ok: true, result: { mined: block.name, at: [at.x, at.y, at.z] } };
+        }
+        const quantity = action.quantity ?? 1;
         const id = blockId(action.target);
         let mined = 0;
-        while (mined < action.quantity) {
+        while (mined < quantity) {
           if (signal.aborted) throw new Error('stopped');
           const found = bot.findBlock({ matching: id, maxDistance: radius });
           if (found === null) break;
@@ -153,10 +210,10 @@ export async function startMineflayerBot(opts: MineflayerBotOptions): Promise<Mi
           mined++;
         }
         if (mined === 0) return { ok: false, error: `no ${action.target} within ${radius} blocks` };
-        if (mined < action.quantity) {
+        if (mined < quantity) {
           return {
             ok: false,
-            error: `mined ${mined} of ${action.quantity} ${action.target}: no more within ${radius} blocks`,
+            error: `mined ${mined} of ${quantity} ${action.target}: no more within ${radius} blocks`,
           };
         }
         return { ok: true, result: { mined } };
@@ -199,6 +256,15 @@ export async function startMineflayerBot(opts: MineflayerBotOptions): Promise<Mi
         return { ok: true, result: { placed: action.block, at: [action.x, action.y, action.z] } };
       }
       case 'interact': {
+        if (action.x === undefined || action.y === undefined || action.z === undefined) {
+          // No coordinates: the nearest entity of that name (a villager, a cow, a boat).
+          const entity = nearestEntity(action.target);
+          if (entity === null) return { ok: false, error: `no ${action.target} within ${radius} blocks` };
+          const e = entity.position;
+          await goto(new pf.goals.GoalNear(e.x, e.y, e.z, 2), signal);
+          await bot.activateEntity(entity);
+          return { ok: true, result: { used: entityName(entity), entity: entity.id } };
+        }
         const block = bot.blockAt(new Vec3(action.x, action.y, action.z));
         if (block === null || !block.name.includes(action.target)) {
           return {
@@ -223,8 +289,8 @@ export async function startMineflayerBot(opts: MineflayerBotOptions): Promise<Mi
         }
         if (table !== null)
           await goto(new pf.goals.GoalNear(table.position.x, table.position.y, table.position.z, 2), signal);
-        await bot.craft(recipe, action.quantity, table ?? undefined);
-        return { ok: true, result: { crafted: action.recipe, times: action.quantity } };
+        await bot.craft(recipe, action.quantity ?? 1, table ?? undefined);
+        return { ok: true, result: { crafted: action.recipe, times: action.quantity ?? 1 } };
       }
       case 'smelt': {
         const furnaceBlock = bot.findBlock({ matching: blockId('furnace'), maxDistance: radius });

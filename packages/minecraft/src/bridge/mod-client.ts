@@ -30,8 +30,14 @@ export interface ModClientOptions {
    */
   token?: string;
   runner: ActionRunner;
-  /** Protocol version sent in `register` (default this package's). */
+  /** The game version sent in `register.version`, as the seed has it (default `unknown`). */
   version?: string;
+  /** Protocol version sent in `register.protocolVersion` (default this package's). */
+  protocolVersion?: string;
+  /** What the mod calls itself (`register.name`). */
+  name?: string;
+  /** The mod's platform or loader (`register.platform`). */
+  platform?: string;
   /** Delay before reconnecting, ms (default 5,000). */
   reconnectDelayMs?: number;
   /** Outcomes remembered to answer repeated ids (default 10,000). */
@@ -114,7 +120,10 @@ export class ModClient {
         JSON.stringify({
           type: 'register',
           instanceId: this.opts.instanceId,
-          version: this.opts.version ?? MC_PROTOCOL_VERSION,
+          version: this.opts.version ?? 'unknown',
+          protocolVersion: this.opts.protocolVersion ?? MC_PROTOCOL_VERSION,
+          ...(this.opts.name !== undefined ? { name: this.opts.name } : {}),
+          ...(this.opts.platform !== undefined ? { platform: this.opts.platform } : {}),
         }),
       );
     });

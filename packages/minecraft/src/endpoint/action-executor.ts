@@ -22,7 +22,14 @@ export const McActionArgsSchema = z.object({ instanceId: InstanceIdSchema, actio
  * the earlier outcome instead of running it twice.
  */
 export class MinecraftActionExecutor implements ToolExecutor {
-  constructor(private readonly endpoint: MinecraftEndpoint) {}
+  /**
+   * `refusal(instanceId, type)`: why an action type may not run on an instance (its allow/deny list), checked here,
+   * the last point before the mod; a refused action fails with `action_refused` and is never sent.
+   */
+  constructor(
+    private readonly endpoint: MinecraftEndpoint,
+    private readonly refusal: (instanceId: string, type: string) => string | null = () => null,
+  ) {}
 
   /** True for the commands this executor handles (a composition root routes by it). */
   handles(command: string): boolean {
@@ -40,6 +47,8 @@ export class MinecraftActionExecutor implements ToolExecutor {
         },
       };
     }
+    const refused = this.refusal(args.data.instanceId, args.data.action.type);
+    if (refused !== null) return { ok: false, error: { code: 'action_refused', message: refused } };
     const o = await this.endpoint.executeAction(args.data.instanceId, args.data.action, {
       signal: call.signal,
     });

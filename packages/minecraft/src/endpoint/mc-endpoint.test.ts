@@ -2,7 +2,7 @@ import { ManualClock } from '@ccagent/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { BackendMessage } from '../protocol/messages.js';
-import { MinecraftEndpoint } from './mc-endpoint.js';
+import { MinecraftEndpoint, type MinecraftEndpointOptions } from './mc-endpoint.js';
 
 const STATE = {
   position: { x: 1, y: 64, z: 2 },
@@ -55,8 +55,8 @@ class RawMod {
 let endpoint: MinecraftEndpoint;
 const mods: RawMod[] = [];
 
-async function setup(clock?: ManualClock): Promise<string> {
-  endpoint = new MinecraftEndpoint({ port: 0, ...(clock ? { clock } : {}) });
+async function setup(clock?: ManualClock, more: MinecraftEndpointOptions = {}): Promise<string> {
+  endpoint = new MinecraftEndpoint({ port: 0, ...(clock ? { clock } : {}), ...more });
   const { url } = await endpoint.start();
   return url;
 }
@@ -116,7 +116,8 @@ describe('MinecraftEndpoint', () => {
     const url = await setup();
     const m = await RawMod.open(url);
     mods.push(m);
-    m.send({ type: 'register', instanceId: 'steve', version: '2.0' });
+    // `version` is the game's (the seed's meaning); `protocolVersion` is what the backend checks.
+    m.send({ type: 'register', instanceId: 'steve', version: '1.20.1', protocolVersion: '2.0' });
     expect(await m.next('registered')).toEqual({ type: 'registered', success: false });
     expect((await m.next('error')).code).toBe('version_unsupported');
     expect(endpoint.listInstances()).toEqual([]);
@@ -148,7 +149,8 @@ describe('MinecraftEndpoint', () => {
   });
 
   it('coalesces a flood of state_update (latest wins, one notification per turn) and still serves actions', async () => {
-    const url = await setup();
+    // The flood is far over the default rate limit (50/s, burst 200; its own test below): lifted here.
+    const url = await setup(undefined, { rateLimit: { messagesPerSecond: 1e9, burst: 1e9 } });
     const m = await mod(url);
     let notifications = 0;
     endpoint.onState(() => notifications++);

@@ -8,10 +8,17 @@ import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock, type Logger, type TimerHandle } from '@ccagent/engine';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { MinecraftError } from '../minecraft-error.js';
-import { DEFAULT_MC_PORT, INSTANCE_KEEP_MS, MC_PROTOCOL_VERSION } from '../protocol/constants.js';
+import {
+  DEFAULT_MC_PORT,
+  DEFAULT_MC_RATE_LIMIT,
+  INSTANCE_KEEP_MS,
+  MC_PROTOCOL_VERSION,
+} from '../protocol/constants.js';
 import type { Action, BackendMessage, ModMessage, PlayerState } from '../protocol/messages.js';
 import { parseModMessage, type McFrameError } from '../protocol/parse.js';
-import { createModServer, refuseBrowserUpgrades, type McUpgradeCheck } from './mod-server.js';
+import { createModServer, refuseBrowserUpgrades, type McTls, type McUpgradeCheck } from './mod-server.js';
+import { stateChanges, type StateChange } from './state-history.js';
+import { TokenBucket } from './token-bucket.js';
 
 /** Options of {@link MinecraftEndpoint}. */
 export interface MinecraftEndpointOptions {
@@ -29,6 +36,23 @@ export interface MinecraftEndpointOptions {
    * Host/Origin policy, then the bearer token or key).
    */
   authorize?: McUpgradeCheck;
+  /**
+   * A certificate and key (PEM): the endpoint is `wss://` (TLS) instead of `ws://`. The orchestrator passes its own
+   * when it serves HTTPS.
+   */
+  tls?: McTls;
+  /**
+   * Frames one instance may send (kept across its reconnects; a connection not registered yet has its own): sustained
+   * per second and burst, the CC endpoint's default 50/s, 200. A frame over it is dropped with an `error` frame
+   * `rate_limited` (at most one a second); `maxRejected` refused in a row close the connection (4008).
+   */
+  rateLimit?: { messagesPerSecond: number; burst: number };
+  /** Frames refused by the rate limit in a row before the connection is closed (default 1,000). */
+  maxRejected?: number;
+  /** Log lines (`log` frames) kept per instance (default 500). */
+  logMemory?: number;
+  /** State changes (`state_update` diffs) kept per instance besides the latest state (default 200). */
+  historyMemory?: number;
   clock?: Clock;
   logger?: Logger;
 }
@@ -38,7 +62,7 @@ export type ActionOutcome =
   | { ok: true; result: unknown }
   | {
       ok: false;
-      code: 'action_failed' | 'action_timeout' | 'instance_dead' | 'stopped' | 'closed';
+      code: 'action_failed' | 'action_timeout' | 'instance_dead' | 'stopped' | 'closed' | 'instance_busy';
       error: string;
     };
 
@@ -49,7 +73,14 @@ export type InstanceStatus = 'connected' | 'disconnected' | 'dead';
 export interface InstanceInfo {
   instanceId: string;
   status: InstanceStatus;
+  /** The game version the mod reported in `register.version` (the seed's meaning), e.g. `1.20.1`. */
   version: string;
+  /** The protocol version the mod speaks (`register.protocolVersion`, `1.0` when it named none). */
+  protocolVersion: string;
+  /** What the mod calls itself (`register.name`), if it said. */
+  name: string | null;
+  /** The mod's platform or loader (`register.platform`: `fabric`, `forge`, `mineflayer`), if it said. */
+  platform: string | null;
   lastState: PlayerState | null;
   lastStateAt: number | null;
   /** The action the instance is running, if any. */
@@ -58,6 +89,15 @@ export interface InstanceInfo {
   disconnectedAt: number | null;
   /** State updates received (all of them, coalesced into `lastState`). */
   stateUpdates: number;
+  /** State updates that changed something (each one is a {@link StateChange} of {@link MinecraftEndpoint.stateHistory}). */
+  stateChanges: number;
+}
+
+/** One `log` line a mod sent, numbered per instance from 1. */
+export interface ModLogLine {
+  seq: number;
+  at: number;
+  message: string;
 }
 
 interface OpenAction {
@@ -69,6 +109,17 @@ interface Instance {
   id: string;
   socket: WebSocket | null;
   version: string;
+  protocolVersion: string;
+  name: string | null;
+  platform: string | null;
+  /** The last `log` lines, oldest first, and the number of the last one. */
+  logs: ModLogLine[];
+  logSeq: number;
+  /** The state changes since the instance first registered (bounded), oldest first. */
+  changes: StateChange[];
+  stateChanges: number;
+  /** The instance's rate limit, kept across its reconnects. */
+  bucket: TokenBucket;
   state: PlayerState | null;
   stateAt: number | null;
   stateUpdates: number;
@@ -104,6 +155,7 @@ export class MinecraftEndpoint {
   private wss: WebSocketServer | null = null;
   private server: Server | null = null;
   private closing = false;
+  private readonly rate: { messagesPerSecond: number; burst: number };
   /** Frames refused with an `error` frame since start (for tests and metrics). */
   refusedFrames = 0;
 
@@ -112,6 +164,7 @@ export class MinecraftEndpoint {
     this.logger = opts.logger ?? NOOP_LOGGER;
     this.keepMs = opts.keepMs ?? INSTANCE_KEEP_MS;
     this.closedMemory = opts.closedMemory ?? 1_000;
+    this.rate = opts.rateLimit ?? DEFAULT_MC_RATE_LIMIT;
   }
 
   /** Start listening; resolves with the bound port. Rejects with `MinecraftError('listen_failed')`. */
@@ -120,6 +173,7 @@ export class MinecraftEndpoint {
     const authorize = this.opts.authorize ?? refuseBrowserUpgrades;
     const { server, wss } = createModServer({
       authorize,
+      ...(this.opts.tls !== undefined ? { tls: this.opts.tls } : {}),
       logger: this.logger,
       onConnection: (ws, bound) => this.onConnection(ws, bound),
     });
@@ -136,7 +190,7 @@ export class MinecraftEndpoint {
     this.wss = wss;
     this.server = server;
     const port = (server.address() as AddressInfo).port;
-    return { host, port, url: `ws://${host}:${port}` };
+    return { host, port, url: `${this.opts.tls !== undefined ? 'wss' : 'ws'}://${host}:${port}` };
   }
 
   /** Instances known now (connected, within their keep period, or dead), in registration order. */
@@ -148,6 +202,46 @@ export class MinecraftEndpoint {
   getInstance(instanceId: string): InstanceInfo | undefined {
     const i = this.instances.get(instanceId);
     return i === undefined ? undefined : this.info(i);
+  }
+
+  /** The `log` lines of an instance numbered after `afterSeq` (the last ones kept), oldest first. */
+  logsSince(instanceId: string, afterSeq = 0): ModLogLine[] {
+    return (this.instances.get(instanceId)?.logs ?? []).filter((l) => l.seq > afterSeq);
+  }
+
+  /**
+   * An instance's state history: the latest state and the changes that led to it (each `state_update` that changed
+   * something, as the fields it changed; the last `historyMemory` of them), oldest first.
+   */
+  stateHistory(instanceId: string): { latest: PlayerState | null; changes: StateChange[] } | undefined {
+    const i = this.instances.get(instanceId);
+    return i === undefined ? undefined : { latest: i.state, changes: i.changes.slice() };
+  }
+
+  /**
+   * Resolve true once the instance is connected with a state, false after `ms` or when `signal` aborts. A step that
+   * needs the player's state waits with it after a restart, before the mod has reconnected.
+   */
+  waitForState(instanceId: string, ms: number, signal?: AbortSignal): Promise<boolean> {
+    const ready = (): boolean => {
+      const i = this.instances.get(instanceId);
+      return i !== undefined && i.socket !== null && i.state !== null;
+    };
+    if (ready()) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const done = (v: boolean): void => {
+        this.clock.clearTimeout(timer);
+        unsubscribe();
+        signal?.removeEventListener('abort', onAbort);
+        resolve(v);
+      };
+      const onAbort = (): void => done(false);
+      const timer = this.clock.setTimeout(() => done(ready()), ms);
+      const unsubscribe = this.onState((id) => {
+        if (id === instanceId && ready()) done(true);
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   /**
@@ -189,6 +283,11 @@ export class MinecraftEndpoint {
         if (inst !== undefined && inst.open.get(action.id)?.settle === settleOpen) {
           inst.open.delete(action.id);
           this.remember(inst, action.id, o);
+          // The backend gave up on an action the mod may still be running (a walk goes on for tens of blocks):
+          // stop it in the game first, so nothing the task sends next runs beside it.
+          if (!o.ok && (o.code === 'action_timeout' || o.code === 'closed') && inst.socket !== null) {
+            this.send(inst.socket, { type: 'stop' });
+          }
         }
         resolve(o);
       };
@@ -211,6 +310,15 @@ export class MinecraftEndpoint {
       const attach = (inst: Instance): void => {
         const earlier = inst.closed.get(action.id);
         if (earlier !== undefined) return finish(earlier);
+        // One action open per instance: a player cannot walk two paths at once (the pathfinder drops one).
+        const other = [...inst.open.keys()].find((id) => id !== action.id);
+        if (other !== undefined) {
+          return finish({
+            ok: false,
+            code: 'instance_busy',
+            error: `instance ${instanceId} is running action ${other}; one action at a time`,
+          });
+        }
         inst.open.set(action.id, { action, settle: settleOpen });
         if (inst.socket !== null) this.send(inst.socket, { type: 'execute_action', action });
       };
@@ -280,12 +388,16 @@ export class MinecraftEndpoint {
       instanceId: i.id,
       status: i.dead ? 'dead' : i.socket !== null ? 'connected' : 'disconnected',
       version: i.version,
+      protocolVersion: i.protocolVersion,
+      name: i.name,
+      platform: i.platform,
       lastState: i.state,
       lastStateAt: i.stateAt,
       openActionId: i.open.keys().next().value ?? null,
       connectedAt: i.connectedAt,
       disconnectedAt: i.disconnectedAt,
       stateUpdates: i.stateUpdates,
+      stateChanges: i.stateChanges,
     };
   }
 
@@ -309,7 +421,28 @@ export class MinecraftEndpoint {
   /** `bound`: the only instance id this connection may register as (from its credential). */
   private onConnection(ws: WebSocket, bound: string | undefined): void {
     let inst: Instance | null = null;
+    const own = new TokenBucket(this.rate.messagesPerSecond, this.rate.burst, this.clock.now());
+    let rejectedInARow = 0;
+    let lastRefusalAt = -Infinity;
     ws.on('message', (data, isBinary) => {
+      const now = this.clock.now();
+      const bucket = inst !== null && inst.socket === ws ? inst.bucket : own;
+      if (!bucket.take(now)) {
+        rejectedInARow++;
+        if (rejectedInARow >= (this.opts.maxRejected ?? 1_000)) {
+          ws.close(4008, 'rate limited');
+          return;
+        }
+        if (now - lastRefusalAt >= 1_000) {
+          lastRefusalAt = now;
+          this.refuse(ws, {
+            code: 'rate_limited',
+            message: `over ${this.rate.messagesPerSecond} frames/s (burst ${this.rate.burst}); frames are dropped`,
+          });
+        }
+        return;
+      }
+      rejectedInARow = 0;
       if (isBinary)
         return this.refuse(ws, {
           code: 'invalid_message',
@@ -332,7 +465,7 @@ export class MinecraftEndpoint {
           ws.close(4003, 'key for another instance');
           return;
         }
-        inst = this.register(ws, msg.instanceId, msg.version);
+        inst = this.register(ws, msg);
         return;
       }
       this.onMessage(ws, inst, msg);
@@ -343,12 +476,14 @@ export class MinecraftEndpoint {
     ws.on('error', (e) => this.logger.warn({ err: e.message }, 'mod connection error'));
   }
 
-  private register(ws: WebSocket, instanceId: string, version: string): Instance | null {
-    if (version.split('.')[0] !== MC_PROTOCOL_VERSION.split('.')[0]) {
+  private register(ws: WebSocket, msg: Extract<ModMessage, { type: 'register' }>): Instance | null {
+    const { instanceId, version } = msg;
+    const protocolVersion = msg.protocolVersion ?? MC_PROTOCOL_VERSION;
+    if (protocolVersion.split('.')[0] !== MC_PROTOCOL_VERSION.split('.')[0]) {
       this.refuse(ws, {
         code: 'version_unsupported',
-        message: `protocol version ${version} is not supported; this backend speaks ${MC_PROTOCOL_VERSION}`,
-        path: ['version'],
+        message: `protocol version ${protocolVersion} is not supported; this backend speaks ${MC_PROTOCOL_VERSION}`,
+        path: ['protocolVersion'],
       });
       this.send(ws, { type: 'registered', success: false });
       ws.close(4002, 'version unsupported');
@@ -363,6 +498,9 @@ export class MinecraftEndpoint {
       inst.socket = ws;
       if (old !== null && old !== ws) old.close(4001, 'replaced by a new connection of the same instance');
       inst.version = version;
+      inst.protocolVersion = protocolVersion;
+      inst.name = msg.name ?? null;
+      inst.platform = msg.platform ?? null;
       inst.disconnectedAt = null;
     } else {
       if (inst !== undefined) this.instances.delete(instanceId);
@@ -370,6 +508,14 @@ export class MinecraftEndpoint {
         id: instanceId,
         socket: ws,
         version,
+        protocolVersion,
+        name: msg.name ?? null,
+        platform: msg.platform ?? null,
+        logs: [],
+        logSeq: 0,
+        changes: [],
+        stateChanges: 0,
+        bucket: new TokenBucket(this.rate.messagesPerSecond, this.rate.burst, now),
         state: null,
         stateAt: null,
         stateUpdates: 0,
@@ -383,7 +529,10 @@ export class MinecraftEndpoint {
       this.instances.set(instanceId, inst);
       this.pruneDead();
     }
-    this.logger.info({ instance_id: instanceId, version }, 'minecraft instance registered');
+    this.logger.info(
+      { instance_id: instanceId, version, protocol_version: protocolVersion },
+      'minecraft instance registered',
+    );
     this.send(ws, { type: 'registered', success: true });
     for (const open of inst.open.values()) this.send(ws, { type: 'execute_action', action: open.action });
     for (const w of [...this.waiters]) if (w.instanceId === instanceId) w.wake();
@@ -403,12 +552,19 @@ export class MinecraftEndpoint {
       });
     }
     switch (msg.type) {
-      case 'state_update':
+      case 'state_update': {
+        const changed = stateChanges(inst.state, msg.data);
+        if (changed !== null) {
+          inst.changes.push({ at: this.clock.now(), changed });
+          inst.stateChanges++;
+          if (inst.changes.length > (this.opts.historyMemory ?? 200)) inst.changes.shift();
+        }
         inst.state = msg.data;
         inst.stateAt = this.clock.now();
         inst.stateUpdates++;
         this.scheduleNotify(inst.id);
         return;
+      }
       case 'action_complete':
       case 'action_failed': {
         const open = inst.open.get(msg.actionId);
@@ -431,6 +587,9 @@ export class MinecraftEndpoint {
         return;
       }
       case 'log':
+        inst.logSeq++;
+        inst.logs.push({ seq: inst.logSeq, at: this.clock.now(), message: msg.message });
+        if (inst.logs.length > (this.opts.logMemory ?? 500)) inst.logs.shift();
         this.logger.info({ instance_id: inst.id, mod_message: msg.message }, 'minecraft mod log');
         return;
     }

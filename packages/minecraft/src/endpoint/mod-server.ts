@@ -3,7 +3,8 @@
  * browser pages, no foreign host names), the HTTP answer of a refusal, and the endpoint's HTTP server that applies
  * them before handing an upgrade to `ws`.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import type { Logger } from '@ccagent/engine';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -16,6 +17,12 @@ import { MAX_FRAME_BYTES } from '../protocol/constants.js';
  */
 export type McUpgradeVerdict =
   { ok: true; instanceId?: string } | { ok: false; status: number; code: string; message: string };
+
+/** A certificate and its key (PEM text) for `wss://`. */
+export interface McTls {
+  cert: string | Buffer;
+  key: string | Buffer;
+}
 
 /** Decides an upgrade request from its headers and socket. */
 export type McUpgradeCheck = (req: IncomingMessage) => McUpgradeVerdict;
@@ -89,11 +96,13 @@ export function upgradeRefusal(v: { status: number; code: string; message: strin
  */
 export function createModServer(o: {
   authorize: McUpgradeCheck;
+  /** Serve TLS (`wss://`) with this certificate. */
+  tls?: McTls;
   logger: Logger;
   onConnection: (ws: WebSocket, bound: string | undefined) => void;
 }): { server: Server; wss: WebSocketServer } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES * 2 });
-  const server = createServer((_req, res) => {
+  const onRequest: RequestListener = (_req, res) => {
     const body = JSON.stringify({
       error: {
         code: 'upgrade_required',
@@ -102,7 +111,11 @@ export function createModServer(o: {
     });
     res.writeHead(426, { ...MOD_RESPONSE_HEADERS, 'content-type': 'application/json', connection: 'close' });
     res.end(body);
-  });
+  };
+  const server: Server =
+    o.tls !== undefined
+      ? createTlsServer({ cert: o.tls.cert, key: o.tls.key }, onRequest)
+      : createServer(onRequest);
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     let v: McUpgradeVerdict;

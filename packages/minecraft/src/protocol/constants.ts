@@ -1,4 +1,7 @@
-/** Version of the mod protocol this package speaks (sent by mods in `register.version`, major must match). */
+/**
+ * Version of the mod protocol this package speaks. A mod names it in `register.protocolVersion` (major must match);
+ * a mod that names none (the seed's `register` has only the game version) speaks `1.0`.
+ */
 export const MC_PROTOCOL_VERSION = '1.0';
 
 /** The seed's default endpoint port for mods (`ws://localhost:9876`). */
@@ -27,7 +30,11 @@ export const MC_FRAME_ERROR_CODES = [
   'version_unsupported',
   'unknown_action',
   'action_closed',
+  'rate_limited',
 ] as const;
 
 /** One of {@link MC_FRAME_ERROR_CODES}. */
 export type McFrameErrorCode = (typeof MC_FRAME_ERROR_CODES)[number];
+
+/** Default rate limit of one mod instance's frames (the CC endpoint's default): sustained per second, and burst. */
+export const DEFAULT_MC_RATE_LIMIT = { messagesPerSecond: 50, burst: 200 } as const;

@@ -38,50 +38,139 @@ export const PlayerStateSchema = z.object({
 });
 
 /** Every action type the protocol defines, with its parameters. */
-export const ACTION_TYPES = ['goto', 'mine', 'place', 'craft', 'smelt', 'interact', 'chat'] as const;
+export const ACTION_TYPES = [
+  'goto',
+  'mine',
+  'place',
+  'craft',
+  'smelt',
+  'interact',
+  'chat',
+  'open_inventory',
+] as const;
 
-/** The parameters of each action type (without `id`): what a plan names. */
+/**
+ * The parameters of each action type (without `id`): what a plan names. The seed's forms are all here: `goto` to a
+ * block (`x y z`) or, goal-level, to the nearest `target` (a block or entity name); `mine` by `target` (`quantity`
+ * blocks, default 1) or the one block at `x y z`; `craft` with `quantity` (default 1); `interact` with a block at
+ * `x y z` or, without coordinates, the nearest entity named `target`; `open_inventory`.
+ */
 export const ActionParamsSchemas = {
-  goto: z.object({ type: z.literal('goto'), x: finite, y: finite, z: finite }),
-  mine: z.object({ type: z.literal('mine'), target: nonEmpty, quantity: count }),
+  goto: z.object({
+    type: z.literal('goto'),
+    x: finite.optional(),
+    y: finite.optional(),
+    z: finite.optional(),
+    target: nonEmpty.max(100).optional(),
+  }),
+  mine: z.object({
+    type: z.literal('mine'),
+    target: nonEmpty.max(100).optional(),
+    quantity: count.optional(),
+    x: int.optional(),
+    y: int.optional(),
+    z: int.optional(),
+  }),
   place: z.object({ type: z.literal('place'), block: nonEmpty, x: int, y: int, z: int }),
-  craft: z.object({ type: z.literal('craft'), recipe: nonEmpty, quantity: count }),
+  craft: z.object({ type: z.literal('craft'), recipe: nonEmpty, quantity: count.optional() }),
   smelt: z.object({ type: z.literal('smelt'), item: nonEmpty, quantity: count }),
-  interact: z.object({ type: z.literal('interact'), target: nonEmpty, x: int, y: int, z: int }),
+  interact: z.object({
+    type: z.literal('interact'),
+    target: nonEmpty,
+    x: int.optional(),
+    y: int.optional(),
+    z: int.optional(),
+  }),
   chat: z.object({ type: z.literal('chat'), message: z.string().min(1).max(256) }),
+  open_inventory: z.object({ type: z.literal('open_inventory') }),
 } as const;
 
+type Coords = { x?: number | undefined; y?: number | undefined; z?: number | undefined };
+
+/**
+ * What makes an action's optional fields one valid form (zod's object schemas cannot say "either these or that"):
+ * coordinates come as all three or none; `goto` has coordinates or a `target`, not both; `mine` has a `target` or
+ * coordinates, not both, and `quantity` only with a `target`. Null when the action is well-formed.
+ */
+export function actionFormIssue(a: { type: string } & Coords & { target?: string; quantity?: number }): {
+  message: string;
+  path: string[];
+} | null {
+  const given = [a.x, a.y, a.z].filter((v) => v !== undefined).length;
+  if (given !== 0 && given !== 3) {
+    const missing = (['x', 'y', 'z'] as const).find((k) => a[k] === undefined) ?? 'x';
+    return { message: `${a.type}: give all of x, y and z, or none`, path: [missing] };
+  }
+  const coords = given === 3;
+  if (a.type === 'goto' && coords === (a.target !== undefined)) {
+    return {
+      message: 'goto: give either x, y and z (a block) or target (the nearest block or entity of that name)',
+      path: coords ? ['target'] : ['x'],
+    };
+  }
+  if (a.type === 'mine') {
+    if (coords === (a.target !== undefined)) {
+      return {
+        message: 'mine: give either target (and quantity) or x, y and z (the one block there)',
+        path: ['target'],
+      };
+    }
+    if (coords && a.quantity !== undefined) {
+      return { message: 'mine: quantity goes with target, not with x, y and z', path: ['quantity'] };
+    }
+  }
+  return null;
+}
+
+function checkForm(a: { type: string }, ctx: z.RefinementCtx): void {
+  const issue = actionFormIssue(a as Parameters<typeof actionFormIssue>[0]);
+  if (issue !== null) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+}
+
 /** An action without its id (a plan's entry). */
-export const ActionSpecSchema = z.discriminatedUnion('type', [
-  ActionParamsSchemas.goto,
-  ActionParamsSchemas.mine,
-  ActionParamsSchemas.place,
-  ActionParamsSchemas.craft,
-  ActionParamsSchemas.smelt,
-  ActionParamsSchemas.interact,
-  ActionParamsSchemas.chat,
-]);
+export const ActionSpecSchema = z
+  .discriminatedUnion('type', [
+    ActionParamsSchemas.goto,
+    ActionParamsSchemas.mine,
+    ActionParamsSchemas.place,
+    ActionParamsSchemas.craft,
+    ActionParamsSchemas.smelt,
+    ActionParamsSchemas.interact,
+    ActionParamsSchemas.chat,
+    ActionParamsSchemas.open_inventory,
+  ])
+  .superRefine(checkForm);
 
 const actionId = { id: z.string().min(1).max(200) };
 
 /** An action as sent to the mod: its parameters plus a stable `id` (a repeated id must not run twice). */
-export const ActionSchema = z.discriminatedUnion('type', [
-  ActionParamsSchemas.goto.extend(actionId),
-  ActionParamsSchemas.mine.extend(actionId),
-  ActionParamsSchemas.place.extend(actionId),
-  ActionParamsSchemas.craft.extend(actionId),
-  ActionParamsSchemas.smelt.extend(actionId),
-  ActionParamsSchemas.interact.extend(actionId),
-  ActionParamsSchemas.chat.extend(actionId),
-]);
+export const ActionSchema = z
+  .discriminatedUnion('type', [
+    ActionParamsSchemas.goto.extend(actionId),
+    ActionParamsSchemas.mine.extend(actionId),
+    ActionParamsSchemas.place.extend(actionId),
+    ActionParamsSchemas.craft.extend(actionId),
+    ActionParamsSchemas.smelt.extend(actionId),
+    ActionParamsSchemas.interact.extend(actionId),
+    ActionParamsSchemas.chat.extend(actionId),
+    ActionParamsSchemas.open_inventory.extend(actionId),
+  ])
+  .superRefine(checkForm);
 
 // ---- mod → backend ----
 
-/** First frame of every connection: who the mod is and which protocol version it speaks. */
+/**
+ * First frame of every connection: who the mod is. As in the seed, `version` is the game's version (`1.20.1`), shown
+ * to operators; `protocolVersion` (not in the seed) is the protocol version the mod speaks, `1.0` when absent. `name`
+ * and `platform` (optional) are what the mod calls itself and its loader (`fabric`, `forge`, `mineflayer`).
+ */
 export const RegisterSchema = z.object({
   type: z.literal('register'),
   instanceId: InstanceIdSchema,
-  version: nonEmpty,
+  version: nonEmpty.max(64),
+  protocolVersion: nonEmpty.max(32).optional(),
+  name: nonEmpty.max(100).optional(),
+  platform: nonEmpty.max(100).optional(),
 });
 /** The player's state; sent whenever it changes (the backend keeps only the latest). */
 export const StateUpdateSchema = z.object({

@@ -25,10 +25,14 @@ const ERROR_MEANING: Record<McFrameErrorCode, string> = {
     'A field is missing or has the wrong type (`path` names it), or the frame is not an object.',
   not_registered: 'Anything but `register` before `register`.',
   instance_mismatch: '`instanceId` differs from the one this connection registered.',
-  version_unsupported: "`register.version`'s major differs from the backend's; the connection closes.",
+  version_unsupported:
+    "`register.protocolVersion`'s major differs from the backend's; the connection closes.",
   unknown_action: '`action_complete`/`action_failed` for an action id never sent to this instance.',
   action_closed:
     '`action_complete`/`action_failed` for an action already closed (reported, timed out or stopped).',
+  rate_limited:
+    'The instance sent more frames than its rate limit (default 50/s, burst 200); the frame was dropped. At most one ' +
+    'such error a second; 1,000 refused in a row close the connection (4008).',
 };
 
 function json(v: unknown): string {

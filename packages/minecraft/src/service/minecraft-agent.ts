@@ -25,7 +25,9 @@ import {
 } from '../agent/settings.js';
 import { MinecraftActionExecutor } from '../endpoint/action-executor.js';
 import { MinecraftEndpoint, type InstanceInfo } from '../endpoint/mc-endpoint.js';
-import type { McUpgradeCheck } from '../endpoint/mod-server.js';
+import type { McTls, McUpgradeCheck } from '../endpoint/mod-server.js';
+import { ActionPolicies, ActionPolicySchema, type ActionPolicy } from './action-policy.js';
+import { InstanceSeat } from './instance-seat.js';
 
 /** The engine operations the Minecraft API needs (the orchestrator's `Engine` satisfies it). */
 export interface McTaskHost {
@@ -52,6 +54,15 @@ export interface MinecraftAgentOptions {
   numCtxFor?: (settings: MinecraftTaskSettings) => number | undefined;
   /** Who may connect as a mod (default: no browser pages, no foreign Host; see `MinecraftEndpointOptions.authorize`). */
   authorize?: McUpgradeCheck;
+  /** Certificate and key for `wss://` (see `MinecraftEndpointOptions.tls`). */
+  tls?: McTls;
+  /** Frames per second and burst one instance may send (see `MinecraftEndpointOptions.rateLimit`). */
+  rateLimit?: { messagesPerSecond: number; burst: number };
+  /**
+   * A JSON file keeping the per-instance action allow/deny lists and the active instance (`connect-instance`) across
+   * restarts; absent: kept in memory only.
+   */
+  settingsFile?: string;
   clock?: Clock;
   logger?: Logger;
 }
@@ -62,7 +73,7 @@ export const McTaskRequestSchema = z.object({
   settings: MinecraftTaskSettingsSchema,
 });
 
-/** Outcome of an API operation. `code`: `invalid_input`, `not_found`, `not_retryable`. */
+/** Outcome of an API operation. `code`: `invalid_input`, `not_found`, `not_retryable`, `instance_busy`, `no_instance`. */
 export type McResult<T> =
   { ok: true; value: T } | { ok: false; code: string; message: string; path?: string[] };
 
@@ -84,6 +95,16 @@ export interface MinecraftAgent {
   stopInstance(host: McTaskHost, instanceId: string): Promise<{ stopSent: boolean; cancelled: string[] }>;
   /** A new task with the prompt and settings of a failed or cancelled one. */
   retryTask(host: McTaskHost, taskId: string): Promise<McResult<Task>>;
+  /** The instance a prompt without an instance id goes to (the seed's `connect-instance`), or null. */
+  activeInstance(): string | null;
+  /** Make `instanceId` the active instance (kept in the settings file before it returns). */
+  connectInstance(instanceId: string): void;
+  /** The instance's unfinished task, else its last one (newest first), or undefined. */
+  currentTask(host: McTaskHost, instanceId: string): Promise<Task | undefined>;
+  /** An instance's action allow/deny lists (undefined: none). */
+  actionPolicy(instanceId: string): ActionPolicy | undefined;
+  /** Set an instance's lists (validated; on disk before it returns when there is a settings file). */
+  setActionPolicy(instanceId: string, policy: unknown): McResult<ActionPolicy>;
 }
 
 const UNFINISHED: Task['status'][] = ['queued', 'running', 'waiting_for_command', 'waiting_for_user'];
@@ -96,8 +117,46 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
     ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
     ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
     ...(opts.authorize !== undefined ? { authorize: opts.authorize } : {}),
+    ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
+    ...(opts.rateLimit !== undefined ? { rateLimit: opts.rateLimit } : {}),
   });
-  const actions = new MinecraftActionExecutor(endpoint);
+  const seat = new InstanceSeat(opts.settingsFile);
+  const policies = new ActionPolicies(seat);
+  const actions = new MinecraftActionExecutor(endpoint, (id, type) => policies.refusal(id, type));
+  // One plan per instance: creations for one instance run one at a time, and each checks that no task of the
+  // instance is unfinished (a second task is refused with instance_busy, docs/minecraft.md).
+  const creating = new Map<string, Promise<unknown>>();
+  const oneAtATime = <T>(instanceId: string, fn: () => Promise<T>): Promise<T> => {
+    const before = creating.get(instanceId) ?? Promise.resolve();
+    const run = before.then(fn, fn);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    creating.set(instanceId, settled);
+    void settled.then(() => {
+      if (creating.get(instanceId) === settled) creating.delete(instanceId);
+    });
+    return run;
+  };
+  const busyWith = async (host: McTaskHost, instanceId: string): Promise<Task | undefined> =>
+    (await host.listTasks({ kind: MINECRAFT_TASK_KIND, status: UNFINISHED })).find(
+      (t) => instanceOf(t) === instanceId,
+    );
+  const createFor = (host: McTaskHost, instanceId: string, input: NewTaskInput): Promise<McResult<Task>> =>
+    oneAtATime(instanceId, async () => {
+      const busy = await busyWith(host, instanceId);
+      if (busy !== undefined) {
+        return {
+          ok: false as const,
+          code: 'instance_busy',
+          message:
+            `instance ${instanceId} is running task ${busy.id} (${busy.status}); one task per instance at a time: ` +
+            'stop it (stop-task) or wait for it to finish',
+        };
+      }
+      return createdOrRefused(() => host.createTask(input));
+    });
   const strategy = createMinecraftStrategy({
     states: endpoint,
     modelFor:
@@ -133,15 +192,13 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
         };
       }
       const { prompt, settings } = parsed.data;
-      return createdOrRefused(() =>
-        host.createTask({
-          kind: MINECRAFT_TASK_KIND,
-          prompt,
-          context: JSON.parse(JSON.stringify(settings)) as NewTaskInput['context'],
-          allowedCommands: [actions.listCommands()[0]?.name ?? 'minecraft_action'],
-          metadata: { instanceId: settings.instanceId },
-        }),
-      );
+      return createFor(host, settings.instanceId, {
+        kind: MINECRAFT_TASK_KIND,
+        prompt,
+        context: JSON.parse(JSON.stringify(settings)) as NewTaskInput['context'],
+        allowedCommands: [actions.listCommands()[0]?.name ?? 'minecraft_action'],
+        metadata: { instanceId: settings.instanceId },
+      });
     },
     async stopInstance(host, instanceId) {
       const stopSent = endpoint.stop(instanceId);
@@ -165,15 +222,38 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
           message: `task ${taskId} is ${t.status}; only failed or cancelled tasks are retried`,
         };
       }
-      return createdOrRefused(() =>
-        host.createTask({
-          kind: MINECRAFT_TASK_KIND,
-          prompt: t.prompt,
-          ...(t.context !== undefined ? { context: t.context } : {}),
-          allowedCommands: t.allowedCommands,
-          metadata: { ...t.metadata, retryOf: t.id },
-        }),
+      return createFor(host, instanceOf(t) ?? '', {
+        kind: MINECRAFT_TASK_KIND,
+        prompt: t.prompt,
+        ...(t.context !== undefined ? { context: t.context } : {}),
+        allowedCommands: t.allowedCommands,
+        metadata: { ...t.metadata, retryOf: t.id },
+      });
+    },
+    activeInstance: () => seat.active(),
+    connectInstance: (instanceId) => seat.setActive(instanceId),
+    async currentTask(host, instanceId) {
+      const busy = await busyWith(host, instanceId);
+      if (busy !== undefined) return busy;
+      const mine = (await host.listTasks({ kind: MINECRAFT_TASK_KIND })).filter(
+        (t) => instanceOf(t) === instanceId,
       );
+      return mine.sort((a, b) => b.createdAt - a.createdAt)[0];
+    },
+    actionPolicy: (instanceId) => policies.get(instanceId),
+    setActionPolicy(instanceId, policy) {
+      const parsed = ActionPolicySchema.safeParse(policy);
+      if (!parsed.success) {
+        const i = parsed.error.issues[0];
+        return {
+          ok: false,
+          code: 'invalid_input',
+          message: `${i?.path.join('.') || '(body)'}: ${i?.message ?? 'invalid'}`,
+          path: (i?.path ?? []).map(String),
+        };
+      }
+      policies.set(instanceId, parsed.data);
+      return { ok: true, value: policies.get(instanceId) ?? {} };
     },
   };
 }

@@ -78,6 +78,18 @@ import {
   MinecraftTaskBodySchema,
   MinecraftTaskResponseSchema,
 } from './minecraft-http-schemas.js';
+import {
+  MinecraftActionPolicyResponseSchema,
+  MinecraftActionPolicySchema,
+  MinecraftConnectBodySchema,
+  MinecraftConnectResponseSchema,
+  MinecraftDetectResponseSchema,
+  MinecraftSendPromptBodySchema,
+  MinecraftSendPromptResponseSchema,
+  MinecraftStatusResponseSchema,
+  MinecraftStopTaskBodySchema,
+  MinecraftStopTaskResponseSchema,
+} from './minecraft-channels-http-schemas.js';
 
 /** One route of the HTTP API. */
 export interface HttpRouteSpec {
@@ -395,6 +407,58 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
       'A new task with the prompt and settings of a failed or cancelled `minecraft_agent` task (operator).',
     body: MinecraftEmptyBodySchema,
     responses: [{ status: 201, schema: MinecraftTaskResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/minecraft/detect-instances',
+    summary:
+      'The seed’s detect-instances: the instances with the game version, name and platform each mod reported, and the active one.',
+    responses: [{ status: 200, schema: MinecraftDetectResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/minecraft/connect-instance',
+    summary:
+      'The seed’s connect-instance: make an instance the active one, where prompts without an instance go (operator).',
+    body: MinecraftConnectBodySchema,
+    responses: [{ status: 200, schema: MinecraftConnectResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/minecraft/send-prompt',
+    summary:
+      'The seed’s send-prompt: a `minecraft_agent` task on the given or the active instance; answers with its id (operator). 409 `instance_busy` while the instance runs a task.',
+    body: MinecraftSendPromptBodySchema,
+    responses: [{ status: 201, schema: MinecraftSendPromptResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/minecraft/stop-task',
+    summary:
+      'The seed’s stop-task: stop the current task of the given or the active instance, in the game too (operator).',
+    body: MinecraftStopTaskBodySchema,
+    responses: [{ status: 200, schema: MinecraftStopTaskResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/minecraft/get-status',
+    summary:
+      'The seed’s get-status: idle|processing|complete|error, the current task, the connected instances and the active one.',
+    responses: [{ status: 200, schema: MinecraftStatusResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/minecraft/instances/:id/actions',
+    summary: 'An instance’s action allow/deny lists.',
+    responses: [{ status: 200, schema: MinecraftActionPolicyResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/minecraft/instances/:id/actions',
+    summary:
+      'Set an instance’s action allow/deny lists; a refused action never reaches the mod and the model is told (operator).',
+    body: MinecraftActionPolicySchema,
+    responses: [{ status: 200, schema: MinecraftActionPolicyResponseSchema }],
   },
   {
     method: 'GET',

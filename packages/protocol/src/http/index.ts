@@ -2,6 +2,7 @@
 export * from './http-schemas.js';
 export * from './security-schemas.js';
 export * from './minecraft-http-schemas.js';
+export * from './minecraft-channels-http-schemas.js';
 export * from './pairing-schemas.js';
 export * from './models-http-schemas.js';
 export { HTTP_RECORDS, HTTP_ROUTES, type HttpRouteSpec } from './http-routes.js';

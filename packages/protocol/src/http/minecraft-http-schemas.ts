@@ -19,7 +19,13 @@ export const HttpMinecraftInstanceSchema = z.object({
   /** `connected`; `disconnected` (state kept for 30 s while it reconnects); `dead` after that. */
   status: z.string(),
   connected: z.boolean(),
+  /** The game version the mod reported (`register.version`, the seed's meaning), e.g. `1.20.1`. */
   version: z.string(),
+  /** The mod protocol version it speaks (`register.protocolVersion`; `1.0` when it named none). */
+  protocol_version: z.string(),
+  /** What the mod calls itself and its platform/loader, when it said (`register.name`, `register.platform`). */
+  name: z.string().nullable(),
+  platform: z.string().nullable(),
   /** The latest `state_update` data (position, health, hunger, saturation, inventory, dimension, gameMode). */
   last_state: z.unknown().nullable(),
   last_state_at: time.nullable(),
@@ -29,6 +35,8 @@ export const HttpMinecraftInstanceSchema = z.object({
   disconnected_at: time.nullable(),
   /** `state_update`s received (a flood is coalesced into `last_state`). */
   state_updates: z.number(),
+  /** `state_update`s that changed something: the history kept as the latest state plus these changes. */
+  state_changes: z.number(),
 });
 
 /**
@@ -53,6 +61,10 @@ export const MinecraftTaskBodySchema = z.strictObject({
   action_timeout_ms: z.number().int().min(1_000).max(3_600_000).optional(),
   /** Send the plan's JSON Schema as `format` (default true); false for servers that reject it. */
   constrained: z.boolean().optional(),
+  /** Most tokens one model answer may have (the seed's `max_tokens`, default 2,000; Ollama's `num_predict`). */
+  max_tokens: z.number().int().min(16).max(200_000).optional(),
+  /** How long a step waits for the instance to be connected with a state before planning without (default 30,000). */
+  state_wait_ms: z.number().int().min(0).max(600_000).optional(),
 });
 
 /** Body of `POST /api/minecraft/instances/:id/stop` and `POST /api/minecraft/tasks/:id/retry` (empty, or `{}`). */

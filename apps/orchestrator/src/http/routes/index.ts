@@ -21,6 +21,15 @@ import { installer, luaFile, manifest } from './lua.js';
 import { listModels } from './models.js';
 import { createMinecraftTask, listInstances, retryMinecraftTask, stopInstance } from './minecraft.js';
 import {
+  connectInstance,
+  detectInstances,
+  getActionPolicy,
+  getStatus,
+  sendPrompt,
+  setActionPolicy,
+  stopTask,
+} from './minecraft-channels.js';
+import {
   approvePairing,
   createKey,
   denyPairing,
@@ -287,6 +296,60 @@ export const ROUTES: readonly Route[] = [
     access: 'operator',
     audit: 'minecraft.retry',
     handler: retryMinecraftTask,
+  }),
+  // The seed's channels (same roles as the routes above: reading is a viewer's, changing an operator's, audited).
+  route({
+    method: 'GET',
+    pattern: /^\/api\/minecraft\/detect-instances$/,
+    name: 'minecraft.detect',
+    access: 'view',
+    handler: detectInstances,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/minecraft\/connect-instance$/,
+    name: 'minecraft.connect',
+    access: 'operator',
+    audit: 'minecraft.connect',
+    handler: connectInstance,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/minecraft\/send-prompt$/,
+    name: 'minecraft.prompt',
+    access: 'operator',
+    audit: 'minecraft.prompt',
+    handler: sendPrompt,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/minecraft\/stop-task$/,
+    name: 'minecraft.stop_task',
+    access: 'operator',
+    audit: 'minecraft.stop_task',
+    handler: stopTask,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/minecraft\/get-status$/,
+    name: 'minecraft.status',
+    access: 'view',
+    handler: getStatus,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/minecraft\/instances\/(?<id>[^/]+)\/actions$/,
+    name: 'minecraft.actions',
+    access: 'view',
+    handler: getActionPolicy,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/minecraft\/instances\/(?<id>[^/]+)\/actions$/,
+    name: 'minecraft.set_actions',
+    access: 'operator',
+    audit: 'minecraft.set_actions',
+    handler: setActionPolicy,
   }),
   route({ method: 'GET', pattern: /^\/metrics$/, name: 'metrics', access: 'read', handler: metricsText }),
   // CC's `wget run` cannot send an Authorization header, and the bundle holds no secret: public.

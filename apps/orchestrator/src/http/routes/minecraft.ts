@@ -10,12 +10,15 @@ import {
   type HttpMinecraftInstance,
   type MinecraftInstancesResponse,
   type MinecraftStopResponse,
+  type MinecraftTaskBody,
 } from '@ccagent/protocol';
+import type { Task } from '@ccagent/engine';
 import { taskToWire } from '../../wire.js';
 import { HttpError, parseWith, readJson, sendJson } from '../http-kit.js';
 import type { HttpApiOptions, RouteRequest } from '../route.js';
 
-function agent(d: HttpApiOptions): MinecraftAgent {
+/** The Minecraft side, or 503 when the mod endpoint does not run in this orchestrator. */
+export function agent(d: HttpApiOptions): MinecraftAgent {
   if (d.minecraft === undefined) {
     throw new HttpError(
       503,
@@ -26,12 +29,16 @@ function agent(d: HttpApiOptions): MinecraftAgent {
   return d.minecraft;
 }
 
-function instanceToWire(i: InstanceInfo): HttpMinecraftInstance {
+/** An instance as the HTTP API sends it. */
+export function instanceToWire(i: InstanceInfo): HttpMinecraftInstance {
   return {
     instance_id: i.instanceId,
     status: i.status,
     connected: i.status === 'connected',
     version: i.version,
+    protocol_version: i.protocolVersion,
+    name: i.name,
+    platform: i.platform,
     // The mod's own state object, as the mod protocol defines it.
     last_state: i.lastState,
     last_state_at: i.lastStateAt,
@@ -39,6 +46,7 @@ function instanceToWire(i: InstanceInfo): HttpMinecraftInstance {
     connected_at: i.connectedAt,
     disconnected_at: i.disconnectedAt,
     state_updates: i.stateUpdates,
+    state_changes: i.stateChanges,
   };
 }
 
@@ -51,8 +59,20 @@ export function listInstances(d: HttpApiOptions, { res }: RouteRequest): Promise
 
 /** `POST /api/minecraft/tasks`: a `minecraft_agent` task for an instance, with its settings. */
 export async function createMinecraftTask(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
-  const mc = agent(d);
   const b = parseWith(MinecraftTaskBodySchema, await readJson(req), 'body');
+  const task = await startMinecraftTask(d, b);
+  sendJson(res, 201, { task: taskToWire(task) });
+}
+
+/**
+ * A `minecraft_agent` task from a task body (snake_case) for `instance_id`: the settings mapped to the package's, its
+ * refusals as HTTP errors (400 naming the field, 409 `instance_busy` while the instance runs a task).
+ */
+export async function startMinecraftTask(
+  d: HttpApiOptions,
+  b: Omit<MinecraftTaskBody, 'instance_id'> & { instance_id: string },
+): Promise<Task> {
+  const mc = agent(d);
   const settings = Object.fromEntries(
     Object.entries({
       instanceId: b.instance_id,
@@ -65,9 +85,12 @@ export async function createMinecraftTask(d: HttpApiOptions, { req, res }: Route
       maxReplans: b.max_replans,
       actionTimeoutMs: b.action_timeout_ms,
       constrained: b.constrained,
+      maxTokens: b.max_tokens,
+      stateWaitMs: b.state_wait_ms,
     }).filter(([, v]) => v !== undefined),
   );
   const r = await mc.createTask(d.engine, { prompt: b.prompt, settings });
+  if (!r.ok && r.code === 'instance_busy') throw new HttpError(409, r.code, r.message);
   if (!r.ok) {
     const snake = (r.path ?? []).map((k) =>
       k === 'settings' ? '' : k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
@@ -78,7 +101,7 @@ export async function createMinecraftTask(d: HttpApiOptions, { req, res }: Route
       .join('')}`;
     throw new HttpError(400, 'invalid_body', `${path}: ${r.message.replace(/^[^:]*: /, '')}`, path);
   }
-  sendJson(res, 201, { task: taskToWire(r.value) });
+  return r.value;
 }
 
 /** `POST /api/minecraft/instances/:id/stop`: `stop` to the mod, and its unfinished tasks cancelled. */
