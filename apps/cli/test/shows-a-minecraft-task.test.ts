@@ -57,7 +57,9 @@ beforeAll(async () => {
       state: () => state,
       run: (a: Action) => {
         if (a.type === 'goto') {
-          state = { ...state, position: { x: a.x, y: a.y, z: a.z } };
+          // This world's plans walk by coordinates (a goto by target would keep the player where it is).
+          const { x, y, z } = state.position;
+          state = { ...state, position: { x: a.x ?? x, y: a.y ?? y, z: a.z ?? z } };
           return Promise.resolve({ ok: true, result: { arrived: true } });
         }
         if (a.type === 'place' && a.y > 64) {
