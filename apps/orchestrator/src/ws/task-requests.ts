@@ -22,7 +22,7 @@ import type {
 import { storageFailureOf } from '@ccagent/store';
 import type { ClientPersistence } from '../client-persistence.js';
 import { resultToOutcome, toTaskUpdate } from '../wire.js';
-import type { Principal } from '../security/security-service.js';
+import type { Principal } from '@ccagent/security';
 import type { Connection } from './connection.js';
 import { duplicateName, toToolInfo } from './handshake.js';
 import type { TaskSubscriptions } from './subscriptions.js';
