@@ -69,4 +69,5 @@ export {
   validateClientUpsert,
   validateTools,
 } from './validators.js';
-export { bindClientRefusal, bindingRefusal } from './verdicts.js';
+/** The verdicts of `TaskStore.bindCall`, the engine's (its in-memory store applies them too), for the stores. */
+export { bindClientRefusal, bindingRefusal } from '@ccagent/engine';

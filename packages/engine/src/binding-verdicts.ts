@@ -1,8 +1,9 @@
 /**
- * Rules the stores apply to what they read inside a write, as pure functions: the store reads, asks the verdict, and
- * only persists. One copy, so SQLite and PostgreSQL cannot judge the same call differently.
+ * How `TaskStore.bindCall` judges a call, as pure functions every store applies to what it read inside its write
+ * (the in-memory store here, SQLite and PostgreSQL through `@ccagent/store-core`): the store tries its binding, reads
+ * the call back, asks the verdict and only persists. One copy, so no two stores judge the same call differently.
  */
-import { EngineError } from '@ccagent/engine';
+import { EngineError } from './engine-error.js';
 
 /** `TaskStore.bindCall`'s client id: a non-empty string, else the port's `invalid_input` (checked before writing). */
 export function bindClientRefusal(clientId: unknown): EngineError | undefined {

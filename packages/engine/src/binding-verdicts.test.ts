@@ -1,6 +1,6 @@
-import { isEngineError } from '@ccagent/engine';
+import { isEngineError } from './engine-error.js';
 import { describe, expect, it } from 'vitest';
-import { bindClientRefusal, bindingRefusal } from './verdicts.js';
+import { bindClientRefusal, bindingRefusal } from './binding-verdicts.js';
 
 describe('bindCall verdicts', () => {
   it('refuse an empty or non-string client id before anything is written (guards against a call bound to nobody)', () => {
