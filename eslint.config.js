@@ -42,4 +42,24 @@ export default tseslint.config(
     ],
     rules: { 'no-console': 'off' },
   },
+  {
+    // @ccagent/store-postgres shares the codec, errors, validators and verdicts with the SQLite store only through
+    // @ccagent/store-core (issue 34); its tests may compare with the SQLite store (a devDependency).
+    files: ['packages/store-postgres/src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@ccagent/store',
+              message:
+                'store-postgres must not depend on the SQLite store: import shared code from @ccagent/store-core.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

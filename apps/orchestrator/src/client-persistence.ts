@@ -112,7 +112,7 @@ export class InMemoryClientPersistence implements ClientPersistence {
   }
 }
 
-/** The part of `@ccagent/store`'s `SqliteStore` that {@link SqliteClientPersistence} uses. */
+/** The part of a durable store (`SqliteStore`, `PostgresStore`) that {@link DurableClientPersistence} uses. */
 export interface ClientStore {
   upsertClient(c: {
     clientId: string;
@@ -136,8 +136,8 @@ export interface ClientStore {
   listTools(filter?: { clientId?: string; status?: string }): Promise<KnownTool[]>;
 }
 
-/** {@link ClientPersistence} on the SQLite store (durable). */
-export class SqliteClientPersistence implements ClientPersistence {
+/** {@link ClientPersistence} on the durable store (SQLite or PostgreSQL). */
+export class DurableClientPersistence implements ClientPersistence {
   constructor(private readonly store: ClientStore) {}
 
   clientSeen(input: {

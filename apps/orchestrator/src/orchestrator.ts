@@ -28,7 +28,7 @@ import type { ModelLogger, ModelPool } from '@ccagent/models';
 import { openSqliteStore, storageFailureOf } from '@ccagent/store';
 import {
   InMemoryClientPersistence,
-  SqliteClientPersistence,
+  DurableClientPersistence,
   type ClientPersistence,
   type ClientStore,
 } from './client-persistence.js';
@@ -48,11 +48,10 @@ import { OrchestratorError } from './orchestrator-error.js';
 import { ReplyStream } from './reply-stream.js';
 import { ollamaNumCtx, setupModels } from './strategies.js';
 import { confirmationRule } from './security/confirmation-rule.js';
-import { InMemoryCredentialStore, type CredentialStore } from './security/credential-store.js';
+import { type CredentialStore, InMemoryCredentialStore, SecurityService } from '@ccagent/security';
 import { HttpAccess } from './security/http-access.js';
 import { authorizeMod } from './security/mod-access.js';
 import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
-import { SecurityService } from './security/security-service.js';
 import { kindCatalogue, menuOffer } from './task-catalogue.js';
 import { ArgsValidator } from './ws/args-validator.js';
 import { ClientRateLimits } from './ws/client-rate-limits.js';
@@ -165,12 +164,12 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const startedAt = clock.now();
 
   let store: TaskStore;
-  let sqlite: DurableStore | undefined;
-  if (o.durableStore) store = sqlite = o.durableStore;
+  let durable: DurableStore | undefined;
+  if (o.durableStore) store = durable = o.durableStore;
   else if (o.store) store = o.store;
   else {
     try {
-      sqlite = openSqliteStore({ path: o.dbPath, logger, synchronous: o.durability ?? 'full' });
+      durable = openSqliteStore({ path: o.dbPath, logger, synchronous: o.durability ?? 'full' });
     } catch (cause) {
       throw new OrchestratorError(
         'store_failed',
@@ -180,16 +179,16 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
         },
       );
     }
-    store = sqlite;
+    store = durable;
   }
-  const dbPath = sqlite?.path ?? o.dbPath;
+  const dbPath = durable?.path ?? o.dbPath;
   // Live events for the dashboard: every acknowledged client change is also published.
   const events = new EventHub(startedAt);
   const clients: ClientPersistence = events.observeClients(
-    sqlite ? new SqliteClientPersistence(sqlite) : new InMemoryClientPersistence(),
+    durable ? new DurableClientPersistence(durable) : new InMemoryClientPersistence(),
   );
   // Without a durable store (a test's in-memory task store), keys last until exit.
-  const credentialStore: CredentialStore = sqlite?.security ?? new InMemoryCredentialStore();
+  const credentialStore: CredentialStore = durable?.security ?? new InMemoryCredentialStore();
   const closeStore = async (): Promise<void> => {
     await store.close().catch((err: unknown) => logger.error({ err }, 'closing the store failed'));
   };
@@ -253,7 +252,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   // Task events a client missed are replayed when it is back: from its disconnect, or — for a client still
   // connected when the previous process died — from just before that process's last write (events committed in its
   // final moments may never have been sent).
-  const lastWrite = sqlite ? await sqlite.lastTaskUpdateAt() : undefined;
+  const lastWrite = durable ? await durable.lastTaskUpdateAt() : undefined;
   for (const c of await clients.listClients()) {
     const missedSince = c.connected
       ? Math.max(c.lastSeenAt, (lastWrite ?? startedAt) - CRASH_WINDOW_MS)
@@ -301,7 +300,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
         ...(o.tls !== undefined ? { tls: o.tls } : {}),
         rateLimit: s.rateLimit,
         // The active instance and the action allow/deny lists, beside a SQLite file (in memory otherwise).
-        ...(sqlite !== undefined && dbPath !== ':memory:'
+        ...(durable !== undefined && dbPath !== ':memory:'
           ? { settingsFile: `${dbPath}.minecraft.json` }
           : {}),
         clock,
@@ -391,7 +390,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     logger,
   });
   const lua = new LuaAssets(o.luaDir ?? defaultLuaDir());
-  const pages: TaskPageSource | undefined = sqlite;
+  const pages: TaskPageSource | undefined = durable;
   // Who may call each route is declared on the route table; the gate decides it on the one parsed request.
   const gate = new HttpAccess({ policy, security, getTask: (id) => engine.getTask(id), logger });
   const http = new HttpApi(gate, {
@@ -413,7 +412,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     taskKinds: [...Object.keys(config.taskKinds), ...Object.keys(config.kindAliases)],
     dbPath,
     checkDb: () =>
-      sqlite ? sqlite.probeHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),
+      durable ? durable.probeHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),
     startedAt,
     now: () => clock.now(),
     logger,

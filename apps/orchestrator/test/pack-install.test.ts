@@ -31,6 +31,8 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 const PACKAGES = [
   '@ccagent/protocol',
   '@ccagent/engine',
+  '@ccagent/store-core',
+  '@ccagent/security',
   '@ccagent/store',
   '@ccagent/store-postgres',
   '@ccagent/agent',

@@ -1,4 +1,5 @@
 import { EngineError } from './engine-error.js';
+import { bindClientRefusal, bindingRefusal } from './binding-verdicts.js';
 import { normalizeStepQuery } from './step-query.js';
 import { canTransition } from './task-state-machine.js';
 import type { CommandCallFilter, CommitResult, TaskCommit, TaskStore } from './ports.js';
@@ -146,20 +147,15 @@ export class InMemoryTaskStore implements TaskStore {
 
   bindCall(callId: string, clientId: string): Promise<CommandCallRecord> {
     this.assertOpen();
-    if (typeof clientId !== 'string' || clientId.length === 0) {
-      return Promise.reject(new EngineError('invalid_input', 'clientId must be a non-empty string'));
-    }
+    const badClient = bindClientRefusal(clientId);
+    if (badClient) return Promise.reject(badClient);
     const c = this.calls.get(callId);
-    if (!c) return Promise.reject(new EngineError('unknown_call', `no command call ${callId}`));
-    if (c.status !== 'pending') {
-      return Promise.reject(
-        new EngineError('call_closed', `command call ${callId} is already ${c.status}`, {
-          details: { callId, status: c.status },
-        }),
-      );
-    }
-    if (c.sentTo === undefined) c.sentTo = clientId;
-    return Promise.resolve(clone(c));
+    // As the durable stores' conditional UPDATE: only a pending call without a binding is bound (the first holds).
+    const bound = c !== undefined && c.status === 'pending' && c.sentTo === undefined;
+    if (bound) c.sentTo = clientId;
+    const refused = bindingRefusal(callId, bound, c?.status);
+    if (refused) return Promise.reject(refused);
+    return Promise.resolve(clone(c as CommandCallRecord));
   }
 
   listCommandCalls(filter: CommandCallFilter = {}): Promise<CommandCallRecord[]> {

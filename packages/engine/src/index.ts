@@ -61,6 +61,7 @@ export {
   type ConfirmationReader,
 } from './confirmation.js';
 export { InMemoryTaskStore } from './in-memory-task-store.js';
+export { bindClientRefusal, bindingRefusal } from './binding-verdicts.js';
 export { normalizeStepQuery, type NormalizedStepQuery } from './step-query.js';
 export { decisionRecord, memoryJson } from './memory-json.js';
 export {

@@ -1,5 +1,5 @@
 import { EngineError, isEngineError } from '@ccagent/engine';
-import { StoreError, isStoreError } from '@ccagent/store';
+import { StoreError, isStoreError } from '@ccagent/store-core';
 
 /** The PostgreSQL error fields this package reads (`pg`'s DatabaseError, or a socket error). */
 interface PgErrorLike {

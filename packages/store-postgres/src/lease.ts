@@ -1,5 +1,5 @@
 import type { Logger } from '@ccagent/engine';
-import { StoreError } from '@ccagent/store';
+import { StoreError } from '@ccagent/store-core';
 import pg from 'pg';
 import { toStoreError } from './errors.js';
 import { redactUrl, type WriteFence } from './postgres-store.js';

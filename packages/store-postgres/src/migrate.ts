@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { StoreError } from '@ccagent/store';
+import { StoreError } from '@ccagent/store-core';
 import { readMigrationFiles, type MigrationMeta } from 'drizzle-orm/migrator';
 import type pg from 'pg';
 

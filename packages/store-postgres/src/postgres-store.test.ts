@@ -3,7 +3,10 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isEngineError, type JsonValue, type StepRecord, type Task } from '@ccagent/engine';
-import { storageFailureOf, isStoreError, openSqliteStore, type SqliteStore } from '@ccagent/store';
+// The SQLite store only as the reference the PostgreSQL store must read back the same as (a devDependency; the
+// package itself never imports it: see package-boundary.test.ts).
+import { openSqliteStore, type SqliteStore } from '@ccagent/store';
+import { storageFailureOf, isStoreError } from '@ccagent/store-core';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LeaderLease } from './lease.js';

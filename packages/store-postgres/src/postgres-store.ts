@@ -31,18 +31,23 @@ import {
   type TaskStore,
 } from '@ccagent/engine';
 import {
-  MODEL_TOOL_STATUSES,
   MessageHashMemo,
   StoreError,
+  bindClientRefusal,
+  bindingRefusal,
   callToRow,
   chunkHashes,
+  clientNotFound,
   storageFailureOf,
   historyToRow,
   isStoreError,
   packedHashes,
   packedStepToRow,
+  pageOf,
   questionToRow,
   recordToStep,
+  requireId,
+  requireTime,
   rowToCall,
   rowToClient,
   rowToHistory,
@@ -51,6 +56,8 @@ import {
   rowToTask,
   rowToTool,
   taskToRow,
+  validateClientUpsert,
+  validateTools,
   type ClientRecord,
   type ClientUpsert,
   type ModelToolInfo,
@@ -61,7 +68,7 @@ import {
   type TaskPageQuery,
   type TaskRowWithMemory,
   type ToolFilter,
-} from '@ccagent/store';
+} from '@ccagent/store-core';
 import { and, asc, count, desc, eq, inArray, sql, type SQL as DrizzleSQL } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
@@ -97,8 +104,6 @@ export interface WriteFence {
   readonly token: number | undefined;
 }
 
-const DEFAULT_PAGE_SIZE = 50;
-const MAX_PAGE_SIZE = 1000;
 /** Hashes of step messages known to be stored (about 100 bytes each). */
 const STORED_MESSAGES_CAP = 8192;
 
@@ -362,9 +367,8 @@ export class PostgresStore implements TaskStore {
 
   /** Record the client a pending call is sent to (first binding holds); committed when this resolves. */
   bindCall(callId: string, clientId: string): Promise<CommandCallRecord> {
-    if (typeof clientId !== 'string' || clientId.length === 0) {
-      return Promise.reject(new EngineError('invalid_input', 'clientId must be a non-empty string'));
-    }
+    const badClient = bindClientRefusal(clientId);
+    if (badClient) return Promise.reject(badClient);
     // Both statements at once; a refusal changed nothing (the UPDATE matched no row), as `Sent` requires.
     return this.write((c) => {
       const update = c.query(named('bind_call', SQL.bindCall, [clientId, callId]));
@@ -379,15 +383,10 @@ export class PostgresStore implements TaskStore {
     update: pg.QueryResult,
     select: pg.QueryResult<CallRow>,
   ): CommandCallRecord {
-    const bound = update.rowCount === 1;
     const row = select.rows[0];
-    if (!row) throw new EngineError('unknown_call', `no command call ${callId}`);
-    if (!bound && row.status !== 'pending') {
-      throw new EngineError('call_closed', `command call ${callId} is already ${row.status}`, {
-        details: { callId, status: row.status },
-      });
-    }
-    return rowToCall(row);
+    const refused = bindingRefusal(callId, update.rowCount === 1, row?.status);
+    if (refused) throw refused;
+    return rowToCall(row as CallRow);
   }
 
   /** Command calls matching the filter, in creation order. */
@@ -448,26 +447,12 @@ export class PostgresStore implements TaskStore {
 
   /** One page of tasks (newest first by default) and the total matching the query. */
   listTasksPage(q: TaskPageQuery = {}): Promise<TaskPage> {
-    const limit = q.limit ?? DEFAULT_PAGE_SIZE;
-    const offset = q.offset ?? 0;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
-      return Promise.reject(
-        new StoreError('invalid_input', `limit must be an integer in 1..${MAX_PAGE_SIZE}`, {
-          details: { limit },
-        }),
-      );
-    }
-    if (!Number.isInteger(offset) || offset < 0) {
-      return Promise.reject(
-        new StoreError('invalid_input', 'offset must be an integer >= 0', { details: { offset } }),
-      );
-    }
-    if (q.order !== undefined && q.order !== 'newest' && q.order !== 'oldest') {
-      return Promise.reject(
-        new StoreError('invalid_input', "order must be 'newest' or 'oldest'", {
-          details: { order: q.order },
-        }),
-      );
+    let limit: number;
+    let offset: number;
+    try {
+      ({ limit, offset } = pageOf(q));
+    } catch (err) {
+      return Promise.reject(err);
     }
     return this.readStore(async () => {
       const where = taskWhere(q);
@@ -497,13 +482,7 @@ export class PostgresStore implements TaskStore {
   /** Record a client's hello (or any sighting): commands, connection state, version. Creates it if new. */
   upsertClient(c: ClientUpsert): Promise<void> {
     try {
-      requireId(c.clientId, 'clientId');
-      if (!Array.isArray(c.commands) || !c.commands.every((d) => d && typeof d.name === 'string' && d.name)) {
-        throw new StoreError('invalid_input', 'commands must be an array of { name, … } descriptors', {
-          details: { clientId: c.clientId },
-        });
-      }
-      requireTime(c.seenAt, 'seenAt');
+      validateClientUpsert(c);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -1011,50 +990,4 @@ function taskWhere(f: {
   if (f.kind !== undefined) conds.push(eq(schema.tasks.kind, f.kind));
   if (f.clientId !== undefined) conds.push(eq(schema.tasks.clientId, f.clientId));
   return conds.length > 0 ? and(...conds) : sql`true`;
-}
-
-function validateTools(clientId: string, tools: ModelToolInfo[], at: number): void {
-  requireId(clientId, 'clientId');
-  requireTime(at, 'at');
-  if (!Array.isArray(tools)) throw new StoreError('invalid_input', 'tools must be an array');
-  const seen = new Set<string>();
-  for (const t of tools) {
-    if (typeof t?.name !== 'string' || t.name.length === 0) {
-      throw new StoreError('invalid_input', 'every tool needs a non-empty name', { details: { clientId } });
-    }
-    if (seen.has(t.name)) {
-      throw new StoreError('invalid_input', `tool "${t.name}" is listed twice`, { details: { clientId } });
-    }
-    seen.add(t.name);
-    if (!MODEL_TOOL_STATUSES.includes(t.status)) {
-      throw new StoreError(
-        'invalid_input',
-        `tool "${t.name}" has status "${String(t.status)}"; expected one of ${MODEL_TOOL_STATUSES.join(', ')}`,
-        { details: { clientId, tool: t.name } },
-      );
-    }
-    if (!Number.isInteger(t.version) || t.version < 0) {
-      throw new StoreError('invalid_input', `tool "${t.name}" needs an integer version >= 0`, {
-        details: { clientId, tool: t.name },
-      });
-    }
-  }
-}
-
-function requireId(value: unknown, field: string): void {
-  if (typeof value !== 'string' || value.length === 0) {
-    throw new StoreError('invalid_input', `${field} must be a non-empty string`, { details: { field } });
-  }
-}
-
-function requireTime(value: unknown, field: string): void {
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new StoreError('invalid_input', `${field} must be a finite number (epoch ms)`, {
-      details: { field },
-    });
-  }
-}
-
-function clientNotFound(clientId: string): StoreError {
-  return new StoreError('client_not_found', `no client ${clientId} has been seen`, { details: { clientId } });
 }

@@ -1,4 +1,4 @@
-import type { CredentialRecord } from '@ccagent/store';
+import type { CredentialRecord } from '@ccagent/security';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from './postgres-store.js';
 import { createTestDatabase, TEST_PG_URL } from './test-database.js';

@@ -1,26 +1,40 @@
 /**
  * The security tables in PostgreSQL (schema version 2): credentials (hashes of keys only), enrollment codes, pairing
- * requests and the audit log — the same operations and refusals as the SQLite store's `SecurityTables`, so keys,
+ * requests and the audit log — `@ccagent/security`'s `CredentialStore` port, judged by its rules (this file reads rows
+ * and persists the outcome) and held to its contract suite like the SQLite and in-memory stores, so keys,
  * codes, pending pairings and the audit log survive a restart and are shared by every orchestrator of the database
  * (the active one and its standbys). Writes go through the store's write queue (durable, fenced, when resolved); a
  * write may run twice (the queue re-runs a batch with savepoints after one write failed), so each is a pure function
  * of the database.
  */
 import {
+  auditLimit,
   clientTaken,
+  credentialProblem,
+  decidedPairing,
+  hasLiveKey,
+  mayDecide,
   pairingRefusal,
+  redeemClientId,
+  redeemRefusal,
+  redeemTakenRefusal,
+  rotatedExpiry,
+  rotationProblem,
   type AuditInput,
   type AuditQuery,
   type AuditRecord,
   type CollectResult,
+  type CredentialFactory,
   type CredentialGrants,
   type CredentialRecord,
   type CredentialRole,
+  type CredentialStore,
   type EnrollmentRecord,
   type PairingDecision,
   type PairingRecord,
   type RedeemResult,
-} from '@ccagent/store';
+} from '@ccagent/security';
+import { StoreError } from '@ccagent/store-core';
 import type pg from 'pg';
 
 /** How the tables reach the database: the store's reads and queued writes. @internal */
@@ -37,7 +51,7 @@ const PAIR_COLS = `"id", "secret_hash", "client_id", "name", "source", "match", 
   "decided_at", "decided_by", "grants", "collected_at", "credential_id"`;
 
 /** Credentials, enrollment codes, pairing requests and the audit log of one PostgreSQL database. */
-export class PgSecurityTables {
+export class PgSecurityTables implements CredentialStore {
   /** @internal Use `PostgresStore.security`. */
   constructor(private readonly a: PgSecurityAccess) {}
 
@@ -50,8 +64,10 @@ export class PgSecurityTables {
     );
   }
 
-  /** Store a new credential. */
+  /** Store a new credential. `StoreError('invalid_input')` for one the rules refuse (`credentialProblem`). */
   insertCredential(c: CredentialRecord): Promise<void> {
+    const problem = credentialProblem(c);
+    if (problem) return Promise.reject(new StoreError('invalid_input', problem));
     return this.a.write(async (db) => {
       await insertCredential(db, c);
     });
@@ -71,6 +87,8 @@ export class PgSecurityTables {
 
   /** Rotation: store `next`; the client's other live keys work until `oldUntil`. Returns those that now expire. */
   rotate(next: CredentialRecord, oldUntil: number): Promise<CredentialRecord[]> {
+    const problem = rotationProblem(next);
+    if (problem) return Promise.reject(new StoreError('invalid_input', problem));
     return this.a.write(async (db) => {
       const old = await db.query<Row>(
         `SELECT ${CRED_COLS} FROM "credentials" WHERE "client_id" = $1 AND "revoked_at" IS NULL`,
@@ -84,7 +102,7 @@ export class PgSecurityTables {
       await insertCredential(db, next);
       return old.rows.map((row) => {
         const c = toCredential(row);
-        return { ...c, expiresAt: Math.min(c.expiresAt ?? oldUntil, oldUntil) };
+        return { ...c, expiresAt: rotatedExpiry(c, oldUntil) };
       });
     });
   }
@@ -100,39 +118,35 @@ export class PgSecurityTables {
     });
   }
 
-  /** Redeem an enrollment code in one transaction (see the SQLite store's `redeemEnrollment`). */
+  /** Redeem an enrollment code in one transaction (see `CredentialStore.redeemEnrollment`). */
   redeemEnrollment(
     codeHash: string,
     now: number,
     requestedClientId: string,
-    credential: (clientId: string, grants: CredentialGrants, name: string | undefined) => CredentialRecord,
+    credential: CredentialFactory,
   ): Promise<RedeemResult> {
     return this.a.write(async (db): Promise<RedeemResult> => {
-      const code = (
+      const row = (
         await db.query<Row>(
-          `SELECT "client_id", "name", "grants", "expires_at", "used_at" FROM "enrollment_codes"
-           WHERE "code_hash" = $1 FOR UPDATE`,
+          `SELECT "code_hash", "client_id", "name", "grants", "created_at", "expires_at", "used_at", "credential_id"
+           FROM "enrollment_codes" WHERE "code_hash" = $1 FOR UPDATE`,
           [codeHash],
         )
       ).rows[0];
-      if (!code) return { ok: false, code: 'unknown_code', message: 'no such enrollment code' };
-      if (code.used_at !== null)
-        return { ok: false, code: 'code_used', message: 'this enrollment code was already used' };
-      if (Number(code.expires_at) <= now)
-        return { ok: false, code: 'code_expired', message: 'this enrollment code has expired' };
-      const named = code.client_id as string | null;
-      const clientId = named ?? requestedClientId;
+      const code = row ? toEnrollment(row) : undefined;
+      const refused = redeemRefusal(code, now);
+      if (refused) return refused;
+      const named = code as EnrollmentRecord;
+      const clientId = redeemClientId(named, requestedClientId);
       const existing = (
         await db.query<Row>(
           `SELECT ${CRED_COLS} FROM "credentials" WHERE "client_id" = $1 AND "revoked_at" IS NULL FOR UPDATE`,
           [clientId],
         )
       ).rows.map(toCredential);
-      if (named === null && existing.some((c) => c.expiresAt === undefined || c.expiresAt > now)) {
-        const taken = clientTaken(clientId);
-        return { ok: false, code: 'client_taken', message: taken.ok ? '' : taken.message };
-      }
-      const cred = credential(clientId, parseGrants(code.grants), (code.name as string | null) ?? undefined);
+      const taken = redeemTakenRefusal(named, clientId, existing, now);
+      if (taken) return taken;
+      const cred = credential(clientId, named.grants, named.name);
       if (existing.length > 0) {
         await db.query(
           `UPDATE "credentials" SET "revoked_at" = $2 WHERE "client_id" = $1 AND "revoked_at" IS NULL`,
@@ -184,28 +198,34 @@ export class PgSecurityTables {
     );
   }
 
-  /** Approve or deny a request still pending and unexpired; undefined otherwise (nothing changes). */
+  /** Approve or deny a request still pending and unexpired (`mayDecide`); undefined otherwise (nothing changes). */
   decidePairing(id: string, d: PairingDecision): Promise<PairingRecord | undefined> {
     return this.a.write(async (db) => {
-      const r = await db.query<Row>(
+      const row = (
+        await db.query<Row>(`SELECT ${PAIR_COLS} FROM "pairing_requests" WHERE "id" = $1 FOR UPDATE`, [id])
+      ).rows[0];
+      const p = row ? toPairing(row) : undefined;
+      if (!mayDecide(p, d.at)) return undefined;
+      const decided = decidedPairing(p, d);
+      await db.query(
         `UPDATE "pairing_requests"
-         SET "decision" = $2, "decided_at" = $3, "decided_by" = $4, "grants" = $5,
-             "expires_at" = CASE WHEN $2 = 'approved' THEN $6::bigint ELSE "expires_at" END
-         WHERE "id" = $1 AND "decision" IS NULL AND "expires_at" > $3
-         RETURNING ${PAIR_COLS}`,
-        [id, d.approved ? 'approved' : 'denied', d.at, d.by, JSON.stringify(d.grants), d.expiresAt],
+         SET "decision" = $2, "decided_at" = $3, "decided_by" = $4, "grants" = $5, "expires_at" = $6
+         WHERE "id" = $1`,
+        [
+          id,
+          decided.decision,
+          decided.decidedAt,
+          decided.decidedBy,
+          JSON.stringify(decided.grants),
+          decided.expiresAt,
+        ],
       );
-      const row = r.rows[0];
-      return row ? toPairing(row) : undefined;
+      return decided;
     });
   }
 
-  /** The computer collects its key (see the SQLite store's `collectPairing`). */
-  collectPairing(
-    secretHash: string,
-    now: number,
-    credential: (clientId: string, grants: CredentialGrants, name: string | undefined) => CredentialRecord,
-  ): Promise<CollectResult> {
+  /** The computer collects its key, in one transaction (see `CredentialStore.collectPairing`). */
+  collectPairing(secretHash: string, now: number, credential: CredentialFactory): Promise<CollectResult> {
     return this.a.write(async (db): Promise<CollectResult> => {
       const row = (
         await db.query<Row>(
@@ -217,12 +237,13 @@ export class PgSecurityTables {
       const refused = pairingRefusal(p, now);
       if (refused) return refused;
       const req = p as PairingRecord;
-      const live = await db.query<Row>(
-        `SELECT 1 FROM "credentials" WHERE "client_id" = $1 AND "revoked_at" IS NULL
-         AND ("expires_at" IS NULL OR "expires_at" > $2) LIMIT 1`,
-        [req.clientId, now],
-      );
-      if (live.rows.length > 0) return clientTaken(req.clientId);
+      const unrevoked = (
+        await db.query<Row>(
+          `SELECT ${CRED_COLS} FROM "credentials" WHERE "client_id" = $1 AND "revoked_at" IS NULL FOR UPDATE`,
+          [req.clientId],
+        )
+      ).rows.map(toCredential);
+      if (hasLiveKey(unrevoked, req.clientId, now)) return clientTaken(req.clientId);
       const cred = credential(req.clientId, req.grants, req.name);
       await insertCredential(db, cred);
       await db.query(
@@ -257,7 +278,7 @@ export class PgSecurityTables {
   /** Audit rows, newest first. */
   listAudit(q: AuditQuery = {}): Promise<AuditRecord[]> {
     return this.a.read(async (db) => {
-      const limit = Math.min(Math.max(q.limit ?? 100, 1), 1000);
+      const limit = auditLimit(q);
       const conds: string[] = [];
       const params: unknown[] = [];
       if (q.beforeId !== undefined) conds.push(`"id" < $${params.push(q.beforeId)}`);
@@ -321,6 +342,21 @@ function toCredential(r: Row): CredentialRecord {
   if (expires !== undefined) out.expiresAt = expires;
   const revoked = num(r.revoked_at);
   if (revoked !== undefined) out.revokedAt = revoked;
+  return out;
+}
+
+function toEnrollment(r: Row): EnrollmentRecord {
+  const out: EnrollmentRecord = {
+    codeHash: r.code_hash as string,
+    grants: parseGrants(r.grants),
+    createdAt: Number(r.created_at),
+    expiresAt: Number(r.expires_at),
+  };
+  if (r.client_id !== null) out.clientId = r.client_id as string;
+  if (r.name !== null) out.name = r.name as string;
+  const usedAt = num(r.used_at);
+  if (usedAt !== undefined) out.usedAt = usedAt;
+  if (r.credential_id !== null) out.credentialId = r.credential_id as string;
   return out;
 }
 

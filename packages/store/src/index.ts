@@ -16,6 +16,7 @@ export {
 } from './checkpointer.js';
 export { defaultDbPath, DB_FILE_NAME } from './paths.js';
 export { SCHEMA_VERSION, APPLICATION_ID, migrationsFolder } from './migrate.js';
+/** `StoreError` and the record types, from `@ccagent/store-core` (see the compatibility note below). */
 export {
   StoreError,
   isStoreError,
@@ -24,7 +25,7 @@ export {
   STORE_ERROR_CODES,
   type StorageFailureCode,
   type StoreErrorCode,
-} from './store-error.js';
+} from '@ccagent/store-core';
 export {
   MODEL_TOOL_STATUSES,
   type ClientRecord,
@@ -36,11 +37,10 @@ export {
   type TaskPage,
   type TaskPageQuery,
   type ToolFilter,
-} from './types.js';
+} from '@ccagent/store-core';
 /**
- * The mapping between domain values and rows (JSON text columns, NULL = absent) and the packing of model inputs in
- * the step log, for another store of the same tables (`@ccagent/store-postgres`), so both read back exactly the same
- * values and keep the same step-log shape.
+ * Compatibility re-exports: the errors, record types, row codec and step-log packing moved to `@ccagent/store-core`
+ * (shared with `@ccagent/store-postgres`); import them from there in new code.
  */
 export {
   callToRow,
@@ -57,13 +57,18 @@ export {
   rowToTool,
   taskToRow,
   type TaskRowWithMemory,
-} from './codec.js';
-export { MessageHashMemo, chunkHashes, packedHashes, type StepMessage } from './step-messages.js';
+} from '@ccagent/store-core';
+export { MessageHashMemo, chunkHashes, packedHashes, type StepMessage } from '@ccagent/store-core';
 /** The Drizzle table definitions (one shared schema), for read-only SQL by other tools. */
 export * as schema from './schema.js';
+/** `@ccagent/security`'s `CredentialStore` port on SQLite (`SqliteStore.security`). */
+export { SecurityTables } from './security-tables.js';
+/**
+ * Compatibility re-exports: the credential records and rules moved to `@ccagent/security` (the domain that owns the
+ * port); import them from there in new code.
+ */
 export {
   CREDENTIAL_ROLES,
-  SecurityTables,
   clientTaken,
   pairingRefusal,
   type CollectResult,
@@ -77,4 +82,4 @@ export {
   type CredentialRole,
   type EnrollmentRecord,
   type RedeemResult,
-} from './security-tables.js';
+} from '@ccagent/security';

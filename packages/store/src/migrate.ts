@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { readMigrationFiles, type MigrationMeta } from 'drizzle-orm/migrator';
-import { StoreError } from './store-error.js';
+import { StoreError } from '@ccagent/store-core';
 
 /**
  * Schema version this build writes and reads: the number of drizzle-kit migrations in `../drizzle` (a test checks

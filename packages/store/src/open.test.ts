@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from './migrate.js';
 import * as schema from './schema.js';
 import { openSqliteStore } from './sqlite-store.js';
-import { isStoreError } from './store-error.js';
+import { isStoreError } from '@ccagent/store-core';
 import { newTask, tempDir } from './test-helpers.js';
 
 let dir: string;

@@ -5,7 +5,7 @@ import { defaultDbPath } from './paths.js';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import * as schema from './schema.js';
 import { openSqliteStore, stepsPageQuery, type SqliteStore } from './sqlite-store.js';
-import { isStoreError } from './store-error.js';
+import { isStoreError } from '@ccagent/store-core';
 import { newTask, tempDir } from './test-helpers.js';
 
 let dir: string;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
-import type { CredentialRecord } from './security-tables.js';
+import type { CredentialRecord } from '@ccagent/security';
 import { tempDir } from './test-helpers.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };

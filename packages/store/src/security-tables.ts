@@ -1,121 +1,41 @@
 /**
  * The security tables of schema version 6: credentials (hashes of keys only), enrollment codes and the audit log;
- * pairing requests since version 7.
- * Reached through {@link SqliteStore.security}; writes go through the store's write queue (durable when resolved).
+ * pairing requests since version 7 — `@ccagent/security`'s `CredentialStore` port on SQLite. The rules (may a code be
+ * redeemed, a request decided or collected, is an id taken) are `@ccagent/security`'s; this file reads rows and
+ * persists their outcome. Reached through {@link SqliteStore.security}; writes go through the store's write queue
+ * (durable when resolved).
  */
+import {
+  auditLimit,
+  clientTaken,
+  credentialProblem,
+  decidedPairing,
+  hasLiveKey,
+  mayDecide,
+  pairingRefusal,
+  redeemClientId,
+  redeemRefusal,
+  redeemTakenRefusal,
+  rotatedExpiry,
+  rotationProblem,
+  type AuditInput,
+  type AuditQuery,
+  type AuditRecord,
+  type CollectResult,
+  type CredentialFactory,
+  type CredentialGrants,
+  type CredentialRecord,
+  type CredentialRole,
+  type CredentialStore,
+  type EnrollmentRecord,
+  type PairingDecision,
+  type PairingRecord,
+  type RedeemResult,
+} from '@ccagent/security';
 import { and, desc, eq, isNull, lt, type SQL } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import * as schema from './schema.js';
-import { StoreError } from './store-error.js';
-
-/** Roles a credential can carry. */
-export const CREDENTIAL_ROLES = ['operator', 'computer', 'viewer'] as const;
-/** One of {@link CREDENTIAL_ROLES}. */
-export type CredentialRole = (typeof CREDENTIAL_ROLES)[number];
-
-/** What a computer may do beyond its own tasks. */
-export interface CredentialGrants {
-  /** Task kinds it may create (absent: any kind the server allows clients to create). */
-  kinds?: string[];
-  /** It may read, subscribe to and follow tasks of other computers (never answer or cancel them). */
-  observeOthers?: boolean;
-}
-
-/** One stored credential (the key itself is never stored). Times are epoch ms. */
-export interface CredentialRecord {
-  id: string;
-  role: CredentialRole;
-  clientId?: string;
-  name?: string;
-  /** base64url SHA-256 of the key. */
-  keyHash: string;
-  grants: CredentialGrants;
-  createdAt: number;
-  expiresAt?: number;
-  revokedAt?: number;
-}
-
-/** One enrollment code (stored as its hash). */
-export interface EnrollmentRecord {
-  codeHash: string;
-  clientId?: string;
-  name?: string;
-  grants: CredentialGrants;
-  createdAt: number;
-  expiresAt: number;
-  usedAt?: number;
-  credentialId?: string;
-}
-
-/** Outcome of {@link SecurityTables.redeemEnrollment}; a refusal changes nothing. */
-export type RedeemResult =
-  | { ok: true; credential: CredentialRecord; revoked: CredentialRecord[] }
-  | { ok: false; code: 'unknown_code' | 'code_used' | 'code_expired' | 'client_taken'; message: string };
-
-/** A computer's request to pair (approved or denied by an operator), stored with the hash of its secret. */
-export interface PairingRecord {
-  id: string;
-  secretHash: string;
-  clientId: string;
-  name?: string;
-  source: string;
-  /** Short code shown on the computer and in the pending list. */
-  match: string;
-  createdAt: number;
-  /** Until then it can be decided (pending) or collected (approved). */
-  expiresAt: number;
-  decision?: 'approved' | 'denied';
-  decidedAt?: number;
-  decidedBy?: string;
-  grants: CredentialGrants;
-  collectedAt?: number;
-  credentialId?: string;
-}
-
-/** Outcome of {@link SecurityTables.collectPairing}; a refusal changes nothing. */
-export type CollectResult =
-  | { ok: true; credential: CredentialRecord }
-  | {
-      ok: false;
-      code: 'unknown_request' | 'pending' | 'denied' | 'expired' | 'collected' | 'client_taken';
-      message: string;
-    };
-
-/** Decide a pending pairing request (see {@link SecurityTables.decidePairing}). */
-export interface PairingDecision {
-  approved: boolean;
-  grants: CredentialGrants;
-  by: string;
-  at: number;
-  /** An approved request may be collected until then. */
-  expiresAt: number;
-}
-
-/** One audit row. */
-export interface AuditRecord {
-  id: number;
-  at: number;
-  actor: string;
-  role: string;
-  source: string;
-  action: string;
-  target?: string;
-  outcome: 'ok' | 'refused';
-  detail?: unknown;
-}
-
-/** Input of {@link SecurityTables.appendAudit}. */
-export type AuditInput = Omit<AuditRecord, 'id'>;
-
-/** Filter of {@link SecurityTables.listAudit}: newest first. */
-export interface AuditQuery {
-  /** Rows with an id below this (paging). */
-  beforeId?: number;
-  actor?: string;
-  action?: string;
-  /** 1..1000, default 100. */
-  limit?: number;
-}
+import { StoreError } from '@ccagent/store-core';
 
 /** How the store runs a read or a write (its queue). @internal */
 export interface TableAccess {
@@ -125,7 +45,7 @@ export interface TableAccess {
 }
 
 /** Credentials, enrollment codes and the audit log of one SQLite file. */
-export class SecurityTables {
+export class SecurityTables implements CredentialStore {
   /** @internal Use {@link SqliteStore.security}. */
   constructor(private readonly a: TableAccess) {}
 
@@ -141,12 +61,11 @@ export class SecurityTables {
     );
   }
 
-  /** Store a new credential. `invalid_input` for a duplicate id or key hash. */
+  /** Store a new credential. `invalid_input` for one the rules refuse (`credentialProblem`). */
   insertCredential(c: CredentialRecord): Promise<void> {
     return this.a.write(() => {
-      if (c.role === 'computer' && !c.clientId) {
-        throw new StoreError('invalid_input', 'a computer credential needs a client id');
-      }
+      const problem = credentialProblem(c);
+      if (problem) throw new StoreError('invalid_input', problem);
       this.a.orm.insert(schema.credentials).values(fromCredential(c)).run();
     });
   }
@@ -174,19 +93,23 @@ export class SecurityTables {
    */
   rotate(next: CredentialRecord, oldUntil: number): Promise<CredentialRecord[]> {
     return this.a.write(() => {
-      if (!next.clientId) throw new StoreError('invalid_input', 'rotation needs a client id');
-      const where = and(eq(schema.credentials.clientId, next.clientId), isNull(schema.credentials.revokedAt));
-      const old = this.a.orm.select().from(schema.credentials).where(where).all();
-      for (const o of old) {
-        if (o.expiresAt !== null && o.expiresAt <= oldUntil) continue;
+      const problem = rotationProblem(next);
+      if (problem) throw new StoreError('invalid_input', problem);
+      const where = and(
+        eq(schema.credentials.clientId, next.clientId as string),
+        isNull(schema.credentials.revokedAt),
+      );
+      const old = this.a.orm.select().from(schema.credentials).where(where).all().map(toCredential);
+      const rotated = old.map((o) => ({ ...o, expiresAt: rotatedExpiry(o, oldUntil) }));
+      for (const o of rotated) {
         this.a.orm
           .update(schema.credentials)
-          .set({ expiresAt: oldUntil })
+          .set({ expiresAt: o.expiresAt })
           .where(eq(schema.credentials.id, o.id))
           .run();
       }
       this.a.orm.insert(schema.credentials).values(fromCredential(next)).run();
-      return old.map((o) => toCredential({ ...o, expiresAt: Math.min(o.expiresAt ?? oldUntil, oldUntil) }));
+      return rotated;
     });
   }
 
@@ -209,40 +132,29 @@ export class SecurityTables {
     });
   }
 
-  /**
-   * Redeem an enrollment code for `credential` in one transaction: the code must exist, be unused and unexpired; the
-   * client id is the code's (its earlier keys are revoked: the operator named it) or the computer's own, which must
-   * have no live key. A refusal writes nothing.
-   */
+  /** Redeem an enrollment code in one transaction (see `CredentialStore.redeemEnrollment`). */
   redeemEnrollment(
     codeHash: string,
     now: number,
     requestedClientId: string,
-    credential: (clientId: string, grants: CredentialGrants, name: string | undefined) => CredentialRecord,
+    credential: CredentialFactory,
   ): Promise<RedeemResult> {
     return this.a.write((): RedeemResult => {
-      const code = this.a.orm
+      const row = this.a.orm
         .select()
         .from(schema.enrollmentCodes)
         .where(eq(schema.enrollmentCodes.codeHash, codeHash))
         .get();
-      if (!code) return { ok: false, code: 'unknown_code', message: 'no such enrollment code' };
-      if (code.usedAt !== null)
-        return { ok: false, code: 'code_used', message: 'this enrollment code was already used' };
-      if (code.expiresAt <= now)
-        return { ok: false, code: 'code_expired', message: 'this enrollment code has expired' };
-      const clientId = code.clientId ?? requestedClientId;
+      const code = row ? toEnrollment(row) : undefined;
+      const refused = redeemRefusal(code, now);
+      if (refused) return refused;
+      const named = code as EnrollmentRecord;
+      const clientId = redeemClientId(named, requestedClientId);
       const live = and(eq(schema.credentials.clientId, clientId), isNull(schema.credentials.revokedAt));
-      const existing = this.a.orm.select().from(schema.credentials).where(live).all();
-      if (code.clientId === null && existing.some((c) => c.expiresAt === null || c.expiresAt > now)) {
-        return {
-          ok: false,
-          code: 'client_taken',
-          message: `client "${clientId}" already has a key; ask the operator for a code naming it (ccagent clients enroll --name ${clientId})`,
-        };
-      }
-      const grants = parseGrants(code.grants);
-      const cred = credential(clientId, grants, code.name ?? undefined);
+      const existing = this.a.orm.select().from(schema.credentials).where(live).all().map(toCredential);
+      const taken = redeemTakenRefusal(named, clientId, existing, now);
+      if (taken) return taken;
+      const cred = credential(clientId, named.grants, named.name);
       if (existing.length > 0)
         this.a.orm.update(schema.credentials).set({ revokedAt: now }).where(live).run();
       this.a.orm.insert(schema.credentials).values(fromCredential(cred)).run();
@@ -251,11 +163,7 @@ export class SecurityTables {
         .set({ usedAt: now, credentialId: cred.id })
         .where(eq(schema.enrollmentCodes.codeHash, codeHash))
         .run();
-      return {
-        ok: true,
-        credential: cred,
-        revoked: existing.map((r) => toCredential({ ...r, revokedAt: now })),
-      };
+      return { ok: true, credential: cred, revoked: existing.map((c) => ({ ...c, revokedAt: now })) };
     });
   }
 
@@ -279,10 +187,7 @@ export class SecurityTables {
     );
   }
 
-  /**
-   * Approve or deny a request that is still pending and not expired; returns it as decided, or undefined (unknown,
-   * already decided or expired: nothing changes).
-   */
+  /** Approve or deny a request still pending and unexpired (`mayDecide`); undefined otherwise (nothing changes). */
   decidePairing(id: string, d: PairingDecision): Promise<PairingRecord | undefined> {
     return this.a.write(() => {
       const row = this.a.orm
@@ -290,29 +195,21 @@ export class SecurityTables {
         .from(schema.pairingRequests)
         .where(eq(schema.pairingRequests.id, id))
         .get();
-      if (!row || row.decision !== null || row.expiresAt <= d.at) return undefined;
-      const set = {
-        decision: d.approved ? 'approved' : 'denied',
-        decidedAt: d.at,
-        decidedBy: d.by,
-        grants: JSON.stringify(d.grants),
-        expiresAt: d.approved ? d.expiresAt : row.expiresAt,
-      };
-      this.a.orm.update(schema.pairingRequests).set(set).where(eq(schema.pairingRequests.id, id)).run();
-      return toPairing({ ...row, ...set });
+      const p = row ? toPairing(row) : undefined;
+      if (!mayDecide(p, d.at)) return undefined;
+      const decided = decidedPairing(p, d);
+      const { decision, decidedAt, decidedBy, grants, expiresAt } = fromPairing(decided);
+      this.a.orm
+        .update(schema.pairingRequests)
+        .set({ decision, decidedAt, decidedBy, grants, expiresAt })
+        .where(eq(schema.pairingRequests.id, id))
+        .run();
+      return decided;
     });
   }
 
-  /**
-   * The computer collects its key: the request (found by the hash of its secret) must be approved, uncollected and
-   * unexpired, and its client id must have no live key; then `credential` is stored and the request marked
-   * collected, in one transaction. A refusal writes nothing.
-   */
-  collectPairing(
-    secretHash: string,
-    now: number,
-    credential: (clientId: string, grants: CredentialGrants, name: string | undefined) => CredentialRecord,
-  ): Promise<CollectResult> {
+  /** The computer collects its key, in one transaction (see `CredentialStore.collectPairing`). */
+  collectPairing(secretHash: string, now: number, credential: CredentialFactory): Promise<CollectResult> {
     return this.a.write((): CollectResult => {
       const row = this.a.orm
         .select()
@@ -324,8 +221,8 @@ export class SecurityTables {
       if (refused) return refused;
       const req = p as PairingRecord;
       const live = and(eq(schema.credentials.clientId, req.clientId), isNull(schema.credentials.revokedAt));
-      const existing = this.a.orm.select().from(schema.credentials).where(live).all();
-      if (existing.some((c) => c.expiresAt === null || c.expiresAt > now)) return clientTaken(req.clientId);
+      const existing = this.a.orm.select().from(schema.credentials).where(live).all().map(toCredential);
+      if (hasLiveKey(existing, req.clientId, now)) return clientTaken(req.clientId);
       const cred = credential(req.clientId, req.grants, req.name);
       this.a.orm.insert(schema.credentials).values(fromCredential(cred)).run();
       this.a.orm
@@ -361,7 +258,7 @@ export class SecurityTables {
   /** Audit rows, newest first. */
   listAudit(q: AuditQuery = {}): Promise<AuditRecord[]> {
     return this.a.read(() => {
-      const limit = Math.min(Math.max(q.limit ?? 100, 1), 1000);
+      const limit = auditLimit(q);
       const conds: SQL[] = [];
       if (q.beforeId !== undefined) conds.push(lt(schema.auditLog.id, q.beforeId));
       if (q.actor !== undefined) conds.push(eq(schema.auditLog.actor, q.actor));
@@ -391,26 +288,18 @@ export class SecurityTables {
   }
 }
 
-/** Why a pairing request cannot be collected now (shared by every store), or undefined when it can. */
-export function pairingRefusal(p: PairingRecord | undefined, now: number): CollectResult | undefined {
-  if (!p) return { ok: false, code: 'unknown_request', message: 'no such pairing request' };
-  if (p.collectedAt !== undefined)
-    return { ok: false, code: 'collected', message: 'the key of this pairing request was already collected' };
-  if (p.decision === 'denied')
-    return { ok: false, code: 'denied', message: 'the operator denied this pairing' };
-  if (p.expiresAt <= now) return { ok: false, code: 'expired', message: 'this pairing request has expired' };
-  if (p.decision === undefined)
-    return { ok: false, code: 'pending', message: 'waiting for an operator to approve this computer' };
-  return undefined;
-}
-
-/** The refusal of a pairing for a client id that already has a live key. */
-export function clientTaken(clientId: string): CollectResult {
-  return {
-    ok: false,
-    code: 'client_taken',
-    message: `client "${clientId}" already has a key; ask the operator for a code naming it (ccagent clients enroll --name ${clientId})`,
+function toEnrollment(r: typeof schema.enrollmentCodes.$inferSelect): EnrollmentRecord {
+  const out: EnrollmentRecord = {
+    codeHash: r.codeHash,
+    grants: parseGrants(r.grants),
+    createdAt: r.createdAt,
+    expiresAt: r.expiresAt,
   };
+  if (r.clientId !== null) out.clientId = r.clientId;
+  if (r.name !== null) out.name = r.name;
+  if (r.usedAt !== null) out.usedAt = r.usedAt;
+  if (r.credentialId !== null) out.credentialId = r.credentialId;
+  return out;
 }
 
 function toPairing(r: typeof schema.pairingRequests.$inferSelect): PairingRecord {

@@ -38,17 +38,18 @@ import { DEFAULT_BUSY_TIMEOUT_MS, SqliteConnection } from './sqlite/connection.j
 import { WriteHealth } from './sqlite/health.js';
 import { SqliteStepLog } from './sqlite/steps.js';
 import { SqliteTasks } from './sqlite/tasks.js';
-import { StoreError, isStoreError } from './store-error.js';
-import type {
-  ClientRecord,
-  ClientUpsert,
-  ModelToolInfo,
-  ModelToolRecord,
-  StoreHealth,
-  TaskPage,
-  TaskPageQuery,
-  ToolFilter,
-} from './types.js';
+import {
+  type ClientRecord,
+  type ClientUpsert,
+  isStoreError,
+  type ModelToolInfo,
+  type ModelToolRecord,
+  StoreError,
+  type StoreHealth,
+  type TaskPage,
+  type TaskPageQuery,
+  type ToolFilter,
+} from '@ccagent/store-core';
 
 export { stepsPageQuery } from './sqlite/statements.js';
 

@@ -2,10 +2,18 @@ import path from 'node:path';
 import type { JsonValue, StepRecord, StoredStep } from '@ccagent/engine';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { packedStepToRow, recordToStep, rowToStep, stepToRow } from './codec.js';
+import {
+  isStoreError,
+  messageHash,
+  MessageHashMemo,
+  PACK_MIN_MESSAGES_CHARS,
+  packedStepToRow,
+  packStepInput,
+  recordToStep,
+  rowToStep,
+  stepToRow,
+} from '@ccagent/store-core';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
-import { MessageHashMemo, PACK_MIN_MESSAGES_CHARS, messageHash, packStepInput } from './step-messages.js';
-import { isStoreError } from './store-error.js';
 import { newTask, tempDir } from './test-helpers.js';
 
 let dir: string;

@@ -3,7 +3,7 @@ import { isEngineError, type CommandCallRecord } from '@ccagent/engine';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
-import { storageFailureOf, isStoreError } from './store-error.js';
+import { storageFailureOf, isStoreError } from '@ccagent/store-core';
 import { foreignCall, newTask, tempDir } from './test-helpers.js';
 
 let dir: string;

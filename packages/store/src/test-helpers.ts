@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { CommandCallRecord, JsonValue, Task } from '@ccagent/engine';
 import Database from 'better-sqlite3';
 import { expect } from 'vitest';
-import { callToRow, taskToRow } from './codec.js';
+import { callToRow, taskToRow } from '@ccagent/store-core';
 import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from './migrate.js';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
 

@@ -2,10 +2,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Task } from '@ccagent/engine';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { enc, taskToRow } from './codec.js';
+import { enc, isStoreError, taskToRow } from '@ccagent/store-core';
 import { SCHEMA_VERSION } from './migrate.js';
 import { openSqliteStore } from './sqlite-store.js';
-import { isStoreError } from './store-error.js';
 import { expectReadBack, expectUpgradedFile, newTask, tempDir, writeOldSchemaFile } from './test-helpers.js';
 
 let dir: string;

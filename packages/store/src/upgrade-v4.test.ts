@@ -1,6 +1,6 @@
 import type { StepRecord, Task } from '@ccagent/engine';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { rowToStep, stepToRow } from './codec.js';
+import { rowToStep, stepToRow } from '@ccagent/store-core';
 import { SCHEMA_VERSION } from './migrate.js';
 import { openSqliteStore } from './sqlite-store.js';
 import { expectUpgradedFile, insertTask, newTask, openOldFile, tempDir } from './test-helpers.js';

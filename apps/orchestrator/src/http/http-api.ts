@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { storageFailureOf } from '@ccagent/store';
-import type { Principal } from '../security/security-service.js';
+import type { Principal } from '@ccagent/security';
 import { HttpError, parseQuery, pathParams, requestUrl, sendJson, setBodyLimits } from './http-kit.js';
 import type { HttpApiOptions, Route, RouteRequest } from './route.js';
 import { ROUTES } from './routes/index.js';

@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics.js';
 import type { ModelsResponse } from '@ccagent/protocol';
 import type { ModelAvailability } from '../model-availability.js';
 import type { RouteAccess } from '../security/route-access.js';
-import type { Principal, SecurityService } from '../security/security-service.js';
+import type { Principal, SecurityService } from '@ccagent/security';
 import type { DashboardAssets } from './dashboard-assets.js';
 import type { BodyLimits } from './http-kit.js';
 import type { EventHub } from './event-hub.js';

@@ -20,7 +20,7 @@ import {
   type GuardVerdict,
 } from './request-guard.js';
 import { decideAccess, needsCredential, refusalMessage, type AccessTarget } from './route-access.js';
-import type { Principal, SecurityService } from './security-service.js';
+import type { Principal, SecurityService } from '@ccagent/security';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

@@ -10,7 +10,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { McUpgradeVerdict } from '@ccagent/minecraft';
 import { guardPagelessUpgrade, type GuardPolicy } from './request-guard.js';
-import type { SecurityService } from './security-service.js';
+import type { SecurityService } from '@ccagent/security';
 
 /** The mod endpoint's upgrade check (see the module comment). */
 export function authorizeMod(

@@ -1,7 +1,7 @@
 import type { Task } from '@ccagent/engine';
 import { describe, expect, it } from 'vitest';
 import { decideAccess, ROUTE_ACCESS, taskListClient, type RouteAccess } from './route-access.js';
-import type { Principal } from './security-service.js';
+import type { Principal } from '@ccagent/security';
 
 const p = (role: Principal['role'], extra: Partial<Principal> = {}): Principal => ({
   role,

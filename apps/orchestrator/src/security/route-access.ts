@@ -6,7 +6,7 @@
  * differently.
  */
 import { mayAccessTask, type Task } from '@ccagent/engine';
-import type { Principal } from './security-service.js';
+import type { Principal } from '@ccagent/security';
 
 /**
  * The access a route declares (who may call it):

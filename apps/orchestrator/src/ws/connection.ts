@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Principal } from '../security/security-service.js';
+import type { Principal } from '@ccagent/security';
 import { ChunkAssembler, encodeFrames, type ServerMessage } from '@ccagent/protocol';
 import WebSocket from 'ws';
 import type { RateLimitState } from './client-rate-limits.js';

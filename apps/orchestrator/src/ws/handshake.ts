@@ -10,10 +10,9 @@ import { PROTOCOL_VERSION, type HelloMessage, type ProtocolErrorCode } from '@cc
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence, ToolInfo } from '../client-persistence.js';
 import type { OrchestratorConfig } from '../config.js';
-import { secretMatches } from '../security/keys.js';
+import { type AuthResult, type Principal, secretMatches } from '@ccagent/security';
 import { ORCHESTRATOR_VERSION } from '../version.js';
 import { commandSpecToDescriptor } from '../wire.js';
-import type { AuthResult, Principal } from '../security/security-service.js';
 import type { ArgsValidator } from './args-validator.js';
 import type { ClientRateLimits } from './client-rate-limits.js';
 import { CLOSE_CODES } from './close-codes.js';

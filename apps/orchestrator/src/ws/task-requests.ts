@@ -23,7 +23,7 @@ import { storageFailureOf } from '@ccagent/store';
 import type { ClientPersistence } from '../client-persistence.js';
 import type { ComputerGroups } from '../clients/computer-groups.js';
 import { resultToOutcome, toTaskUpdate } from '../wire.js';
-import type { Principal } from '../security/security-service.js';
+import type { Principal } from '@ccagent/security';
 import type { Connection } from './connection.js';
 import { duplicateName, toToolInfo } from './handshake.js';
 import type { TaskSubscriptions } from './subscriptions.js';

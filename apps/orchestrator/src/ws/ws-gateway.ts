@@ -15,7 +15,7 @@ import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence } from '../client-persistence.js';
 import type { OrchestratorConfig } from '../config.js';
 import { rawResponseHeaderLines } from '../http/response-headers.js';
-import { sourceAddress } from '../security/failure-limiter.js';
+import { sourceAddress } from '@ccagent/security';
 import type { Metrics } from '../metrics.js';
 import type { ClientRateLimits } from './client-rate-limits.js';
 import { CLOSE_CODES } from './close-codes.js';

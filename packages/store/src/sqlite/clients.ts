@@ -4,16 +4,20 @@
  */
 import { asc, and, eq, type SQL } from 'drizzle-orm';
 import * as schema from '../schema.js';
-import { StoreError } from '../store-error.js';
-import { rowToClient, rowToTool } from '../codec.js';
 import {
-  MODEL_TOOL_STATUSES,
+  clientNotFound,
+  requireId,
+  requireTime,
+  rowToClient,
+  rowToTool,
+  validateClientUpsert,
+  validateTools,
   type ClientRecord,
   type ClientUpsert,
   type ModelToolInfo,
   type ModelToolRecord,
   type ToolFilter,
-} from '../types.js';
+} from '@ccagent/store-core';
 import type { SqliteConnection } from './connection.js';
 
 /** See the module comment. */
@@ -23,13 +27,7 @@ export class SqliteClients {
   /** Record a client's hello (or any sighting): commands, connection state, version. Creates it if new. */
   upsertClient(c: ClientUpsert): Promise<void> {
     return this.c.writeStore(() => {
-      requireId(c.clientId, 'clientId');
-      if (!Array.isArray(c.commands) || !c.commands.every((d) => d && typeof d.name === 'string' && d.name)) {
-        throw new StoreError('invalid_input', 'commands must be an array of { name, … } descriptors', {
-          details: { clientId: c.clientId },
-        });
-      }
-      requireTime(c.seenAt, 'seenAt');
+      validateClientUpsert(c);
       const commands = JSON.stringify(c.commands);
       const set: Partial<typeof schema.clients.$inferInsert> = {
         commands,
@@ -79,35 +77,7 @@ export class SqliteClients {
    */
   replaceClientTools(clientId: string, tools: ModelToolInfo[], at: number): Promise<void> {
     return this.c.writeStore(() => {
-      requireId(clientId, 'clientId');
-      requireTime(at, 'at');
-      if (!Array.isArray(tools)) throw new StoreError('invalid_input', 'tools must be an array');
-      const seen = new Set<string>();
-      for (const t of tools) {
-        if (typeof t?.name !== 'string' || t.name.length === 0) {
-          throw new StoreError('invalid_input', 'every tool needs a non-empty name', {
-            details: { clientId },
-          });
-        }
-        if (seen.has(t.name)) {
-          throw new StoreError('invalid_input', `tool "${t.name}" is listed twice`, {
-            details: { clientId },
-          });
-        }
-        seen.add(t.name);
-        if (!MODEL_TOOL_STATUSES.includes(t.status)) {
-          throw new StoreError(
-            'invalid_input',
-            `tool "${t.name}" has status "${String(t.status)}"; expected one of ${MODEL_TOOL_STATUSES.join(', ')}`,
-            { details: { clientId, tool: t.name } },
-          );
-        }
-        if (!Number.isInteger(t.version) || t.version < 0) {
-          throw new StoreError('invalid_input', `tool "${t.name}" needs an integer version >= 0`, {
-            details: { clientId, tool: t.name },
-          });
-        }
-      }
+      validateTools(clientId, tools, at);
       const known = this.c.orm
         .select({ id: schema.clients.clientId })
         .from(schema.clients)
@@ -150,24 +120,4 @@ export class SqliteClients {
         .map(rowToTool);
     });
   }
-}
-
-/** A non-empty string id, else `invalid_input`. */
-function requireId(value: unknown, field: string): void {
-  if (typeof value !== 'string' || value.length === 0) {
-    throw new StoreError('invalid_input', `${field} must be a non-empty string`, { details: { field } });
-  }
-}
-
-/** A finite epoch-ms time, else `invalid_input`. */
-function requireTime(value: unknown, field: string): void {
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new StoreError('invalid_input', `${field} must be a finite number (epoch ms)`, {
-      details: { field },
-    });
-  }
-}
-
-function clientNotFound(clientId: string): StoreError {
-  return new StoreError('client_not_found', `no client ${clientId} has been seen`, { details: { clientId } });
 }

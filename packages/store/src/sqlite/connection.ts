@@ -12,8 +12,8 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import type { Checkpointer } from '../checkpointer.js';
 import { CommittedState, MemoryWrites } from '../memory-writes.js';
 import * as schema from '../schema.js';
-import { MessageHashMemo } from '../step-messages.js';
-import { StoreError, isStoreError, storageFailureCode, storageFailureMessage } from '../store-error.js';
+import { isStoreError, MessageHashMemo, StoreError } from '@ccagent/store-core';
+import { storageFailureCode, storageFailureMessage } from './failures.js';
 import { WriteQueue, type BatchOutcome } from '../write-queue.js';
 import {
   prepareReads,

@@ -5,13 +5,8 @@
  */
 import type { Logger } from '@ccagent/engine';
 import { APPLICATION_ID } from '../migrate.js';
-import {
-  storageFailureOf,
-  storageFailureCode,
-  storageFailureMessage,
-  type StorageFailureCode,
-} from '../store-error.js';
-import type { StoreHealth } from '../types.js';
+import { type StorageFailureCode, storageFailureOf, type StoreHealth } from '@ccagent/store-core';
+import { storageFailureCode, storageFailureMessage } from './failures.js';
 import type { BatchOutcome } from '../write-queue.js';
 import { errorMessage, type SqliteConnection } from './connection.js';
 

@@ -8,7 +8,7 @@ import { and, asc, eq, getTableColumns, getTableName, gt, gte, inArray, sql, typ
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { TaskStatus } from '@ccagent/engine';
-import type { TaskRowWithMemory } from '../codec.js';
+import type { TaskRowWithMemory } from '@ccagent/store-core';
 import * as schema from '../schema.js';
 
 /** A plain prepared statement, typed by a name the declarations of this module can refer to. */

@@ -4,9 +4,8 @@
  * rebuilt exactly, two batched lookups per page.
  */
 import { normalizeStepQuery, type StepQuery, type StepRecord, type StoredStep } from '@ccagent/engine';
-import { packedStepToRow, rowToStep } from '../codec.js';
+import { chunkHashes, packedHashes, packedStepToRow, rowToStep } from '@ccagent/store-core';
 import type * as schema from '../schema.js';
-import { chunkHashes, packedHashes } from '../step-messages.js';
 import type { SqliteConnection } from './connection.js';
 
 /** See the module comment. */

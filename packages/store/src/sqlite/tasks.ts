@@ -24,8 +24,11 @@ import {
 } from '@ccagent/engine';
 import { and, asc, count, desc, eq, gte, inArray, sql, type SQL } from 'drizzle-orm';
 import {
+  bindClientRefusal,
+  bindingRefusal,
   callToRow,
   historyToRow,
+  pageOf,
   questionToRow,
   recordToStep,
   rowToCall,
@@ -33,17 +36,14 @@ import {
   rowToQuestion,
   rowToTask,
   taskToRow,
+  type TaskPage,
+  type TaskPageQuery,
   type TaskRowWithMemory,
-} from '../codec.js';
+} from '@ccagent/store-core';
 import * as schema from '../schema.js';
-import { StoreError } from '../store-error.js';
-import type { TaskPage, TaskPageQuery } from '../types.js';
 import type { SqliteConnection, TaskState } from './connection.js';
 import { selectTasks, taskWhere } from './statements.js';
 import type { SqliteStepLog } from './steps.js';
-
-const DEFAULT_PAGE_SIZE = 50;
-const MAX_PAGE_SIZE = 1000;
 
 /** See the module comment. */
 export class SqliteTasks {
@@ -139,19 +139,14 @@ export class SqliteTasks {
    * durable when this resolves, through the same group commit as every other write. The first binding holds.
    */
   bindCall(callId: string, clientId: string): Promise<CommandCallRecord> {
-    if (typeof clientId !== 'string' || clientId.length === 0) {
-      return Promise.reject(new EngineError('invalid_input', 'clientId must be a non-empty string'));
-    }
+    const badClient = bindClientRefusal(clientId);
+    if (badClient) return Promise.reject(badClient);
     return this.c.write(() => {
       const bound = this.c.w.bindCall.run(clientId, callId).changes === 1;
       const row = this.c.r.getCall.get({ callId });
-      if (!row) throw new EngineError('unknown_call', `no command call ${callId}`);
-      if (!bound && row.status !== 'pending') {
-        throw new EngineError('call_closed', `command call ${callId} is already ${row.status}`, {
-          details: { callId, status: row.status },
-        });
-      }
-      return rowToCall(row);
+      const refused = bindingRefusal(callId, bound, row?.status);
+      if (refused) throw refused;
+      return rowToCall(row as NonNullable<typeof row>);
     });
   }
 
@@ -199,21 +194,7 @@ export class SqliteTasks {
   /** One page of tasks (newest first by default) and the total matching the query. */
   listTasksPage(q: TaskPageQuery = {}): Promise<TaskPage> {
     return this.c.read(() => {
-      const limit = q.limit ?? DEFAULT_PAGE_SIZE;
-      const offset = q.offset ?? 0;
-      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
-        throw new StoreError('invalid_input', `limit must be an integer in 1..${MAX_PAGE_SIZE}`, {
-          details: { limit },
-        });
-      }
-      if (!Number.isInteger(offset) || offset < 0) {
-        throw new StoreError('invalid_input', 'offset must be an integer >= 0', { details: { offset } });
-      }
-      if (q.order !== undefined && q.order !== 'newest' && q.order !== 'oldest') {
-        throw new StoreError('invalid_input', "order must be 'newest' or 'oldest'", {
-          details: { order: q.order },
-        });
-      }
+      const { limit, offset } = pageOf(q);
       const where = taskWhere(q);
       const dir = q.order === 'oldest' ? asc : desc;
       const rows = selectTasks(this.c.orm)

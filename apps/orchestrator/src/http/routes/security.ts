@@ -29,9 +29,8 @@ import {
   type RevokeResponse,
   type RotateResponse,
 } from '@ccagent/protocol';
-import type { AuditRecord } from '@ccagent/store';
+import type { AuditRecord, CredentialView, PairingView, Principal } from '@ccagent/security';
 import { requestSource } from '../../security/request-principal.js';
-import type { CredentialView, PairingView, Principal } from '../../security/security-service.js';
 import { HttpError, parseWith, readJson, sendJson } from '../http-kit.js';
 import type { HttpApiOptions, QueryOf, RouteRequest } from '../route.js';
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Task } from '@ccagent/engine';
 import { describe, expect, it } from 'vitest';
-import type { Principal } from '../../security/security-service.js';
+import type { Principal } from '@ccagent/security';
 import { HttpError } from '../http-kit.js';
 import type { HttpApiOptions, RouteRequest } from '../route.js';
 import { answerTask, cancelTask, getSteps, getTask, listTasks } from './tasks.js';

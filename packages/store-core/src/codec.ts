@@ -1,5 +1,6 @@
 /**
- * Mapping between domain values (camelCase, optional fields) and rows (JSON text columns, SQL NULL = absent).
+ * Mapping between domain values (camelCase, optional fields) and rows (JSON text columns, SQL NULL = absent), the
+ * same for every store, so a task reads back the same values from SQLite and PostgreSQL.
  */
 import type {
   CommandCallRecord,
@@ -14,17 +15,9 @@ import type {
   Task,
   TaskStatus,
 } from '@ccagent/engine';
-import type * as schema from './schema.js';
+import type { CallRow, ClientRow, HistoryRow, QuestionRow, StepRow, TaskRow, ToolRow } from './rows.js';
 import { packStepInput, unpackStepInput, type StepMessage } from './step-messages.js';
 import type { ClientRecord, ModelToolRecord, ModelToolStatus } from './types.js';
-
-type TaskRow = typeof schema.tasks.$inferSelect;
-type StepRow = typeof schema.steps.$inferSelect;
-type HistoryRow = typeof schema.history.$inferSelect;
-type CallRow = typeof schema.commandCalls.$inferSelect;
-type QuestionRow = typeof schema.questions.$inferSelect;
-type ClientRow = typeof schema.clients.$inferSelect;
-type ToolRow = typeof schema.modelTools.$inferSelect;
 
 /** JSON text of a value, or SQL NULL for `undefined`. */
 export function enc(value: unknown): string | null {

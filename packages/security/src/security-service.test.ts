@@ -1,6 +1,6 @@
 import { ManualClock } from '@ccagent/engine';
 import { describe, expect, it } from 'vitest';
-import { InMemoryCredentialStore } from './credential-store.js';
+import { InMemoryCredentialStore } from './in-memory-credential-store.js';
 import { SecurityService, type Principal } from './security-service.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };

@@ -7,18 +7,20 @@
  * Size (over 500 lines): every operation that creates or ends a key (enroll, redeem, pairing collect, create, rotate,
  * revoke, expiry) must change that map, the store and the audit log together, under the same failure limiter; kept
  * in one class so no second object holds a copy of the key map that could disagree with it. Its helpers are apart:
- * keys.ts (key and code generation), failure-limiter.ts, credential-store.ts, request-guard.ts, http-access.ts.
+ * keys.ts (key and code generation), failure-limiter.ts, refusal-tally.ts, the rules the stores apply
+ * (credential-rules.ts) and the port (credentials.ts); the HTTP and WebSocket checks are the orchestrator's.
  */
 import type { Clock, Logger } from '@ccagent/engine';
+import { clientTaken } from './credential-rules.js';
 import type {
   AuditInput,
   AuditQuery,
   AuditRecord,
   CredentialGrants,
   CredentialRecord,
+  CredentialStore,
   PairingRecord,
-} from '@ccagent/store';
-import type { CredentialStore } from './credential-store.js';
+} from './credentials.js';
 import { FailureLimiter, type FailureLimits } from './failure-limiter.js';
 import { RefusalTally } from './refusal-tally.js';
 import {
@@ -381,10 +383,7 @@ export class SecurityService {
       );
     }
     if (this.isEnrolled(clientId)) {
-      return refuse(
-        'client_taken',
-        `client "${clientId}" already has a key; ask the operator for a code naming it (ccagent clients enroll --name ${clientId})`,
-      );
+      return refuse('client_taken', clientTaken(clientId).message);
     }
     const now = this.o.now();
     const waiting = (await this.o.store.listPairings()).filter(
