@@ -7,7 +7,13 @@
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { builtInServerTools, ServerToolRegistry, type Clock, type Logger, type ServerTool } from '@ccagent/engine';
+import {
+  builtInServerTools,
+  ServerToolRegistry,
+  type Clock,
+  type Logger,
+  type ServerTool,
+} from '@ccagent/engine';
 import type { OrchestratorConfig } from './config.js';
 import { OrchestratorError } from './orchestrator-error.js';
 
