@@ -367,6 +367,8 @@ function Client:_on_welcome(msg)
     self.state = "ready"
     self.attempt = 0
     self.server_version = msg.server_version
+    -- The orchestrator's server-side tools: a task's default allowed_commands includes them (see create_task).
+    self.server_tools = type(msg.server_tools) == "table" and msg.server_tools or {}
     if type(msg.max_message_bytes) == "number" and msg.max_message_bytes >= 1024 then
         self.max_message_bytes = msg.max_message_bytes
     end
@@ -389,7 +391,10 @@ function Client:_on_welcome(msg)
     local pending = self.outbox
     self.outbox = {}
     for i = 1, #pending do
-        if not self:_send_text(pending[i]) then
+        -- an entry is the text, or a function building it now (create_task: see there)
+        local text = pending[i]
+        if type(text) == "function" then text = text() end
+        if not self:_send_text(text) then
             for j = i, #pending do self.outbox[#self.outbox + 1] = pending[j] end
             return
         end
@@ -902,7 +907,7 @@ end
 
 --- Ask the orchestrator to start a task.
 -- @tparam table opts `prompt` (string), `kind` (string, default "general_agent"), `context` (any JSON),
---   `allowed_commands` (list of names; default every registered command), `client_id`
+--   `allowed_commands` (list of names; default every registered command and the server's tools), `client_id`
 --   (where the commands run; default this client), `on_created` (function(task_id, status), or
 --   (nil, code, message) when refused)
 -- @treturn string the generated request_id
@@ -914,20 +919,33 @@ function Client:create_task(opts)
     field(opts, "client_id", "string", "nil")
     field(opts, "on_created", "function", "nil")
     local request_id = self:_id("req")
-    local allowed = json.array()
-    for i, n in ipairs(opts.allowed_commands or self.command_order) do allowed[i] = n end
     self.requests[request_id] = {
         kind = opts.kind or "general_agent", prompt = opts.prompt, on_created = opts.on_created,
     }
-    self:_send({
-        type = "create_task",
-        request_id = request_id,
-        task_kind = opts.kind or "general_agent",
-        client_id = opts.client_id or self.client_id,
-        prompt = opts.prompt,
-        context = opts.context,
-        allowed_commands = allowed,
-    })
+    -- Built when sent: the server's tools (in its welcome) are only known once connected.
+    local function message()
+        local allowed = json.array()
+        for i, n in ipairs(opts.allowed_commands or self.command_order) do allowed[i] = n end
+        if not opts.allowed_commands then
+            for _, n in ipairs(self.server_tools or {}) do
+                if type(n) == "string" then allowed[#allowed + 1] = n end
+            end
+        end
+        return {
+            type = "create_task",
+            request_id = request_id,
+            task_kind = opts.kind or "general_agent",
+            client_id = opts.client_id or self.client_id,
+            prompt = opts.prompt,
+            context = opts.context,
+            allowed_commands = allowed,
+        }
+    end
+    if self.state == "ready" then
+        self:_send(message())
+    else
+        self.outbox[#self.outbox + 1] = function() return assert(json.encode(message())) end
+    end
     return request_id
 end
 

@@ -19,6 +19,8 @@ describe('WebSocket handshake', () => {
       protocol_version: 1,
       heartbeat_ms: 5000,
       max_message_bytes: 131072,
+      // the built-in server-side tools (seed 004), which a client adds to the tasks it creates
+      server_tools: ['echo', 'get_time', 'get_system_info'],
     });
     const res = await h.http('/api/clients');
     const body = (await res.json()) as { clients: Array<{ client_id: string; connected: boolean }> };

@@ -67,7 +67,8 @@ export function parseToolDirective(reply: string): ToolDirective | undefined {
     if (!f) continue;
     const key = (f[1] ?? '').toUpperCase();
     const value = (f[2] ?? '').trim();
-    if (key === 'NAME' && name === undefined) name = value.replace(/[*_`"']/g, '').trim();
+    // Decoration around the name only (`**get_time**`, "get_time"): underscores inside it are part of it.
+    if (key === 'NAME' && name === undefined) name = value.replace(/^[*_`"'\s]+|[*_`"'\s]+$/g, '');
     if (key === 'ARGS' && argsText === undefined) {
       // The JSON object may continue on the following lines (or sit in a code fence below the field).
       const rest = [value];

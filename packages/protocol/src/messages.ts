@@ -303,6 +303,13 @@ export const WelcomeSchema = z.object({
   max_message_bytes: positiveInt(
     'Largest frame (UTF-8 bytes) either side may send; larger messages are chunked.',
   ),
+  server_tools: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "Names of the orchestrator's server-side tools: offered to tasks beside the computers' commands. A client " +
+        "that lists a task's allowed_commands itself adds the ones the task may call; none is a computer's command.",
+    ),
 });
 
 /** `task_created`: the reply to `create_task`. */

@@ -43,7 +43,7 @@ export interface HandshakeOptions {
    * The orchestrator's server-side tools: a command a computer registers under one of their names is refused (not
    * registered; the client is told why), the rest of its commands are registered.
    */
-  serverTools?: { has(name: string): boolean };
+  serverTools?: { has(name: string): boolean; names(): string[] };
 }
 
 /** See the module comment. */
@@ -189,6 +189,9 @@ export class Handshake {
       protocol_version: PROTOCOL_VERSION,
       heartbeat_ms: s.heartbeatMs,
       max_message_bytes: this.o.config.server.maxMessageBytes,
+      ...(this.o.serverTools && this.o.serverTools.names().length > 0
+        ? { server_tools: this.o.serverTools.names() }
+        : {}),
     });
     if (clashes) {
       this.o.logger.warn(
