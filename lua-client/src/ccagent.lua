@@ -367,6 +367,8 @@ function Client:_on_welcome(msg)
     self.state = "ready"
     self.attempt = 0
     self.server_version = msg.server_version
+    -- The orchestrator's server-side tools: a task's default allowed_commands includes them (see create_task).
+    self.server_tools = type(msg.server_tools) == "table" and msg.server_tools or {}
     if type(msg.max_message_bytes) == "number" and msg.max_message_bytes >= 1024 then
         self.max_message_bytes = msg.max_message_bytes
     end
@@ -393,7 +395,10 @@ function Client:_on_welcome(msg)
     local pending = self.outbox
     self.outbox = {}
     for i = 1, #pending do
-        if not self:_send_text(pending[i]) then
+        -- an entry is the text, or a function building it now (create_task: see there)
+        local text = pending[i]
+        if type(text) == "function" then text = text() end
+        if not self:_send_text(text) then
             for j = i, #pending do self.outbox[#self.outbox + 1] = pending[j] end
             return
         end
@@ -913,7 +918,7 @@ M.TASK_SETTINGS = {
 
 --- Ask the orchestrator to start a task.
 -- @tparam table opts `prompt` (string), `kind` (string, default "general_agent"), `context` (any JSON),
---   `allowed_commands` (list of names; default every registered command), `client_id`
+--   `allowed_commands` (list of names; default every registered command and the server's tools), `client_id`
 --   (where the commands run; default this client; another computer of this one's group with `server.groups`),
 --   `settings` (per-task settings, see @{TASK_SETTINGS}: `{models = {native = "qwen3:8b"}, temperature = 0.2,
 --   budgets = {max_steps = 20}}`), `trigger` (the name of the in-game trigger that starts it: rate-limited by the
@@ -937,22 +942,35 @@ function Client:create_task(opts)
         end
     end
     local request_id = self:_id("req")
-    local allowed = json.array()
-    for i, n in ipairs(opts.allowed_commands or self.command_order) do allowed[i] = n end
     self.requests[request_id] = {
         kind = opts.kind or "general_agent", prompt = opts.prompt, on_created = opts.on_created,
     }
-    self:_send({
-        type = "create_task",
-        request_id = request_id,
-        task_kind = opts.kind or "general_agent",
-        client_id = opts.client_id or self.client_id,
-        prompt = opts.prompt,
-        context = opts.context,
-        allowed_commands = allowed,
-        settings = opts.settings,
-        trigger = opts.trigger,
-    })
+    -- Built when sent: the server's tools (in its welcome) are only known once connected.
+    local function message()
+        local allowed = json.array()
+        for i, n in ipairs(opts.allowed_commands or self.command_order) do allowed[i] = n end
+        if not opts.allowed_commands then
+            for _, n in ipairs(self.server_tools or {}) do
+                if type(n) == "string" then allowed[#allowed + 1] = n end
+            end
+        end
+        return {
+            type = "create_task",
+            request_id = request_id,
+            task_kind = opts.kind or "general_agent",
+            client_id = opts.client_id or self.client_id,
+            prompt = opts.prompt,
+            context = opts.context,
+            allowed_commands = allowed,
+            settings = opts.settings,
+            trigger = opts.trigger,
+        }
+    end
+    if self.state == "ready" then
+        self:_send(message())
+    else
+        self.outbox[#self.outbox + 1] = function() return assert(json.encode(message())) end
+    end
     return request_id
 end
 

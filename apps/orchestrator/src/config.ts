@@ -199,6 +199,16 @@ const taskKindSchema = z.strictObject({
   confirm: confirmSchema.optional(),
 });
 
+/** Server-side tools (seed 004): run in the orchestrator, offered beside the computers' commands. */
+const serverToolsSchema = z.strictObject({
+  /** Offer the built-ins `echo`, `get_time` and `get_system_info`. */
+  builtIns: z.boolean().default(true),
+  /** JavaScript or TypeScript modules exporting tools (`default`: a tool or a list; or `tools`: a list), relative to the config file. */
+  modules: z.array(z.string().min(1)).default([]),
+  /** Timeout of a tool that sets none, seconds. */
+  timeoutSeconds: z.number().positive().max(86_400).default(30),
+});
+
 const kindName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'task kind names are lower_snake_case');
 
 const serverSchema = z.strictObject({
@@ -362,6 +372,7 @@ export const configSchema = z
     kindAliases: z.record(kindName, kindName).default({}),
     server: serverSchema.default(serverSchema.parse({})),
     limits: limitsSchema.default(limitsSchema.parse({})),
+    serverTools: serverToolsSchema.default(serverToolsSchema.parse({})),
   })
   .superRefine((cfg, ctx) => {
     for (const [alias, target] of Object.entries(cfg.kindAliases)) {
@@ -596,6 +607,10 @@ export function loadConfig(
     };
   }
   const config = result.data;
+  // Tool modules, like prompt files, are named relative to the config file.
+  config.serverTools.modules = config.serverTools.modules.map((m) =>
+    path.resolve(sources.file ? path.dirname(sources.file) : process.cwd(), m),
+  );
   for (const [kind, spec] of Object.entries(config.taskKinds)) {
     if (spec.systemPromptFile === undefined) continue;
     const file = path.resolve(

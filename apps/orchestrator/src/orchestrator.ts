@@ -17,6 +17,7 @@ import {
   Engine,
   systemClock,
   TaskOperations,
+  withServerTools,
   type ConfirmationRule,
   type Clock,
   type Logger,
@@ -46,6 +47,7 @@ import { modelView, type RoleModel } from './model-view.js';
 import { pullHint, type AvailabilityReport, type ModelAvailability } from './model-availability.js';
 import { OrchestratorError } from './orchestrator-error.js';
 import { ReplyStream } from './reply-stream.js';
+import { loadServerTools } from './server-tools.js';
 import { ollamaNumCtx, setupModels } from './strategies.js';
 import { confirmationRule } from './security/confirmation-rule.js';
 import { type CredentialStore, InMemoryCredentialStore, SecurityService } from '@ccagent/security';
@@ -261,6 +263,10 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     if (c.connected) await clients.clientDisconnected(c.clientId, startedAt);
   }
   const validator = new ArgsValidator();
+  const serverTools = await loadServerTools(config, { clock, logger }).catch(async (err: unknown) => {
+    await closeStore();
+    throw err;
+  });
   // Built in dependency order; nothing is wired after construction. Those that react to the registry or the engine
   // subscribe to their events when built: the executor (re-sends calls to a client that is back) before the
   // subscriptions (replay that client's missed task events). The metrics gauge reads the executor only when scraped.
@@ -311,7 +317,11 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     ...(confirm ? { confirm } : {}),
     store,
     strategies: minecraft ? minecraft.withStrategy(resolver) : resolver,
-    executor: minecraft ? minecraft.routeExecutor(executor) : executor,
+    // Server-side tools beside the computers' commands: run here, after the allow-list and confirmation checks.
+    executor: withServerTools(minecraft ? minecraft.routeExecutor(executor) : executor, serverTools, {
+      ...(confirm ? { confirmation: confirmationCheck(store, confirm) } : {}),
+      logger,
+    }),
     clock,
     logger,
     // Without pools one number for every model name (also those of test strategies); with pools, per name.
@@ -357,6 +367,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     replies,
     clock,
     logger,
+    serverTools,
     authenticate: (clientId, token, source) => {
       const r = security.authenticateHello(clientId, token, source);
       if (r.ok) connectedWith.set(clientId, r.principal.actor);

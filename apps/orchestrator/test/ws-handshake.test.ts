@@ -23,6 +23,8 @@ describe('WebSocket handshake', () => {
       task_kinds: expect.arrayContaining(['general_agent', 'code_job', 'chat']),
       models: ['qwen3:8b'],
       model_roles: expect.objectContaining({ general_agent: ['native'], code_job: ['planner', 'executor'] }),
+      // the built-in server-side tools (seed 004), which a client adds to the tasks it creates
+      server_tools: ['echo', 'get_time', 'get_system_info'],
     });
     const res = await h.http('/api/clients');
     const body = (await res.json()) as { clients: Array<{ client_id: string; connected: boolean }> };

@@ -1,7 +1,8 @@
 --- The agent host: offers a computer's core tools and its model-written tools to the orchestrator.
 --
 -- Core commands: `shell_exec`, `fs_list`, `fs_read`, `fs_write`, `fs_delete`,
--- `fs_move`, `run_program`; built-ins `echo`, `get_time`, `get_system_info`;
+-- `fs_move`, `run_program`; built-ins `computer_time`, `computer_info` (the
+-- seed's `echo`, `get_time` and `get_system_info` run in the orchestrator);
 -- tool management: `tool_list`, `tool_create`,
 -- `tool_test`, `tool_set_status`, `tools_reload`; on a turtle the turtle tools of @{ccagent.turtle_tools}.
 -- Model-written tools (see
@@ -26,7 +27,7 @@ local M = {}
 --- Names of the built-in commands (model-written tools may not take them).
 M.CORE = {
     "shell_exec", "fs_list", "fs_read", "fs_write", "fs_delete", "fs_move", "run_program",
-    "echo", "get_time", "get_system_info",
+    "computer_time", "computer_info",
     "tool_list", "tool_create", "tool_test", "tool_set_status", "tools_reload",
 }
 
@@ -236,11 +237,7 @@ end
 
 -- Built-ins -----------------------------------------------------------------------
 
-function Host.echo(_, args)
-    return { text = arg_string(args, "text") }
-end
-
-function Host.get_time()
+function Host.computer_time()
     return {
         epoch_ms = os.epoch("utc"),
         -- in-game time of day (0-24) and day number; `clock` is seconds this computer has been on
@@ -250,7 +247,7 @@ function Host.get_time()
     }
 end
 
-function Host:get_system_info()
+function Host:computer_info()
     local kind = "computer"
     if turtle then kind = "turtle" elseif pocket then kind = "pocket" end
     local sides = json.array()
@@ -376,13 +373,11 @@ function Host:_register_core()
         obj({ from = STR, to = STR, overwrite = { type = "boolean" } }, { "from", "to" }), Host.fs_move)
     reg("run_program", "Run a Lua program with arguments; returns ok, its output and the error with stack trace.",
         obj({ path = STR, args = { type = "array", items = STR } }, { "path" }), Host.run_program)
-    reg("echo", "Return the given text unchanged (a connectivity check).", obj({ text = STR }, { "text" }),
-        Host.echo)
-    reg("get_time", "The time: epoch_ms (real UTC), time (in-game hour 0-24), day (in-game day), clock (uptime s).",
-        obj({}), Host.get_time)
-    reg("get_system_info", "About this computer: id, label, kind (computer/turtle/pocket), CraftOS version, "
+    reg("computer_time", "This computer's clocks: epoch_ms (real UTC), time (in-game hour 0-24), day (in-game "
+        .. "day), clock (uptime s).", obj({}), Host.computer_time)
+    reg("computer_info", "About this computer: id, label, kind (computer/turtle/pocket), CraftOS version, "
         .. "free disk space, the file root, the tools directory and attached peripherals.", obj({}),
-        Host.get_system_info)
+        Host.computer_info)
     reg("tool_list", "List the model-written tools with their lifecycle status, and tools that failed to load.",
         obj({}), function(h) return { tools = h.registry:list(), problems = h.problems or json.array() } end)
     reg("tool_create",

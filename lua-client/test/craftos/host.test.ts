@@ -332,24 +332,24 @@ describe.skipIf(!craftos)('agent host in CraftOS', () => {
     const from = s.server.received.length;
     s.server.send({ type: 'command_cancel', task_id: 'task-0', call_id: 'loop-raw', reason: 'again' });
     s.server.send({ type: 'command_cancel', task_id: 'task-0', call_id: 'nope', reason: 'unknown' });
-    const ping = await call('echo', { text: 'still here' });
-    expect(ping.result).toEqual({ text: 'still here' });
+    const ping = await call('computer_info');
+    expect(ping.result).toMatchObject({ computer_id: 0 });
     expect(s.server.received.slice(from).filter((m) => m.type === 'command_result')).toHaveLength(1);
   });
 
-  it('offers the built-ins echo, get_time and get_system_info (guards: seed 004 built-ins missing)', async () => {
+  it('offers the built-ins computer_time and computer_info, and none named like the orchestrator’s server-side tools (guards: the seed 004 names clashing)', async () => {
     boot();
     const hello = await s.server.hello();
     const names = hello.commands.map((c) => c.name);
-    for (const n of ['echo', 'get_time', 'get_system_info']) expect(names).toContain(n);
-    const e = await call('echo', { text: 'héllo' });
-    expect(e.result).toEqual({ text: 'héllo' });
+    for (const n of ['computer_time', 'computer_info']) expect(names).toContain(n);
+    // echo, get_time and get_system_info are the orchestrator's (seed 004): a computer offering them is refused
+    for (const n of ['echo', 'get_time', 'get_system_info']) expect(names).not.toContain(n);
     const before = Date.now();
-    const t = await call('get_time');
+    const t = await call('computer_time');
     expect(Math.abs(Number(t.result.epoch_ms) - before)).toBeLessThan(60_000);
     expect(t.result.time).toBeGreaterThanOrEqual(0);
     expect(t.result.time).toBeLessThan(24);
-    const i = await call('get_system_info');
+    const i = await call('computer_info');
     expect(i.result).toMatchObject({ computer_id: 0, kind: 'computer', root: '/' });
     expect(String(i.result.os_version)).toMatch(/^CraftOS/);
     expect(i.result.tools_dir).toBe('/tools');

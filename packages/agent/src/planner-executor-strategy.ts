@@ -42,6 +42,12 @@ import {
 } from './policy.js';
 import { fillTemplate, loadPrompt } from './prompts.js';
 import {
+  decideToolDirective,
+  parseToolDirective,
+  serverToolsOf,
+  withServerToolSection,
+} from './server-tool-directive.js';
+import {
   checkCommands,
   describeTool,
   directiveToToolCall,
@@ -170,7 +176,8 @@ function oneLine(text: string, max: number): string {
 type CallOrigin =
   | { from: 'directive'; directive: Directive; reply: string }
   | { from: 'queued'; run: { path: string; args: string[] } }
-  | { from: 'gather'; path: string };
+  | { from: 'gather'; path: string }
+  | { from: 'tool'; call: CommandCall };
 
 /** The dispatch gate of {@link Step.toolCall}. */
 function checkOrigin(
@@ -186,7 +193,11 @@ function checkOrigin(
     return w.ok ? { ok: true } : { ok: false, code: w.error.code, message: w.error.message };
   }
   const expected: CommandCall =
-    origin.from === 'queued' ? runCall(origin.run) : { command: 'fs_read', args: { path: origin.path } };
+    origin.from === 'queued'
+      ? runCall(origin.run)
+      : origin.from === 'tool'
+        ? origin.call
+        : { command: 'fs_read', args: { path: origin.path } };
   const same = calls.length === 1 && JSON.stringify(calls[0]) === JSON.stringify(expected);
   return same
     ? { ok: true }
@@ -684,7 +695,13 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
     s.mem = rendered.memory;
     s.mem.pendingNotes = [];
     // Earlier turns go out exactly as they went before, the new message last: the server's cache covers the rest.
-    const messages: ChatMessage[] = [{ role: 'system', content: plannerSystem }];
+    // Server-side tools the task may call are listed with the TOOL directive (server-tool-directive.ts).
+    const messages: ChatMessage[] = [
+      {
+        role: 'system',
+        content: withServerToolSection(plannerSystem, serverToolsOf(ctx.availableCommands())),
+      },
+    ];
     for (const t of rendered.turns) {
       messages.push({ role: 'user', content: t.user }, { role: 'assistant', content: t.reply });
     }
@@ -733,6 +750,8 @@ export function createPlannerExecutorStrategy(opts: PlannerExecutorOptions): Tas
         ...(counted !== undefined && counted > 0 ? { charsPerToken: Math.max(1, sent / counted) } : {}),
       };
     }
+    const toolDirective = parseToolDirective(raw);
+    if (toolDirective) return decideToolDirective(s, toolDirective, call.record, ctx.availableCommands());
     const parsed = parseDirective(raw);
     if (!parsed.ok) {
       // No usable directive: the planner's to fix. The executor model never sees it (it would have to invent one).

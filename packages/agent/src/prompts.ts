@@ -4,7 +4,13 @@ import { AgentError } from './agent-error.js';
 
 /** Names of the prompt files shipped in `prompts/` (package root). */
 export type PromptName =
-  'planner' | 'executor' | 'executor-repair' | 'native-system' | 'native-final-summary' | 'chat-system';
+  | 'planner'
+  | 'executor'
+  | 'executor-repair'
+  | 'native-system'
+  | 'native-final-summary'
+  | 'chat-system'
+  | 'planner-tools';
 
 /** A loaded prompt: its text and the version declared in its front matter (recorded in every step log). */
 export interface Prompt {

@@ -122,6 +122,7 @@ export class CallLifecycle {
               args: call.args,
               timeoutMs: call.timeoutMs,
               attempt: call.dispatchCount,
+              allowedCommands: task.allowedCommands,
               sentTo: call.sentTo,
               signal,
               recorded,

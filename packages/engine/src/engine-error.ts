@@ -23,7 +23,9 @@ export type EngineErrorCode =
   /** The engine was stopped. */
   | 'stopped'
   /** The storage port failed. */
-  | 'store_failure';
+  | 'store_failure'
+  /** A server-side tool's name is already taken (by another server tool or a computer's command). */
+  | 'tool_exists';
 
 /** Every {@link EngineErrorCode}. */
 export const ENGINE_ERROR_CODES: readonly EngineErrorCode[] = [
@@ -39,6 +41,7 @@ export const ENGINE_ERROR_CODES: readonly EngineErrorCode[] = [
   'no_strategy',
   'stopped',
   'store_failure',
+  'tool_exists',
 ];
 
 /** The one error class of `@ccagent/engine`: a stable `code`, a message, optional details and the `cause`. */

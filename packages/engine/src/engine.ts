@@ -33,6 +33,8 @@ import type {
 } from './ports.js';
 import { DEFAULT_TASK_INPUT_LIMITS, taskInputProblem, type TaskInputLimits } from './input-limits.js';
 import { Scheduler } from './scheduler.js';
+import type { ServerToolRegistry } from './server-tools/server-tool-registry.js';
+import { withServerTools } from './server-tools/server-tool-executor.js';
 import { StepRunner } from './step-runner.js';
 import { TaskCache } from './task-cache.js';
 import { TaskTransitions, type ReopenOptions, type TaskPost } from './task-transitions.js';
@@ -61,6 +63,11 @@ export interface EngineOptions {
   strategies: StrategyResolver | Record<string, TaskStrategy>;
   /** Runs command calls; without one, the host reports results through `submitResult`. */
   executor?: ToolExecutor;
+  /**
+   * Tools run in this process, offered to every task beside `executor`'s commands (`withServerTools`): a call of one
+   * runs here, after the task's allow-list is checked again; every other call goes to `executor`.
+   */
+  serverTools?: ServerToolRegistry;
   clock?: Clock;
   logger?: Logger;
   /** Concurrent model calls allowed per model: one number for all, or per model name (default 1). */
@@ -114,7 +121,13 @@ export class Engine {
         typeof strategies === 'function'
           ? strategies
           : (kind: string) => (Object.hasOwn(strategies, kind) ? strategies[kind] : undefined),
-      executor: options.executor,
+      executor: options.serverTools
+        ? withServerTools(
+            options.executor,
+            options.serverTools,
+            options.logger ? { logger: options.logger } : {},
+          )
+        : options.executor,
       clock: options.clock ?? systemClock,
       logger: options.logger ?? silentLogger,
       limiter: new ModelLimiter((model) => (typeof mc === 'number' ? mc : (mc[model] ?? 1))),

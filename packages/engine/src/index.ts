@@ -111,3 +111,24 @@ export {
   type TaskOperationResult,
   type TaskOperationsOptions,
 } from './task-operations.js';
+export {
+  defineServerTool,
+  type ServerTool,
+  type ServerToolContext,
+  type ServerToolParameters,
+} from './server-tools/server-tool.js';
+export {
+  DEFAULT_SERVER_TOOL_TIMEOUT_SECONDS,
+  MAX_SERVER_TOOL_RESULT_BYTES,
+  ServerToolRegistry,
+  type ServerToolCall,
+  type ServerToolRegistryOptions,
+} from './server-tools/server-tool-registry.js';
+export { withServerTools, type ServerToolExecutorOptions } from './server-tools/server-tool-executor.js';
+export {
+  builtInServerTools,
+  hardwareTier,
+  type BuiltInToolOptions,
+  type GpuInfo,
+  type HardwareTier,
+} from './server-tools/built-in-tools.js';

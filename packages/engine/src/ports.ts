@@ -58,6 +58,11 @@ export interface ToolCallRequest {
   /** 1 on first dispatch, >1 when re-dispatched after recovery. */
   attempt: number;
   /**
+   * The task's allow-list (empty: any command), for an executor's last check before it runs the call (the server
+   * tools' executor refuses a call it does not admit). Set by the engine on every call it dispatches.
+   */
+  allowedCommands?: readonly string[];
+  /**
    * For a task bound to no client: the client the call was bound to (`Engine.bindCall`) before this dispatch — set
    * when a call is re-dispatched after a restart, from the stored call row.
    */

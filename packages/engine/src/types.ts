@@ -295,4 +295,6 @@ export interface CommandDescriptor {
   argsSchema?: JsonValue;
   /** Per-command timeout override in milliseconds. */
   timeoutMs?: number;
+  /** `server`: a server-side tool, run in this process (see `ServerToolRegistry`); absent: a computer's command. */
+  origin?: 'server';
 }

@@ -15,8 +15,11 @@ export const CC_TASK_COMMANDS = [
   'run_program',
 ] as const;
 
-/** The seed's small information commands, answered on the computer. */
-export const CC_INFO_COMMANDS = ['echo', 'get_time', 'get_system_info'] as const;
+/**
+ * The computer's small information commands. (Seed 004's `echo`, `get_time` and `get_system_info` are the
+ * orchestrator's server-side tools, `@ccagent/engine`'s built-ins; a computer may not register those names.)
+ */
+export const CC_INFO_COMMANDS = ['computer_time', 'computer_info'] as const;
 
 /** The commands that manage model-written tools on the computer. */
 export const CC_TOOL_COMMANDS = [

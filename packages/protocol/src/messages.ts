@@ -327,6 +327,13 @@ export const WelcomeSchema = z.object({
     .record(z.string(), z.array(z.string()))
     .optional()
     .describe('Per task kind, the model roles it calls (the keys its `settings.models` may set).'),
+  server_tools: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "Names of the orchestrator's server-side tools: offered to tasks beside the computers' commands. A client " +
+        "that lists a task's allowed_commands itself adds the ones the task may call; none is a computer's command.",
+    ),
 });
 
 /** `task_created`: the reply to `create_task`. */

@@ -40,6 +40,11 @@ export interface HandshakeOptions {
   authenticate?: (clientId: string, token: string | undefined, source: string) => AuthResult;
   /** What the `welcome` offers the computer's menus: the kinds it may create and the server's model names. */
   offer?: () => { taskKinds: string[]; models: string[]; modelRoles: Record<string, string[]> };
+  /**
+   * The orchestrator's server-side tools: a command a computer registers under one of their names is refused (not
+   * registered; the client is told why), the rest of its commands are registered.
+   */
+  serverTools?: { has(name: string): boolean; names(): string[] };
 }
 
 /** See the module comment. */
@@ -176,7 +181,10 @@ export class Handshake {
     }
     this.disarm(conn);
     const clientId = msg.client_id;
-    const commands = msg.commands.map(commandSpecToDescriptor);
+    const clashes = serverToolClashes(msg.commands, this.o.serverTools);
+    const commands = msg.commands
+      .filter((c) => !this.o.serverTools?.has(c.name))
+      .map(commandSpecToDescriptor);
     const now = this.o.clock.now();
     // Durable before the welcome acknowledges it.
     await this.o.clients.clientSeen({
@@ -202,7 +210,17 @@ export class Handshake {
       heartbeat_ms: s.heartbeatMs,
       max_message_bytes: this.o.config.server.maxMessageBytes,
       ...this.offerFor(principal),
+      ...(this.o.serverTools && this.o.serverTools.names().length > 0
+        ? { server_tools: this.o.serverTools.names() }
+        : {}),
     });
+    if (clashes) {
+      this.o.logger.warn(
+        { client_id: clientId, commands: clashes.names },
+        'commands named like server-side tools not registered',
+      );
+      this.o.replies.send(conn, { type: 'error', code: 'invalid_field', ...clashes.error });
+    }
     const replaced = this.o.registry.attach(conn, commands, msg.client_version);
     if (replaced) {
       this.o.logger.info(
@@ -222,6 +240,31 @@ export class Handshake {
       first ? 'client connected' : 'client re-registered',
     );
   }
+}
+
+/**
+ * Commands of a `hello` named like one of the orchestrator's server-side tools: their names and the error the client
+ * is sent (the path of the first), or undefined when there is none.
+ */
+export function serverToolClashes(
+  commands: ReadonlyArray<{ name: string }>,
+  serverTools: { has(name: string): boolean } | undefined,
+): { names: string[]; error: { message: string; path: string } } | undefined {
+  if (!serverTools) return undefined;
+  const at = commands.flatMap((c, i) => (serverTools.has(c.name) ? [i] : []));
+  if (at.length === 0) return undefined;
+  const names = at.map((i) => (commands[i] as { name: string }).name);
+  const list = names.map((n) => `"${n}"`).join(', ');
+  const many = names.length > 1;
+  return {
+    names,
+    error: {
+      message:
+        `command${many ? 's' : ''} ${list} not registered: the orchestrator has ${many ? 'server-side tools' : 'a server-side tool'} ` +
+        `of the same name, which tasks call instead; rename ${many ? 'them' : 'it'} on this computer to offer ${many ? 'them' : 'it'}`,
+      path: `$.commands[${at[0] as number}].name`,
+    },
+  };
 }
 
 /** The first name that repeats in a tool list (the registry is keyed by name). */
