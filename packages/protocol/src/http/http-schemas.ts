@@ -211,6 +211,9 @@ export const StepsQuerySchema = z.strictObject({
   after_seq: wholeNumber.optional(),
   limit: wholeNumber.pipe(z.number().min(1).max(STEP_PAGE_MAX)).optional(),
   summary: flag.optional().describe('`1`: each record in its short form ([StepSummary](#stepsummary))'),
+  input: flag
+    .optional()
+    .describe("`0`: each record whole but without the model's input (the dashboard's conversation view)"),
 });
 
 /** Query of `GET /api/tasks/:id`. */

@@ -152,7 +152,15 @@ export async function getSteps(
   const body: TaskStepsResponse | TaskStepSummariesResponse =
     q.summary === true
       ? { ...rest, steps: page.map(stepSummaryToWire) }
-      : { ...rest, steps: page.map(stepToWire) };
+      : {
+          ...rest,
+          // input=0: whole records without the model input (every prompt the model saw), for the conversation view.
+          steps: page.map((s) => {
+            const w = stepToWire(s);
+            if (q.input === false) delete w.input;
+            return w;
+          }),
+        };
   sendJson(res, 200, body);
 }
 
