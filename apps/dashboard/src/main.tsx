@@ -54,7 +54,7 @@ function App() {
   }, [path]);
 
   let page;
-  const m = /^\/tasks\/(.+)$/.exec(path);
+  const m = /^\/tasks\/([^/]+)(\/timeline)?$/.exec(path);
   if (needLogin) {
     page = (
       <Login
@@ -65,7 +65,14 @@ function App() {
         }}
       />
     );
-  } else if (m) page = <TaskPage id={decodeURIComponent(m[1]!)} now={now} />;
+  } else if (m)
+    page = (
+      <TaskPage
+        id={decodeURIComponent(m[1]!)}
+        now={now}
+        view={m[2] !== undefined ? 'timeline' : 'conversation'}
+      />
+    );
   else if (path === '/new') page = <NewTaskPage />;
   else if (path === '/computers') page = <ComputersPage now={now} />;
   else if (path === '/minecraft') page = <MinecraftPage now={now} />;
