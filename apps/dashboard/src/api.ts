@@ -135,7 +135,9 @@ export const api = {
       })}`,
       signal ? { signal } : {},
     ),
-  task: (id: string) => request<TaskDetail>(`/api/tasks/${encodeURIComponent(id)}?steps=0`),
+  /** The task without its log; `messages`: with its follow-up messages (the conversation view shows them). */
+  task: (id: string, messages = false) =>
+    request<TaskDetail>(`/api/tasks/${encodeURIComponent(id)}?steps=0${messages ? '&messages=1' : ''}`),
   steps: (id: string, afterSeq: number, limit: number, summary: boolean) =>
     request<StepsPage>(
       `/api/tasks/${encodeURIComponent(id)}/steps${qs({ after_seq: afterSeq, limit, ...(summary ? { summary: 1 } : {}) })}`,

@@ -289,6 +289,18 @@ describe('the conversation view in Chromium', { timeout: 90_000 }, () => {
       `#conv:evil# ${hostile}\n\n# ${hostile}\n\n> ${hostile}\n\n\`\`\`lua\n-- ${hostile}\n\`\`\``,
     );
     await waitStatus(id, 'completed');
+    // A hostile follow-up message too (the task continues with it and ends again).
+    await api(`/api/tasks/${id}/messages`, {
+      method: 'POST',
+      body: { text: `${hostile}\n\n# ${hostile}`, from: 'dashboard' },
+    });
+    await expect
+      .poll(
+        async () =>
+          (await api<{ messages?: unknown[] }>(`/api/tasks/${id}?steps=0&messages=1`)).messages?.length,
+      )
+      .toBe(1);
+    await waitStatus(id, 'completed');
     const requests: string[] = [];
     const page = await browser.page();
     page.on('request', (r) => requests.push(r.url()));
@@ -313,6 +325,12 @@ describe('the conversation view in Chromium', { timeout: 90_000 }, () => {
     expect(await page.locator('.msg.prompt .md-h').textContent()).toContain('<img src=x');
     expect(await page.locator('.msg.prompt blockquote').textContent()).toContain('<script>');
     expect(await page.locator('.msg.result').textContent()).toContain('<img src=x');
+    expect(await page.locator('.msg.message-item .md-h').textContent()).toContain('<script>');
+    // The chat page shows the same thread, as inert.
+    await page.goto(`${server.url}/#/chat/${encodeURIComponent(id)}`);
+    await page.waitForSelector('.chat-page .msg.message-item');
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator('main img, main script, main b, main iframe').count()).toBe(0);
     // The 100 KB output: collapsed at first (a fresh page), whole after "show all".
     const fresh = await browser.page();
     await fresh.goto(`${server.url}/#/tasks/${encodeURIComponent(id)}`);
@@ -347,6 +365,89 @@ describe('the conversation view in Chromium', { timeout: 90_000 }, () => {
       .poll(() => page.locator('.msg.reply:not(.streaming)').first().textContent())
       .toContain('any computer.');
     expect(await page.locator('.msg.streaming').count()).toBe(0);
+    await page.close();
+  });
+
+  it('chats from the keyboard: Enter sends, Shift+Enter is a new line, the reply streams in, a follow-up continues it', async () => {
+    const replies = [
+      'A **turtle** is a small robot from the ComputerCraft mod. It can move, dig, place blocks and carry items.',
+      'Call `turtle.dig()` to mine the block in front of it, then `turtle.forward()` to move into the gap.',
+    ];
+    scripts.set('talk', () => {
+      let i = 0;
+      return () => ({
+        content: replies[i++] ?? 'nothing more',
+        chunkChars: 4,
+        fault: { latencyMs: 200, tokenDelayMs: 30 },
+      });
+    });
+    const page = await open('/chat');
+    // The composer has the focus: typing goes straight into it.
+    await page.waitForSelector('.composer textarea');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('message');
+    await page.keyboard.type('#conv:talk# what is a turtle?');
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type('answer in one line');
+    expect(await page.locator('.composer textarea').inputValue()).toBe(
+      '#conv:talk# what is a turtle?\nanswer in one line',
+    );
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/#\/chat\/.+/);
+    const id = decodeURIComponent(page.url().split('#/chat/')[1] as string);
+    const created = await api<{ task: { kind: string; prompt: string } }>(`/api/tasks/${id}?steps=0`);
+    expect(created.task).toMatchObject({
+      kind: 'chat',
+      prompt: '#conv:talk# what is a turtle?\nanswer in one line',
+    });
+    // The reply streams in, then lands as a record with its Markdown rendered.
+    await page.waitForSelector('.msg.streaming', { timeout: 20_000 });
+    await expect
+      .poll(() => page.locator('.msg.reply:not(.streaming) strong').first().textContent(), {
+        timeout: 20_000,
+      })
+      .toBe('turtle');
+    await page.waitForSelector('[data-testid="chat-status"]:text("completed")');
+    expect(await page.locator('.composer textarea').inputValue()).toBe('');
+    // A follow-up from the keyboard: the model sees it, its reply joins the same thread under the message.
+    await page.locator('.composer textarea').focus();
+    await page.keyboard.type('and how does it dig?');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.msg.message-item:has-text("and how does it dig?")');
+    await expect
+      .poll(() => page.locator('.msg.reply:not(.streaming) code').allTextContents(), { timeout: 20_000 })
+      .toContain('turtle.dig()');
+    const last = fake.chatRequests(MODEL).at(-1)?.body as { messages: { role: string; content: string }[] };
+    expect(last.messages.map((m) => m.content).join('\n')).toContain('and how does it dig?');
+    const order = await page
+      .locator('.thread > li')
+      .evaluateAll((els) => els.map((e) => e.className.split(' ')[1]));
+    expect(order.indexOf('message-item')).toBeGreaterThan(order.indexOf('reply'));
+    expect(order.lastIndexOf('reply')).toBeGreaterThan(order.indexOf('message-item'));
+    await screenshot(page, 'dashboard-chat');
+    await page.close();
+  });
+
+  it('answers a question inline in the chat: Enter answers while the task waits for a person', async () => {
+    scripts.set('chatask', lampScript());
+    runOutputs.delete('lamp.lua');
+    const page = await open('/chat');
+    await page.waitForSelector('.composer select[name="kind"]');
+    await expect
+      .poll(() => page.locator('.composer select[name="kind"] option').allTextContents())
+      .toContain(KIND);
+    await page.selectOption('.composer select[name="kind"]', KIND);
+    await page.locator('.composer textarea').focus();
+    await page.keyboard.type('#conv:chatask# build a lamp');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.chat-question:has-text("Which colour should the lamp be?")', {
+      timeout: 20_000,
+    });
+    expect(await page.locator('.composer button[type="submit"]').textContent()).toBe('Answer');
+    await page.locator('.composer textarea').focus();
+    await page.keyboard.type('teal');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[data-testid="chat-status"]:text("completed")', { timeout: 20_000 });
+    expect(await page.locator('.msg.question-item .a').textContent()).toContain('teal');
     await page.close();
   });
 

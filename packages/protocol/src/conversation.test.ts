@@ -57,12 +57,18 @@ describe('conversation', () => {
       },
       { seq: 7, step: 4, kind: 'model_request', at: 80, output: { role: 'planner' } },
     ];
-    const items = conversation(task, steps, [{ question: 'Colour?', answer: 'teal', askedAt: 45 }]);
+    const items = conversation(
+      task,
+      steps,
+      [{ question: 'Colour?', answer: 'teal', askedAt: 45 }],
+      [{ text: 'use a torch', from: 'dashboard', at: 46 }],
+    );
     expect(items.map((i) => i.type)).toEqual([
       'prompt',
       'reply',
       'call',
       'question',
+      'message',
       'reply',
       'note',
       'reply',
@@ -70,15 +76,16 @@ describe('conversation', () => {
       'pending',
       'result',
     ]);
-    const second = items[4];
+    expect(items[4]).toEqual({ type: 'message', text: 'use a torch', from: 'dashboard', at: 46 });
+    const second = items[5];
     expect(second?.type === 'reply' && second.file).toEqual({
       path: 'lamp.lua',
       language: 'lua',
       content: 'print(1)\nprint(3)',
       previous: 'print(1)\nprint(2)',
     });
-    expect(items[5]).toMatchObject({ tone: 'tolerated', text: 'prose before' });
-    expect(items[7]).toMatchObject({ tone: 'bounce', text: 'no_directive' });
+    expect(items[6]).toMatchObject({ tone: 'tolerated', text: 'prose before' });
+    expect(items[8]).toMatchObject({ tone: 'bounce', text: 'no_directive' });
     expect(items[2]).toMatchObject({ command: 'run_program', ok: true, output: '1\n2', durationMs: 12 });
     expect(items.at(-1)).toMatchObject({ type: 'result', text: 'the lamp is teal' });
     expect(stepFigures(items)).toEqual([
@@ -121,6 +128,16 @@ describe('conversation', () => {
       usage: { promptTokens: 3, totalDurationMs: 9 },
       durationMs: 4,
     });
+  });
+});
+
+describe('the result', () => {
+  it('reads a summary, a chat message, a string, or shows the value as JSON', () => {
+    const of = (result: unknown) => conversation({ ...task, result }, []).at(-1);
+    expect(of({ summary: 's' })).toMatchObject({ text: 's' });
+    expect(of({ message: 'm', iterations: 2 })).toMatchObject({ text: 'm' });
+    expect(of('plain')).toMatchObject({ text: 'plain' });
+    expect(of({ n: 1 })).toMatchObject({ text: '{\n  "n": 1\n}' });
   });
 });
 

@@ -45,7 +45,14 @@ export interface ConversationQuestion {
   answeredAt?: number;
 }
 
-/** The task itself. */
+/** A follow-up message sent to the task while it ran or after it ended. */
+export interface ConversationMessage {
+  text: string;
+  from?: string;
+  at: number;
+}
+
+/** The task itself (`result`: a planner's `{summary}`, a chat's `{message}`, or any value, shown as text). */
 export interface ConversationTask {
   id: string;
   kind: string;
@@ -100,6 +107,7 @@ export type ConversationItem =
       at: number;
     }
   | { type: 'question'; question: string; why?: string; answer?: string; at: number }
+  | { type: 'message'; text: string; from?: string; at: number }
   | { type: 'note'; seq: number; tone: 'bounce' | 'tolerated' | 'error' | 'info'; text: string; at: number }
   | { type: 'pending'; seq: number; role: string; at: number }
   | { type: 'result'; status: string; text: string; error?: string };
@@ -178,6 +186,7 @@ export function conversation(
   task: ConversationTask,
   steps: readonly ConversationStep[],
   questions: readonly ConversationQuestion[] = [],
+  messages: readonly ConversationMessage[] = [],
 ): ConversationItem[] {
   const items: ConversationItem[] = [{ type: 'prompt', text: task.prompt }];
   const files = new Map<string, string>();
@@ -185,16 +194,34 @@ export function conversation(
   for (const s of steps) if (s.kind !== MODEL_REQUEST) answered.add(`${s.step}|${s.kind}`);
   const qs = [...questions].sort((a, b) => a.askedAt - b.askedAt);
   let qi = 0;
+  const ms = [...messages].sort((a, b) => a.at - b.at);
+  let mi = 0;
+  // Questions and messages up to `at`, merged in time order.
   const questionsUpTo = (at: number): void => {
-    while (qi < qs.length && qs[qi]!.askedAt <= at) {
-      const q = qs[qi++]!;
-      items.push({
-        type: 'question',
-        question: q.question,
-        at: q.askedAt,
-        ...(q.why !== undefined ? { why: q.why } : {}),
-        ...(q.answer !== undefined ? { answer: q.answer } : {}),
-      });
+    for (;;) {
+      const q = qs[qi];
+      const m = ms[mi];
+      const qAt = q !== undefined && q.askedAt <= at ? q.askedAt : Number.POSITIVE_INFINITY;
+      const mAt = m !== undefined && m.at <= at ? m.at : Number.POSITIVE_INFINITY;
+      if (qAt === Number.POSITIVE_INFINITY && mAt === Number.POSITIVE_INFINITY) return;
+      if (mAt < qAt) {
+        mi++;
+        items.push({
+          type: 'message',
+          text: m!.text,
+          at: m!.at,
+          ...(m!.from !== undefined ? { from: m!.from } : {}),
+        });
+      } else {
+        qi++;
+        items.push({
+          type: 'question',
+          question: q!.question,
+          at: q!.askedAt,
+          ...(q!.why !== undefined ? { why: q!.why } : {}),
+          ...(q!.answer !== undefined ? { answer: q!.answer } : {}),
+        });
+      }
     }
   };
   for (const s of steps) {
@@ -290,7 +317,10 @@ export function conversation(
   if (task.result !== undefined || task.error !== undefined) {
     const r = obj(task.result);
     const text =
-      str(task.result) ?? str(r?.summary) ?? (task.result === undefined ? '' : valueText(task.result));
+      str(task.result) ??
+      str(r?.summary) ??
+      str(r?.message) ??
+      (task.result === undefined ? '' : valueText(task.result));
     items.push({
       type: 'result',
       status: task.status,
@@ -455,13 +485,14 @@ export function conversationMarkdown(
   task: ConversationTask,
   steps: readonly ConversationStep[],
   questions: readonly ConversationQuestion[] = [],
+  messages: readonly ConversationMessage[] = [],
 ): string {
   const out: string[] = [`# Task ${code(task.id)}`, ''];
   out.push(`- kind: ${code(task.kind)}`, `- status: ${code(task.status)}`);
   if (task.clientId) out.push(`- computer: ${code(task.clientId)}`);
   if (task.createdAt !== undefined) out.push(`- created: ${new Date(task.createdAt).toISOString()}`);
   out.push('');
-  for (const it of conversation(task, steps, questions)) {
+  for (const it of conversation(task, steps, questions, messages)) {
     switch (it.type) {
       case 'prompt':
         out.push('## Prompt', '', block(it.text), '');
@@ -502,6 +533,14 @@ export function conversationMarkdown(
         out.push(
           '>',
           `> **Answer:** ${it.answer !== undefined ? inline(it.answer) : '_(not answered)_'}`,
+          '',
+        );
+        break;
+      case 'message':
+        out.push(
+          `**Message${it.from !== undefined ? ` from ${code(it.from)}` : ''}:**`,
+          '',
+          prose(it.text),
           '',
         );
         break;

@@ -67,6 +67,7 @@ export {
   stepFromWire,
   valueText,
   type ConversationItem,
+  type ConversationMessage,
   type ConversationQuestion,
   type ConversationStep,
   type ConversationTask,

@@ -14,6 +14,7 @@ import {
   stepFigures,
   stepFromWire,
   type ConversationItem,
+  type ConversationMessage,
   type ConversationStep,
   type ConversationUsage,
   type StepFigures,
@@ -41,6 +42,18 @@ export function previewCut(text: string, chars = PREVIEW_CHARS, lines = PREVIEW_
   const end = Math.min(text.length, chars);
   for (let i = 0; i < end; i++) if (text.charCodeAt(i) === 10 && ++n >= lines) return i;
   return text.length > chars ? chars : undefined;
+}
+
+/** The follow-up messages of a task read with `messages=1`, in the form the conversation reads. */
+export function messagesOf(detail: TaskDetail): ConversationMessage[] {
+  return (detail.messages ?? []).map((h) => {
+    const m = h as { text?: unknown; from?: unknown };
+    return {
+      text: typeof m.text === 'string' ? m.text : '',
+      at: h.at,
+      ...(typeof m.from === 'string' ? { from: m.from } : {}),
+    };
+  });
 }
 
 /** The task's records in conversation form, kept current; and the text being streamed per engine step. */
@@ -142,8 +155,9 @@ export function ConversationView({ detail }: { detail: TaskDetail }) {
           ...(q.why !== undefined ? { why: q.why } : {}),
           ...(q.answer !== undefined ? { answer: q.answer } : {}),
         })),
+        messagesOf(detail),
       ),
-    [steps, detail.questions, t.status, t.result, t.error, t.prompt],
+    [steps, detail.questions, detail.messages, t.status, t.result, t.error, t.prompt],
   );
   const figures = useMemo(() => stepFigures(items), [items]);
   // Drawn once per change of the figures, not on every "show earlier".
@@ -288,6 +302,16 @@ function Item({ item: it }: { item: ConversationItem }) {
           )}
           {it.error !== undefined && <p class="call-error">{visible(it.error)}</p>}
           {it.output !== '' && <Output text={it.output} />}
+        </li>
+      );
+    case 'message':
+      return (
+        <li class="msg message-item">
+          <div class="msg-head">
+            <span class="who">message</span>
+            {it.from !== undefined && <span class="muted">from {visible(it.from)}</span>}
+          </div>
+          <Long text={it.text} markdown />
         </li>
       );
     case 'question':

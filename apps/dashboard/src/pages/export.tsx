@@ -5,6 +5,7 @@
  * a Blob: the token stays in the request header, never in a URL.
  */
 import { conversationMarkdown, stepFromWire, type ConversationStep } from '@ccagent/protocol/conversation';
+import { messagesOf } from './conversation.js';
 import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
 
@@ -29,7 +30,7 @@ function save(name: string, type: string, body: string): void {
 
 /** The conversation of task `id` as Markdown. */
 export async function taskMarkdown(id: string): Promise<string> {
-  const detail = await api.task(id);
+  const detail = await api.task(id, true);
   const steps: ConversationStep[] = [];
   let after = 0;
   for (;;) {
@@ -57,6 +58,7 @@ export async function taskMarkdown(id: string): Promise<string> {
       ...(q.why !== undefined ? { why: q.why } : {}),
       ...(q.answer !== undefined ? { answer: q.answer } : {}),
     })),
+    messagesOf(detail),
   );
 }
 

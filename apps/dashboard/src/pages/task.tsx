@@ -31,7 +31,7 @@ export function TaskPage({ id, now, view = 'conversation' }: { id: string; now: 
 
   const refreshDetail = (): void => {
     api
-      .task(id)
+      .task(id, true)
       .then((d) => {
         setDetail(d);
         setError(undefined);

@@ -98,6 +98,9 @@ export async function getTask(
       command_calls: calls.map(callToWire),
       questions: questions.map(questionToWire),
     };
+    // messages=1: the follow-up messages too (the conversation view shows them in the thread).
+    if (tq.messages === true)
+      body.messages = (await d.store.getHistory(task.id)).filter((h) => h.type === 'message').map(historyToWire);
     sendJson(res, 200, body);
     return;
   }
