@@ -306,11 +306,16 @@ export const TaskStepSummariesResponseSchema = TaskStepsResponseSchema.extend({
 });
 
 /** `GET /api/tasks/:id?steps=0`: the task with its calls and questions, without its step log and history. */
-export const TaskWithoutStepsResponseSchema = TaskDetailResponseSchema.omit({ steps: true, history: true }).extend({
+export const TaskWithoutStepsResponseSchema = TaskDetailResponseSchema.omit({
+  steps: true,
+  history: true,
+}).extend({
   messages: z
     .array(HttpHistoryEntrySchema)
     .optional()
-    .describe('with `messages=1`: the follow-up messages sent to the task (history entries of type `message`)'),
+    .describe(
+      'with `messages=1`: the follow-up messages sent to the task (history entries of type `message`)',
+    ),
 });
 
 /** `POST /api/tasks`: `created` false when a repeated `request_id` found the task it created before. */

@@ -100,7 +100,9 @@ export async function getTask(
     };
     // messages=1: the follow-up messages too (the conversation view shows them in the thread).
     if (tq.messages === true)
-      body.messages = (await d.store.getHistory(task.id)).filter((h) => h.type === 'message').map(historyToWire);
+      body.messages = (await d.store.getHistory(task.id))
+        .filter((h) => h.type === 'message')
+        .map(historyToWire);
     sendJson(res, 200, body);
     return;
   }
