@@ -31,7 +31,10 @@ import type { TaskDetail } from '../wire.js';
 
 /** Items drawn at first, and added by each "show earlier". */
 export const WINDOW = 150;
-const PAGE = 200;
+/** Records per request: the route's largest page (the records carry no model input). */
+const PAGE = 500;
+/** Most bars the chart draws: more steps are summed into buckets of consecutive steps. */
+const CHART_BARS = 120;
 /** Output past this many characters is drawn without per-line error marks. */
 const MARK_LINES_MAX = 200_000;
 const ERROR_LINE = /error|traceback|exception|failed|attempt to|:\d+:|^\s*\[C\]|^\s*stack/i;
@@ -454,12 +457,30 @@ function FileChange({ file }: { file: WrittenFile }) {
 }
 
 /** Tokens and model seconds per step: two rows of small bars (SVG, text in titles only). */
+/** `figures` in at most {@link CHART_BARS} buckets of consecutive steps (sums), each named by its step range. */
+function buckets(figures: StepFigures[]): { label: string; tokens: number; modelMs: number }[] {
+  const per = Math.max(1, Math.ceil(figures.length / CHART_BARS));
+  const out: { label: string; tokens: number; modelMs: number }[] = [];
+  for (let i = 0; i < figures.length; i += per) {
+    const part = figures.slice(i, i + per);
+    const first = part[0]!.step;
+    const last = part[part.length - 1]!.step;
+    out.push({
+      label: first === last ? `step ${first}` : `steps ${first}–${last}`,
+      tokens: part.reduce((a, f) => a + f.tokens, 0),
+      modelMs: part.reduce((a, f) => a + f.modelMs, 0),
+    });
+  }
+  return out;
+}
+
 function StepChart({ figures }: { figures: StepFigures[] }) {
-  const maxTok = Math.max(1, ...figures.map((f) => f.tokens));
-  const maxMs = Math.max(1, ...figures.map((f) => f.modelMs));
+  const bars = buckets(figures);
+  const maxTok = Math.max(1, ...bars.map((f) => f.tokens));
+  const maxMs = Math.max(1, ...bars.map((f) => f.modelMs));
   const n = figures.length;
   // At least 40 bar widths: a task of a few steps gets a few narrow bars, not a wall of colour.
-  const w = Math.max(n, 40);
+  const w = Math.max(bars.length, 40);
   const totalTok = figures.reduce((a, f) => a + f.tokens, 0);
   const totalMs = figures.reduce((a, f) => a + f.modelMs, 0);
   return (
@@ -469,8 +490,8 @@ function StepChart({ figures }: { figures: StepFigures[] }) {
         {duration(totalMs)} at the model
       </figcaption>
       <svg viewBox={`0 0 ${w} 42`} preserveAspectRatio="none" role="img" aria-hidden="true">
-        {figures.map((f, i) => (
-          <g key={f.step}>
+        {bars.map((f, i) => (
+          <g key={f.label}>
             <rect
               class="bar-tok"
               x={i + 0.1}
@@ -478,10 +499,10 @@ function StepChart({ figures }: { figures: StepFigures[] }) {
               y={20 - (f.tokens / maxTok) * 20}
               height={(f.tokens / maxTok) * 20}
             >
-              <title>{`step ${f.step}: ${f.tokens} tokens`}</title>
+              <title>{`${f.label}: ${f.tokens} tokens`}</title>
             </rect>
             <rect class="bar-ms" x={i + 0.1} width={0.8} y={22} height={(f.modelMs / maxMs) * 20}>
-              <title>{`step ${f.step}: ${duration(f.modelMs)} at the model`}</title>
+              <title>{`${f.label}: ${duration(f.modelMs)} at the model`}</title>
             </rect>
           </g>
         ))}
