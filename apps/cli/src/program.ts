@@ -6,7 +6,7 @@
  * flags and action in one place; the work is elsewhere (sources, render.ts, task-watch.ts, security-commands.ts).
  */
 import { MODEL_REQUEST_KIND, TASK_STATUSES } from '@ccagent/engine';
-import { inertDeep, inertJson, inertText } from '@ccagent/protocol';
+import { conversationMarkdown, inertDeep, inertJson, inertText } from '@ccagent/protocol';
 import { defaultDbPath } from '@ccagent/store';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -357,6 +357,29 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
         }
         if (globals().json) printJson(d);
         else print(renderTaskShow(output(), view(d), { full: o.full === true }));
+      });
+    });
+
+  tasks
+    .command('export')
+    .description(
+      'a task as Markdown (the conversation: prompt, replies, files written with their diffs, calls and output, questions, result) or as JSON (everything)',
+    )
+    .argument('<id>', 'task id')
+    .addOption(
+      new Option('--format <format>', 'md: the conversation; json: the task, every record whole, questions')
+        .choices(['md', 'json'])
+        .default('md'),
+    )
+    .action(async (id: string, o: { format: 'md' | 'json' }) => {
+      await withSource(async (s) => {
+        const d = await s.getTask(id);
+        if (o.format === 'json' || globals().json) {
+          printJson(d);
+          return;
+        }
+        // conversationMarkdown makes every text inert itself (control characters visible, HTML escaped).
+        output().write(conversationMarkdown(d.task, d.steps, d.questions));
       });
     });
 

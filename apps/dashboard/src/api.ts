@@ -6,6 +6,7 @@
 import type {
   StepsPage,
   TaskDetail,
+  TaskDetailWhole,
   WireClient,
   WireFeatures,
   WireHealth,
@@ -134,11 +135,20 @@ export const api = {
       })}`,
       signal ? { signal } : {},
     ),
-  task: (id: string) => request<TaskDetail>(`/api/tasks/${encodeURIComponent(id)}?steps=0`),
+  /** The task without its log; `messages`: with its follow-up messages (the conversation view shows them). */
+  task: (id: string, messages = false) =>
+    request<TaskDetail>(`/api/tasks/${encodeURIComponent(id)}?steps=0${messages ? '&messages=1' : ''}`),
   steps: (id: string, afterSeq: number, limit: number, summary: boolean) =>
     request<StepsPage>(
       `/api/tasks/${encodeURIComponent(id)}/steps${qs({ after_seq: afterSeq, limit, ...(summary ? { summary: 1 } : {}) })}`,
     ),
+  /** Whole records without the model input (`input=0`): the conversation view. */
+  records: (id: string, afterSeq: number, limit: number) =>
+    request<StepsPage>(
+      `/api/tasks/${encodeURIComponent(id)}/steps${qs({ after_seq: afterSeq, limit, input: 0 })}`,
+    ),
+  /** The task whole: every record with its model input, history, calls and questions (the JSON export). */
+  taskWhole: (id: string) => request<TaskDetailWhole>(`/api/tasks/${encodeURIComponent(id)}`),
   step: async (id: string, seq: number): Promise<WireStep | undefined> => {
     const p = await request<StepsPage>(
       `/api/tasks/${encodeURIComponent(id)}/steps${qs({ after_seq: seq - 1, limit: 1 })}`,

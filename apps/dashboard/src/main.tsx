@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { getToken, onAuthNeeded, setToken } from './api.js';
 import { live, type LiveState } from './events.js';
 import { Login } from './login.js';
+import { ChatPage } from './pages/chat.js';
 import { ComputersPage } from './pages/computers.js';
 import { MinecraftPage } from './pages/minecraft.js';
 import { NewTaskPage } from './pages/new-task.js';
@@ -54,7 +55,7 @@ function App() {
   }, [path]);
 
   let page;
-  const m = /^\/tasks\/(.+)$/.exec(path);
+  const m = /^\/tasks\/([^/]+)(\/timeline)?$/.exec(path);
   if (needLogin) {
     page = (
       <Login
@@ -65,8 +66,18 @@ function App() {
         }}
       />
     );
-  } else if (m) page = <TaskPage id={decodeURIComponent(m[1]!)} now={now} />;
-  else if (path === '/new') page = <NewTaskPage />;
+  } else if (m)
+    page = (
+      <TaskPage
+        id={decodeURIComponent(m[1]!)}
+        now={now}
+        view={m[2] !== undefined ? 'timeline' : 'conversation'}
+      />
+    );
+  else if (path === '/chat' || path.startsWith('/chat/')) {
+    const chatId = /^\/chat\/([^/]+)$/.exec(path)?.[1];
+    page = <ChatPage id={chatId !== undefined ? decodeURIComponent(chatId) : undefined} />;
+  } else if (path === '/new') page = <NewTaskPage />;
   else if (path === '/computers') page = <ComputersPage now={now} />;
   else if (path === '/minecraft') page = <MinecraftPage now={now} />;
   else page = <TasksPage now={now} />;
@@ -89,6 +100,9 @@ function App() {
         <nav aria-label="Main">
           <a href="#/tasks" aria-current={here('/tasks')}>
             Tasks
+          </a>
+          <a href="#/chat" aria-current={path.startsWith('/chat') ? 'page' : undefined}>
+            Chat
           </a>
           <a href="#/new" aria-current={here('/new')}>
             New task

@@ -15,6 +15,7 @@ import type {
   HttpStepSummary,
   HttpTask,
   HttpTool,
+  TaskDetailResponse,
   TaskStepsResponse,
   TaskWithoutStepsResponse,
 } from '@ccagent/protocol';
@@ -41,6 +42,9 @@ export type WireCall = HttpCommandCall;
 
 /** `GET /api/tasks/:id?steps=0`: the task, its questions and calls, without its step log and history. */
 export type TaskDetail = TaskWithoutStepsResponse;
+
+/** `GET /api/tasks/:id`: the task with its whole step log, history, calls and questions. */
+export type TaskDetailWhole = TaskDetailResponse;
 
 /** `GET /api/tasks/:id/steps` (the timeline asks for the `summary=1` rows). */
 export type StepsPage = Omit<TaskStepsResponse, 'steps'> & { steps: WireStep[] };

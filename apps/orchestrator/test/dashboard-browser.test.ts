@@ -234,6 +234,9 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
     await page.click('button[type="submit"]');
     await page.waitForURL(/#\/tasks\/.+/);
     const id = decodeURIComponent(page.url().split('#/tasks/')[1] as string);
+    // The record timeline is one click from the conversation (the default view).
+    await page.click('.tabs a:text("Timeline")');
+    await page.waitForSelector('#timeline-h');
     // Steps arrive while the model is still writing (each reply is 400 ms late): the count grows in place.
     const seen = new Set<number>();
     const end = Date.now() + 20_000;
@@ -299,7 +302,7 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
     });
     const id = await createTask('#dash:ask# make a lamp');
     await waitStatus(id, 'waiting_for_user');
-    const page = await open(`/tasks/${id}`);
+    const page = await open(`/tasks/${id}/timeline`);
     await page.waitForSelector('.question-text:text("Which colour should the lamp be?")');
     await screenshot(page, 'dashboard-question');
     await page.fill('.question textarea', 'teal');
@@ -405,7 +408,7 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
     const requests: string[] = [];
     const page = await browser.page();
     page.on('request', (r) => requests.push(r.url()));
-    await page.goto(`${server.url}/#/tasks/${encodeURIComponent(id)}`);
+    await page.goto(`${server.url}/#/tasks/${encodeURIComponent(id)}/timeline`);
     await page.waitForSelector('[data-testid="task-status"]:text("completed")');
     // Open every record so each one's content is rendered.
     const n = await shownRecords(page);
@@ -426,7 +429,7 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
       '\u241b[31mRED',
     );
     expect(requests.filter((u) => !u.startsWith(server.url))).toEqual([]);
-    await page.goto(`${server.url}/#/tasks/${encodeURIComponent(id)}`);
+    await page.goto(`${server.url}/#/tasks/${encodeURIComponent(id)}/timeline`);
     const prompt = page.locator('.clip', { hasText: 'Prompt' }).first();
     await expect.poll(() => prompt.textContent()).toContain('<img src=x onerror=');
     await expect.poll(() => shownRecords(page)).toBe(await stepCount(id));
@@ -485,6 +488,10 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
       .toEqual(['completed']);
     await page.locator('.task-row').first().click();
     await page.waitForSelector('[data-testid="task-status"]');
+    // Both views of the task fit: the conversation (the default), then the timeline.
+    await page.waitForSelector('.conversation[data-loaded="true"]');
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await page.click('.tabs a:text("Timeline")');
     await page.waitForSelector('.step-row');
     expect(await overflow()).toBeLessThanOrEqual(0);
     await page.goto(`${server.url}/#/new`);
@@ -516,8 +523,9 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
     });
     const id = await createTask('#dash:restart# wait for me');
     await waitStatus(id, 'waiting_for_user');
-    const page = await open(`/tasks/${id}`);
+    const page = await open(`/tasks/${id}/timeline`);
     await page.waitForSelector('.question-text');
+    await expect.poll(() => shownRecords(page)).toBeGreaterThan(0);
     const before = await shownRecords(page);
     expect(before).toBe(await stepCount(id));
     await server.kill9();

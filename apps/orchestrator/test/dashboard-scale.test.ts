@@ -151,7 +151,7 @@ describe('dashboard at scale in Chromium', { timeout: 90_000 }, () => {
   it('shows a 5,000-record task with a bounded DOM, from its last record back to its first', async () => {
     const page = await browser.page();
     const requests = apiRequests(page);
-    await page.goto(`${server.url}/#/tasks/${BIG}`);
+    await page.goto(`${server.url}/#/tasks/${BIG}/timeline`);
     await expect
       .poll(() => page.locator('#timeline-h').textContent(), { timeout: 30_000 })
       .toContain('(5,000 records)');
@@ -171,6 +171,37 @@ describe('dashboard at scale in Chromium', { timeout: 90_000 }, () => {
     expect(pages.length).toBeGreaterThanOrEqual(STEPS / 1000);
     for (const r of pages)
       expect(Number(new URLSearchParams(r.split('?')[1]).get('limit'))).toBeLessThanOrEqual(1000);
+    await page.close();
+  });
+
+  it('shows a 5,000-record task as a conversation with a bounded DOM: the latest replies first, earlier ones on request', async () => {
+    const page = await browser.page();
+    const requests = apiRequests(page);
+    await page.goto(`${server.url}/#/tasks/${BIG}`);
+    await page.waitForSelector('.conversation[data-loaded="true"]', { timeout: 30_000 });
+    const items = Number(await page.locator('.conversation').getAttribute('data-items'));
+    expect(items).toBeGreaterThan(STEPS / 3);
+    // The prompt, the "show earlier" button and the last WINDOW (150) items: not thousands of elements.
+    const drawn = (): Promise<number> => page.locator('.thread > li').count();
+    expect(await drawn()).toBeLessThanOrEqual(152);
+    expect(await page.locator('.thread > li').first().getAttribute('class')).toContain('prompt');
+    // The newest reply is there (records 3n-2 are replies, 3n-1 decisions, 3n results: record 4,999 is the last
+    // reply); the first reply (record 1) is not, until asked for.
+    await page.waitForSelector(`.thread .msg.reply[data-seq="${STEPS - 1}"]`);
+    expect(await page.locator('.thread [data-seq="1"]').count()).toBe(0);
+    await screenshot(page, 'dashboard-5000-records-conversation');
+    await page.click('.earlier button');
+    await expect.poll(drawn).toBeGreaterThan(152);
+    expect(await drawn()).toBeLessThanOrEqual(302);
+    // Every click goes further back, up to the first reply.
+    for (let i = 0; i < 30 && (await page.locator('.earlier button').count()) > 0; i++)
+      await page.click('.earlier button');
+    await page.waitForSelector('.thread .msg.reply[data-seq="1"]');
+    // Read in pages without the model input (input=0), never in one request and never with the prompts.
+    const pages = requests.filter((r) => r.startsWith(`/api/tasks/${BIG}/steps?`) && r.includes('input=0'));
+    expect(pages.length).toBeGreaterThanOrEqual(STEPS / 500);
+    for (const r of pages)
+      expect(Number(new URLSearchParams(r.split('?')[1]).get('limit'))).toBeLessThanOrEqual(500);
     await page.close();
   });
 });

@@ -66,5 +66,24 @@ export {
   isPrintableId,
   type InertTextOptions,
 } from './text.js';
+export {
+  callOutcome,
+  conversation,
+  conversationMarkdown,
+  DIFF_MAX_LINES,
+  lineDiff,
+  stepFigures,
+  stepFromWire,
+  valueText,
+  type ConversationItem,
+  type ConversationMessage,
+  type ConversationQuestion,
+  type ConversationStep,
+  type ConversationTask,
+  type ConversationUsage,
+  type DiffLine,
+  type StepFigures,
+  type WrittenFile,
+} from './conversation.js';
 /** HTTP API: request and response schemas (snake_case, like the messages), the route list, the generated reference. */
 export * from './http/index.js';

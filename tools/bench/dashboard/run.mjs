@@ -10,8 +10,9 @@
 //
 // What it measures:
 // - First meaningful paint (ms after navigation start, cache emptied before each load): of the task list (the first
-//   row with a task in it painted) and of a task page (its status and the first timeline rows painted), for the large
-//   task and a small one; and the time until the large task's whole timeline is loaded. "Painted" is the start of the
+//   row with a task in it painted) and of a task page (its status and the first timeline rows painted — or, in the
+//   conversation view, the task's default view, its first replies), for the large task and a small one; and the time
+//   until the large task's whole timeline, and its whole conversation, is loaded. "Painted" is the start of the
 //   animation frame after the element entered the DOM (a MutationObserver installed before the page's own script,
 //   then requestAnimationFrame). Raw baseline of the same load: the same requests the page made before that paint,
 //   replayed one after the other from Node over loopback (bytes on the wire, no parsing, no rendering).
@@ -224,15 +225,18 @@ function instrument() {
   };
   const check = () => {
     if (b.marks.list === undefined && document.querySelector('.task-row[data-task-id]')) paint('list');
+    // A task page is painted when its status and the first rows of its view are: timeline rows, or the replies of
+    // the conversation (the default view).
     if (
       b.marks.task === undefined &&
       document.querySelector('[data-testid="task-status"]') &&
-      document.querySelector('.step-row')
+      document.querySelector('.step-row, .msg.reply')
     )
       paint('task');
     if (b.total !== undefined && b.marks.all === undefined) {
       const h = document.getElementById('timeline-h')?.textContent ?? '';
       if (h.includes(`(${b.total.toLocaleString('en-US')} records)`)) paint('all');
+      if (document.querySelector('.conversation[data-loaded="true"]')) paint('all');
     }
     if (b.waitFor !== undefined && b.marks.found === undefined && document.querySelector(b.waitFor))
       paint('found');
@@ -325,7 +329,7 @@ const sum = (xs) => ({
   max: Math.max(...xs),
 });
 
-const loads = { list: [], large: [], small: [] };
+const loads = { list: [], large: [], small: [], conversation: [], smallConversation: [] };
 try {
   // Warm the server's own caches and JIT once (not counted).
   (await load('/tasks', 'list')).page.close();
@@ -333,7 +337,27 @@ try {
     const l = await load('/tasks', 'list');
     loads.list.push({ ms: l.marks.list, raw: l.raw, longest: l.longest, fcp: l.fcp, requests: l.requests });
     await l.page.close();
-    const t = await load(`/tasks/${seeded.bigId}`, 'task', { total: STEPS, extra: ['all'] });
+    // The conversation view (the default task view) of the large task and of a small one.
+    const c = await load(`/tasks/${seeded.bigId}`, 'task', { total: STEPS, extra: ['all'] });
+    loads.conversation.push({
+      ms: c.marks.task,
+      all: c.marks.all,
+      raw: c.raw,
+      longest: c.longest,
+      fcp: c.fcp,
+      requests: c.requests,
+    });
+    await c.page.close();
+    const sc = await load(`/tasks/${SMALL_ID}`, 'task');
+    loads.smallConversation.push({
+      ms: sc.marks.task,
+      raw: sc.raw,
+      longest: sc.longest,
+      fcp: sc.fcp,
+      requests: sc.requests,
+    });
+    await sc.page.close();
+    const t = await load(`/tasks/${seeded.bigId}/timeline`, 'task', { total: STEPS, extra: ['all'] });
     loads.large.push({
       ms: t.marks.task,
       all: t.marks.all,
@@ -343,7 +367,7 @@ try {
       requests: t.requests,
     });
     await t.page.close();
-    const s = await load(`/tasks/${SMALL_ID}`, 'task');
+    const s = await load(`/tasks/${SMALL_ID}/timeline`, 'task');
     loads.small.push({ ms: s.marks.task, raw: s.raw, longest: s.longest, fcp: s.fcp, requests: s.requests });
     await s.page.close();
   }
@@ -371,7 +395,7 @@ const jumps = {};
   });
   jumps.listEnd = await l.page.evaluate(() => window.__bench.marks.found - window.__bench.jumpAt);
   await l.page.close();
-  const t = await load(`/tasks/${seeded.bigId}`, 'task', { total: STEPS, extra: ['all'] });
+  const t = await load(`/tasks/${seeded.bigId}/timeline`, 'task', { total: STEPS, extra: ['all'] });
   await t.page.evaluate(() => {
     window.__bench.waitFor = '.step-row[data-seq="1"]';
     window.__bench.marks.found = undefined;
@@ -394,7 +418,7 @@ const liveId = await computer.taskId;
 const nodeSse = nodeEvents(server.url, liveId);
 await nodeSse.ready;
 const page = await context.newPage();
-await page.goto(`${server.url}/#/tasks/${encodeURIComponent(liveId)}`);
+await page.goto(`${server.url}/#/tasks/${encodeURIComponent(liveId)}/timeline`);
 await page.waitForSelector('[data-testid="live-state"]:text("live")');
 await page.waitForSelector('.step-row');
 // The timeline's end on screen (the page scrolls when the task's header is tall).
@@ -502,10 +526,13 @@ const paint = (name, xs, key = 'ms') => {
 };
 const paints = [
   paint(`task list, ${TASKS.toLocaleString('en-US')} tasks`, loads.list),
-  paint(`task page, ${STEPS.toLocaleString('en-US')} records`, loads.large),
-  paint('task page, 3 records', loads.small),
+  paint(`task page (timeline), ${STEPS.toLocaleString('en-US')} records`, loads.large),
+  paint('task page (timeline), 3 records', loads.small),
+  paint(`task page (conversation), ${STEPS.toLocaleString('en-US')} records`, loads.conversation),
+  paint('task page (conversation), 3 records', loads.smallConversation),
 ];
 const allLoaded = sum(loads.large.map((x) => x.all));
+const conversationLoaded = sum(loads.conversation.map((x) => x.all));
 
 console.log(
   `\nDashboard in Chromium (${CHROMIUM}, headless) against the built orchestrator on loopback: ` +
@@ -535,6 +562,9 @@ printTable(
 );
 console.log(
   `\nwhole timeline of ${STEPS.toLocaleString('en-US')} records loaded: ${fmt(allLoaded.median, 0)} ms median (min ${fmt(allLoaded.min, 0)}, max ${fmt(allLoaded.max, 0)})`,
+);
+console.log(
+  `whole conversation of ${STEPS.toLocaleString('en-US')} records loaded: ${fmt(conversationLoaded.median, 0)} ms median (min ${fmt(conversationLoaded.min, 0)}, max ${fmt(conversationLoaded.max, 0)})`,
 );
 console.log(
   `jump to the last of ${TASKS.toLocaleString('en-US')} tasks: ${fmt(jumps.listEnd, 0)} ms; to the first of ${STEPS.toLocaleString('en-US')} records: ${fmt(jumps.timelineStart, 0)} ms\n`,
@@ -588,6 +618,7 @@ writeResults('dashboard', {
   paints,
   rawLoads: loads,
   allLoaded,
+  conversationLoaded,
   jumps,
   live: liveStats,
   liveRatioP95: liveRatio,

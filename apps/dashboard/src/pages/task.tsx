@@ -1,7 +1,8 @@
 /**
- * One task: its header and actions, the open question, and the live timeline of its step log. The timeline holds
- * step summaries (`summary=1`: no model input/output), fetched forward with `after_seq` so a restart or a resync never
- * duplicates a step; the selected step is read whole and shown in the detail pane.
+ * One task: its header and actions, the open question, and one of two views of its step log: the conversation (the
+ * default, `#/tasks/<id>`: see conversation.tsx) or the record timeline (`#/tasks/<id>/timeline`). The timeline
+ * holds step summaries (`summary=1`: no model input/output), fetched forward with `after_seq` so a restart or a
+ * resync never duplicates a step; the selected step is read whole and shown in the detail pane.
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
@@ -13,28 +14,24 @@ import { Clip, CopyButton, Line, visible } from '../text.js';
 import { MODEL_REQUEST, requestRole, shownSteps } from '../timeline.js';
 import { VirtualList } from '../virtual-list.js';
 import type { TaskDetail, WireQuestion, WireStep, WireTask } from '../wire.js';
+import { ConversationView } from './conversation.js';
+import { ExportButtons } from './export.js';
 
 const STEP_ROW = 40;
 const STEP_PAGE = 500;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
+/** Which view of the step log a task page shows. */
+export type TaskView = 'conversation' | 'timeline';
+
 /** Task page. */
-export function TaskPage({ id, now }: { id: string; now: number }) {
+export function TaskPage({ id, now, view = 'conversation' }: { id: string; now: number; view?: TaskView }) {
   const [detail, setDetail] = useState<TaskDetail | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
-  const [steps, setSteps] = useState<WireStep[]>([]);
-  // The selected record by seq: a request hidden above it must not move the selection to another record.
-  const [selectedSeq, setSelectedSeq] = useState<number | undefined>(undefined);
-  const shown = useMemo(() => shownSteps(steps), [steps]);
-  const selected = selectedSeq === undefined ? undefined : firstAtOrAfter(shown, selectedSeq);
-  const setSelected = (i: number): void => setSelectedSeq(shown[i]?.seq);
-  const lastSeq = useRef(0);
-  const fetching = useRef<Promise<void> | undefined>(undefined);
-  const again = useRef(false);
 
   const refreshDetail = (): void => {
     api
-      .task(id)
+      .task(id, true)
       .then((d) => {
         setDetail(d);
         setError(undefined);
@@ -42,39 +39,9 @@ export function TaskPage({ id, now }: { id: string; now: number }) {
       .catch((e: unknown) => setError(e instanceof ApiError ? e.message : String(e)));
   };
 
-  // Read every step after the last one held; a call while one runs makes it go round once more.
-  const fetchSteps = (): void => {
-    if (fetching.current) {
-      again.current = true;
-      return;
-    }
-    fetching.current = (async () => {
-      try {
-        for (;;) {
-          again.current = false;
-          const page = await api.steps(id, lastSeq.current, STEP_PAGE, true);
-          const fresh = page.steps.filter((s) => s.seq > lastSeq.current);
-          if (fresh.length > 0) {
-            lastSeq.current = fresh[fresh.length - 1]!.seq;
-            setSteps((old) => old.concat(fresh));
-          }
-          if (!page.has_more && !again.current) break;
-        }
-      } catch (e) {
-        setError(e instanceof ApiError ? e.message : String(e));
-      } finally {
-        fetching.current = undefined;
-      }
-    })();
-  };
-
   useEffect(() => {
-    lastSeq.current = 0;
-    setSteps([]);
-    setSelectedSeq(undefined);
     setDetail(undefined);
     refreshDetail();
-    fetchSteps();
     let pending: ReturnType<typeof setTimeout> | undefined;
     const detailSoon = (): void => {
       if (pending !== undefined) return;
@@ -85,17 +52,16 @@ export function TaskPage({ id, now }: { id: string; now: number }) {
     };
     const off = live.on((e) => {
       if (e.type === 'resync') {
-        fetchSteps();
         detailSoon();
         return;
       }
       if (eventTaskId(e) !== id) return;
-      if (e.type === 'step') fetchSteps();
-      else if (e.type === 'task') {
+      if (e.type === 'step' || e.type === 'delta') return;
+      if (e.type === 'task') {
         const t = e.data;
         setDetail((d) => (d ? { ...d, task: { ...d.task, ...t, prompt: d.task.prompt } } : d));
-        detailSoon();
-      } else detailSoon();
+      }
+      detailSoon();
     });
     return () => {
       off();
@@ -122,6 +88,7 @@ export function TaskPage({ id, now }: { id: string; now: number }) {
 
   const t = detail.task;
   const open = detail.questions.filter((q) => q.answer === undefined).pop();
+  const base = `#/tasks/${encodeURIComponent(id)}`;
   return (
     <section class="page task-page" aria-labelledby="task-h">
       <p class="crumbs">
@@ -155,10 +122,83 @@ export function TaskPage({ id, now }: { id: string; now: number }) {
           <strong>{visible(t.error.code)}</strong>: <Line text={t.error.message} max={400} />
         </div>
       )}
-      {t.result !== undefined && <Clip label="Result" value={t.result} />}
-      <Clip label="Prompt" value={t.prompt} />
+      {view === 'timeline' && t.result !== undefined && <Clip label="Result" value={t.result} />}
+      {view === 'timeline' && <Clip label="Prompt" value={t.prompt} />}
       <Actions task={t} onChange={refreshDetail} />
       {open && <AnswerForm task={t} question={open} onDone={refreshDetail} />}
+      {error !== undefined && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div class="view-bar">
+        <nav class="tabs" aria-label="Task views">
+          <a href={base} aria-current={view === 'conversation' ? 'page' : undefined}>
+            Conversation
+          </a>
+          <a href={`${base}/timeline`} aria-current={view === 'timeline' ? 'page' : undefined}>
+            Timeline
+          </a>
+        </nav>
+        <ExportButtons id={id} />
+      </div>
+      {view === 'conversation' ? <ConversationView detail={detail} /> : <Timeline id={id} />}
+    </section>
+  );
+}
+
+/** The record timeline: every step-log record as a row, the selected one whole beside it. */
+function Timeline({ id }: { id: string }) {
+  const [steps, setSteps] = useState<WireStep[]>([]);
+  const [error, setError] = useState<string | undefined>(undefined);
+  // The selected record by seq: a request hidden above it must not move the selection to another record.
+  const [selectedSeq, setSelectedSeq] = useState<number | undefined>(undefined);
+  const shown = useMemo(() => shownSteps(steps), [steps]);
+  const selected = selectedSeq === undefined ? undefined : firstAtOrAfter(shown, selectedSeq);
+  const setSelected = (i: number): void => setSelectedSeq(shown[i]?.seq);
+  const lastSeq = useRef(0);
+  const fetching = useRef<Promise<void> | undefined>(undefined);
+  const again = useRef(false);
+
+  // Read every step after the last one held; a call while one runs makes it go round once more.
+  const fetchSteps = (): void => {
+    if (fetching.current) {
+      again.current = true;
+      return;
+    }
+    fetching.current = (async () => {
+      try {
+        for (;;) {
+          again.current = false;
+          const page = await api.steps(id, lastSeq.current, STEP_PAGE, true);
+          const fresh = page.steps.filter((s) => s.seq > lastSeq.current);
+          if (fresh.length > 0) {
+            lastSeq.current = fresh[fresh.length - 1]!.seq;
+            setSteps((old) => old.concat(fresh));
+          }
+          if (!page.has_more && !again.current) break;
+        }
+      } catch (e) {
+        setError(e instanceof ApiError ? e.message : String(e));
+      } finally {
+        fetching.current = undefined;
+      }
+    })();
+  };
+
+  useEffect(() => {
+    lastSeq.current = 0;
+    setSteps([]);
+    setSelectedSeq(undefined);
+    fetchSteps();
+    const off = live.on((e) => {
+      if (e.type === 'resync' || (e.type === 'step' && eventTaskId(e) === id)) fetchSteps();
+    });
+    return off;
+  }, [id]);
+
+  return (
+    <>
       {error !== undefined && (
         <p class="error" role="alert">
           {error}
@@ -187,7 +227,7 @@ export function TaskPage({ id, now }: { id: string; now: number }) {
         </div>
         <StepDetail taskId={id} step={selected !== undefined ? shown[selected] : undefined} />
       </div>
-    </section>
+    </>
   );
 }
 

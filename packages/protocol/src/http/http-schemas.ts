@@ -211,11 +211,17 @@ export const StepsQuerySchema = z.strictObject({
   after_seq: wholeNumber.optional(),
   limit: wholeNumber.pipe(z.number().min(1).max(STEP_PAGE_MAX)).optional(),
   summary: flag.optional().describe('`1`: each record in its short form ([StepSummary](#stepsummary))'),
+  input: flag
+    .optional()
+    .describe("`0`: each record whole but without the model's input (the dashboard's conversation view)"),
 });
 
 /** Query of `GET /api/tasks/:id`. */
 export const TaskDetailQuerySchema = z.strictObject({
   steps: flag.optional().describe('`0`: without the step log and the history (the dashboard pages those)'),
+  messages: flag
+    .optional()
+    .describe('`1` (with `steps=0`): also the follow-up messages, the history entries of type `message`'),
 });
 
 /** Body of `POST /api/tasks/:id/cancel` (may be empty). */
@@ -300,7 +306,17 @@ export const TaskStepSummariesResponseSchema = TaskStepsResponseSchema.extend({
 });
 
 /** `GET /api/tasks/:id?steps=0`: the task with its calls and questions, without its step log and history. */
-export const TaskWithoutStepsResponseSchema = TaskDetailResponseSchema.omit({ steps: true, history: true });
+export const TaskWithoutStepsResponseSchema = TaskDetailResponseSchema.omit({
+  steps: true,
+  history: true,
+}).extend({
+  messages: z
+    .array(HttpHistoryEntrySchema)
+    .optional()
+    .describe(
+      'with `messages=1`: the follow-up messages sent to the task (history entries of type `message`)',
+    ),
+});
 
 /** `POST /api/tasks`: `created` false when a repeated `request_id` found the task it created before. */
 export const CreateTaskResponseSchema = z.object({ task: HttpTaskSchema, created: z.boolean() });

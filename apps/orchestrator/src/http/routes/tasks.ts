@@ -98,6 +98,11 @@ export async function getTask(
       command_calls: calls.map(callToWire),
       questions: questions.map(questionToWire),
     };
+    // messages=1: the follow-up messages too (the conversation view shows them in the thread).
+    if (tq.messages === true)
+      body.messages = (await d.store.getHistory(task.id))
+        .filter((h) => h.type === 'message')
+        .map(historyToWire);
     sendJson(res, 200, body);
     return;
   }
@@ -152,7 +157,15 @@ export async function getSteps(
   const body: TaskStepsResponse | TaskStepSummariesResponse =
     q.summary === true
       ? { ...rest, steps: page.map(stepSummaryToWire) }
-      : { ...rest, steps: page.map(stepToWire) };
+      : {
+          ...rest,
+          // input=0: whole records without the model input (every prompt the model saw), for the conversation view.
+          steps: page.map((s) => {
+            const w = stepToWire(s);
+            if (q.input === false) delete w.input;
+            return w;
+          }),
+        };
   sendJson(res, 200, body);
 }
 
