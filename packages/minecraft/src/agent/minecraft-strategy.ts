@@ -15,7 +15,8 @@ import type {
   TaskErrorInfo,
   TaskStrategy,
 } from '@ccagent/engine';
-import type { ChatMessage, ChatOptions, ChatResponse } from '@ccagent/ollama';
+import { callModel, type ModelRole } from '@ccagent/agent';
+import type { ChatMessage, ChatOptions } from '@ccagent/ollama';
 import { z } from 'zod';
 import { MC_ACTION_COMMAND } from '../endpoint/action-executor.js';
 import type { InstanceInfo } from '../endpoint/mc-endpoint.js';
@@ -204,6 +205,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
 
   async function modelJson(
     ctx: StepContext,
+    taskId: string,
     settings: MinecraftTaskSettings,
     kind: 'mc_plan' | 'mc_replan' | 'mc_expand',
     messages: ChatMessage[],
@@ -219,52 +221,43 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
       ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
       ...(numCtx !== undefined ? { numCtx } : {}),
     };
+    // One model role for the task: the model, its name (the engine's limiter key) and the same options on every call.
+    const role: ModelRole = {
+      model,
+      name: settings.model,
+      ...(Object.keys(options).length > 0 ? { options } : {}),
+    };
     const attempt = async (
       msgs: ChatMessage[],
       label: string,
     ): Promise<{ text: string; errors: string[]; value?: unknown }> => {
-      const input = {
-        messages: msgs,
-        ...(settings.constrained ? { format } : {}),
-        options,
-        provider: settings.provider,
-        prompt: { name: prompt.name, version: prompt.version },
-        ...(layout !== null ? { layout } : {}),
-      };
-      const startedAt = ctx.clock.now();
-      let response: ChatResponse;
-      try {
-        response = await ctx.callModel(settings.model, (signal) =>
-          model.chat({
-            model: settings.model,
-            messages: msgs,
-            ...(settings.constrained ? { format } : {}),
-            ...(Object.keys(options).length > 0 ? { options } : {}),
-            stream: false,
-            signal,
-          }),
-        );
-      } catch (err) {
-        if (ctx.signal.aborted) throw err;
-        const code = (err as { code?: unknown }).code;
+      // The shared model-call path: the write-ahead `model_request` record, usage, cancellation (as CC tasks).
+      const call = await callModel(
+        ctx,
+        taskId,
+        role,
+        label,
+        {
+          messages: msgs,
+          ...(settings.constrained ? { format } : {}),
+          stream: false,
+          inputExtra: { provider: settings.provider },
+          ...(layout !== null ? { layout } : {}),
+        },
+        prompt,
+      );
+      if (!call.response) {
         const error: TaskErrorInfo = {
           code: 'model_failed',
-          message: `${settings.provider} model ${settings.model}: ${(err as Error).message}`,
-          details: { cause: typeof code === 'string' ? code : 'error' },
+          message: `${settings.provider} model ${settings.model}: ${call.error?.message ?? 'the model call failed'}`,
+          details: { cause: call.error?.code ?? 'error' },
         };
-        await ctx.logStep({ kind: label, model: settings.model, input: toJson(input), error, startedAt });
+        await ctx.logStep({ ...call.record, error });
         throw new StepFailure(error);
       }
-      const text = response.message.content;
+      const text = call.response.message.content;
       const v = validate(schema, text);
-      const record: StepRecord = {
-        kind: label,
-        model: settings.model,
-        input: toJson(input),
-        output: toJson({ content: text }),
-        startedAt,
-        durationMs: ctx.clock.now() - startedAt,
-      };
+      const record: StepRecord = { ...call.record };
       if (v.ok) record.directive = toJson(v.value);
       else record.validationErrors = v.errors;
       await ctx.logStep(record);
@@ -325,6 +318,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
       if (call.single.extra !== undefined) messages.push({ role: 'user', content: call.single.extra });
       const r = await modelJson(
         ctx,
+        task.id,
         settings,
         call.kind,
         messages,
@@ -370,6 +364,7 @@ export function createMinecraftStrategy(opts: MinecraftStrategyOptions): TaskStr
     const restarts = conv.restarts + (restarted ? 1 : 0);
     const r = await modelJson(
       ctx,
+      task.id,
       settings,
       call.kind,
       [system, ...earlier, { role: 'user', content: user }],
