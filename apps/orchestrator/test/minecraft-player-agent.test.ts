@@ -309,7 +309,8 @@ describe('minecraft_agent through the whole stack on a real server', () => {
       await screenshot(page, 'minecraft-page');
 
       await row.getByRole('button', { name: 'Retry' }).click();
-      await page.waitForURL((u) => /#\/tasks\//.test(u.hash) && !u.hash.endsWith(id), { timeout: 15_000 });
+      // Issue 34: the retry reopens the same task (the engine's retry), and the page shows it.
+      await page.waitForURL((u) => u.hash === `#/tasks/${encodeURIComponent(id)}`, { timeout: 15_000 });
       const retried = decodeURIComponent(new URL(page.url()).hash.replace('#/tasks/', ''));
       expect((await waitForEnd(retried)).status).toBe('completed');
       const p = await squid.playerPosition('Bot');
@@ -342,12 +343,10 @@ describe('minecraft_agent through the whole stack on a real server', () => {
     const halted = await squid.playerPosition('Bot');
     expect([Math.floor(halted?.x ?? NaN), Math.floor(halted?.z ?? NaN)]).not.toEqual([far.x, far.z]);
 
-    const retry = await api<{ task: WireTask & { metadata: { retryOf?: string } } }>(
-      'POST',
-      `/api/minecraft/tasks/${id}/retry`,
-    );
-    expect(retry.status).toBe(201);
-    expect(retry.body.task.metadata.retryOf).toBe(id);
+    // Issue 34: the retry is the engine's (TaskOperations): the same task reopened with fresh budgets.
+    const retry = await api<{ task: WireTask }>('POST', `/api/minecraft/tasks/${id}/retry`);
+    expect(retry.status).toBe(200);
+    expect(retry.body.task.id).toBe(id);
     expect((await waitForEnd(retry.body.task.id)).status).toBe('completed');
     const p = await squid.playerPosition('Bot');
     expect([Math.floor(p?.x ?? NaN), Math.floor(p?.z ?? NaN)]).toEqual([far.x, far.z]);
@@ -398,7 +397,7 @@ describe('minecraft_agent through the whole stack on a real server', () => {
     // The same checks as tools/resilience/test/model-call-cut-by-restart.test.ts makes of a general_agent task.
     plans.set('CUTCALL', { plan: { actions: [{ type: 'chat', message: 'planned after the cut call' }] } });
     hanging.add('CUTCALL');
-    const ofTask = (): FakeChatRequest[] =>
+    const ofTask = () =>
       fake.chatRequests(MODEL).filter((r) => JSON.stringify(r.body).includes('TASK: CUTCALL'));
     const created = await api<{ task: WireTask }>('POST', '/api/minecraft/tasks', {
       instance_id: 'Bot',

@@ -86,8 +86,11 @@ export {
 export {
   createMinecraftAgent,
   McTaskRequestSchema,
+  MINECRAFT_KIND_RULES,
+  minecraftTaskKinds,
   type McResult,
   type McTaskHost,
+  type McTaskOperations,
   type MinecraftAgent,
   type MinecraftAgentOptions,
 } from './service/minecraft-agent.js';
