@@ -24,7 +24,7 @@ import {
   type StrategyResolver,
   type TaskStore,
 } from '@ccagent/engine';
-import { createMinecraftAgent } from '@ccagent/minecraft';
+import { createMinecraftAgent, minecraftTaskKinds } from '@ccagent/minecraft';
 import type { ModelLogger, ModelPool } from '@ccagent/models';
 import { openSqliteStore, storageFailureOf } from '@ccagent/store';
 import {
@@ -342,6 +342,15 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     crossClientAccess: config.server.crossClientAccess,
     storageFailure: storageFailureOf,
   });
+  const minecraftTasks = minecraft
+    ? new TaskOperations({
+        engine,
+        store,
+        kinds: minecraftTaskKinds(kindCatalogue(config)),
+        clock,
+        storageFailure: storageFailureOf,
+      })
+    : undefined;
   const replies = new WsReplies(metrics, new RefusalLog(logger, () => clock.now()));
   const groups = new ComputerGroups(config.server.groups, (id) => registry.connection(id)?.principal?.actor);
   const subscriptions = new TaskSubscriptions({
@@ -428,6 +437,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     now: () => clock.now(),
     logger,
     minecraft,
+    minecraftTasks,
   });
 
   // Recover before anyone can connect: unfinished tasks resume, pending calls wait for their clients.

@@ -2,7 +2,7 @@
 // `ccagent-mc-bridge`, a separate process) joined as a player, the built orchestrator with its mod endpoint, and a
 // scripted model (the testkit's fake Ollama). Everything the tasks did is checked from the server's side: the
 // player's position, the chat log, the blocks of the world. The dashboard's Minecraft page in real Chromium. Then
-// kill -9 of the orchestrator mid-action.
+// kill -9 of the orchestrator mid-action, and mid model call (the step log keeps the request, as a CC task's does).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -40,8 +40,11 @@ function reply(req: FakeChatRequest): FakeReply {
   const task = /TASK: (\S+)/.exec(text)?.[1] ?? '';
   const p = plans.get(task);
   if (p === undefined) return { content: `no plan scripted for ${task}` };
-  return { json: /did not work out/.test(text) && p.replan !== undefined ? p.replan : p.plan };
+  // A task named in `hanging` gets no reply in time: a kill -9 lands while its model call is in flight.
+  const hang = hanging.has(task) ? { fault: { latencyMs: 60_000 } } : {};
+  return { json: /did not work out/.test(text) && p.replan !== undefined ? p.replan : p.plan, ...hang };
 }
+const hanging = new Set<string>();
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -306,7 +309,8 @@ describe('minecraft_agent through the whole stack on a real server', () => {
       await screenshot(page, 'minecraft-page');
 
       await row.getByRole('button', { name: 'Retry' }).click();
-      await page.waitForURL((u) => /#\/tasks\//.test(u.hash) && !u.hash.endsWith(id), { timeout: 15_000 });
+      // Issue 34: the retry reopens the same task (the engine's retry), and the page shows it.
+      await page.waitForURL((u) => u.hash === `#/tasks/${encodeURIComponent(id)}`, { timeout: 15_000 });
       const retried = decodeURIComponent(new URL(page.url()).hash.replace('#/tasks/', ''));
       expect((await waitForEnd(retried)).status).toBe('completed');
       const p = await squid.playerPosition('Bot');
@@ -339,12 +343,10 @@ describe('minecraft_agent through the whole stack on a real server', () => {
     const halted = await squid.playerPosition('Bot');
     expect([Math.floor(halted?.x ?? NaN), Math.floor(halted?.z ?? NaN)]).not.toEqual([far.x, far.z]);
 
-    const retry = await api<{ task: WireTask & { metadata: { retryOf?: string } } }>(
-      'POST',
-      `/api/minecraft/tasks/${id}/retry`,
-    );
-    expect(retry.status).toBe(201);
-    expect(retry.body.task.metadata.retryOf).toBe(id);
+    // Issue 34: the retry is the engine's (TaskOperations): the same task reopened with fresh budgets.
+    const retry = await api<{ task: WireTask }>('POST', `/api/minecraft/tasks/${id}/retry`);
+    expect(retry.status).toBe(200);
+    expect(retry.body.task.id).toBe(id);
     expect((await waitForEnd(retry.body.task.id)).status).toBe('completed');
     const p = await squid.playerPosition('Bot');
     expect([Math.floor(p?.x ?? NaN), Math.floor(p?.z ?? NaN)]).toEqual([far.x, far.z]);
@@ -390,5 +392,61 @@ describe('minecraft_agent through the whole stack on a real server', () => {
     expect(
       lines.some((l) => l.action_id === `${id}:p1:g0:a0` && /^repeated action id/.test(l.msg ?? '')),
     ).toBe(true);
+  });
+  it('kill -9 during a model call: the step log holds the write-ahead model_request record exactly like a CC task, then the resumed marker and the repeat', async () => {
+    // The same checks as tools/resilience/test/model-call-cut-by-restart.test.ts makes of a general_agent task.
+    plans.set('CUTCALL', { plan: { actions: [{ type: 'chat', message: 'planned after the cut call' }] } });
+    hanging.add('CUTCALL');
+    const ofTask = () =>
+      fake.chatRequests(MODEL).filter((r) => JSON.stringify(r.body).includes('TASK: CUTCALL'));
+    const created = await api<{ task: WireTask }>('POST', '/api/minecraft/tasks', {
+      instance_id: 'Bot',
+      prompt: 'CUTCALL',
+      mode: 'low-level',
+      model: MODEL,
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.task.id;
+    await expect.poll(() => ofTask().length, { timeout: 20_000, interval: 50 }).toBe(1);
+    await orch.kill9();
+    hanging.delete('CUTCALL');
+    orch = await startOrchestrator();
+    expect((await waitForEnd(id)).status).toBe('completed');
+    expect((await squid.chat()).map((c) => c.message)).toContain('planned after the cut call');
+
+    interface WireStep {
+      seq: number;
+      step: number;
+      kind: string;
+      model?: string;
+      input?: { messages?: Array<{ role: string; content: string }>; provider?: string };
+      output?: { role?: string };
+      started_at?: number;
+    }
+    const steps = (await api<{ steps: WireStep[] }>('GET', `/api/tasks/${id}/steps?limit=500`)).body.steps;
+    const requests = steps.filter((s) => s.kind === 'model_request');
+    const received = ofTask();
+    // Every request the model server received is in the step log, in order, with exactly what was sent.
+    expect(requests).toHaveLength(received.length);
+    expect(received.length).toBeGreaterThanOrEqual(2);
+    requests.forEach((r, i) => {
+      expect(r.model).toBe(MODEL);
+      expect(r.output?.role).toBe('mc_plan');
+      expect(r.input?.provider).toBe('ollama');
+      const sent = (received[i]?.body as { messages: Array<{ role: string; content: string }> }).messages;
+      expect(r.input?.messages?.map((m) => ({ role: m.role, content: m.content }))).toEqual(
+        sent.map((m) => ({ role: m.role, content: m.content })),
+      );
+    });
+    // The first request never got a reply recorded: no mc_plan record has its start, and the resumed marker follows.
+    const cut = requests[0] as WireStep;
+    expect(steps.some((s) => s.kind === 'mc_plan' && s.started_at === cut.started_at)).toBe(false);
+    const resumed = steps.find((s) => s.kind === 'resumed');
+    expect(resumed?.seq).toBeGreaterThan(cut.seq);
+    expect(resumed?.step).toBe(cut.step);
+    // Every later request has its finished record (same start).
+    for (const r of requests.slice(1)) {
+      expect(steps.some((s) => s.kind === 'mc_plan' && s.started_at === r.started_at)).toBe(true);
+    }
   });
 });

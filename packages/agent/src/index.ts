@@ -5,7 +5,8 @@
  *
  * The surface is what the orchestrator, the benchmarks and embedders use: the strategy factories (planner/executor,
  * native, chat), the run-budget decorator and their
- * options, the policy and completion criteria they take, the error type, and the three building blocks the
+ * options, the one model-call path every strategy uses (`callModel`: the write-ahead `model_request` record, usage,
+ * cancellation; the Minecraft strategy calls it too), the policy and completion criteria they take, the error type, and the three building blocks the
  * benchmarks measure (`parseDirective`, `renderMemory`, `loadPlannerMemory`). Everything else (the parser's helpers,
  * the executor schema, derivation checks, prompt loading) is internal: the package's own tests import it from its
  * module, so changing it never breaks a user.
@@ -30,8 +31,15 @@ export {
 } from './native-tool-strategy.js';
 export { createChatStrategy, DEFAULT_CHAT_REPLIES, type ChatStrategyOptions } from './chat-strategy.js';
 export { withRunBudget, type RunBudget, type RunBudgetOptions } from './run-budget.js';
-export type { ModelCallMeta, ModelCallRole, ModelRole } from './model-call.js';
-export { MODEL_FAILOVER_KIND } from './model-call.js';
+export type {
+  ModelCallKind,
+  ModelCallMeta,
+  ModelCallOutcome,
+  ModelCallRole,
+  ModelRequest,
+  ModelRole,
+} from './model-call.js';
+export { callModel, MODEL_FAILOVER_KIND } from './model-call.js';
 export {
   completionCriteriaSchema,
   DEFAULT_AGENT_POLICY,

@@ -21,6 +21,13 @@ import type { Prompt } from './prompts.js';
 /** Which part of a strategy a model call belongs to (also the step-log `kind`). */
 export type ModelCallRole = 'planner' | 'executor' | 'native';
 
+/**
+ * The step-log `kind` of a model call: a role, the executor's repair, or a kind another strategy names for its own
+ * calls (the Minecraft strategy's `mc_plan`, `mc_plan_repair`, …). Every kind gets the same write-ahead
+ * `model_request` record (its `output.role` is the kind), usage and cancellation.
+ */
+export type ModelCallKind = ModelCallRole | 'executor_repair' | (string & {});
+
 /** Passed to {@link ModelRole.onDelta} with every streamed piece, so a host can show a reply as it is written. */
 export interface ModelCallMeta {
   taskId: string;
@@ -54,7 +61,11 @@ export interface ModelRequest {
   format?: 'json' | JsonSchema;
   tools?: ToolDefinition[];
   /** How the prompt was laid out (turn, compaction), recorded in the step log's input; not sent to the model. */
-  layout?: Record<string, JsonValue>;
+  layout?: JsonValue;
+  /** False: ask the adapter for one whole reply instead of a stream (unset: the adapter's default). */
+  stream?: boolean;
+  /** More fields of the step log's input that are not sent to the model (e.g. the provider the task chose). */
+  inputExtra?: Record<string, JsonValue>;
 }
 
 /** A finished model call: the reply or the error, and the step-log record describing it (not yet written). */
@@ -113,9 +124,9 @@ export async function callModel(
   ctx: StepContext,
   taskId: string,
   role: ModelRole,
-  kind: ModelCallRole | 'executor_repair',
+  kind: ModelCallKind,
   request: ModelRequest,
-  prompt?: Prompt,
+  prompt?: Pick<Prompt, 'version'> & { name: string },
 ): Promise<ModelCallOutcome> {
   const input: Record<string, unknown> = { messages: request.messages };
   if (role.options !== undefined) input.options = role.options;
@@ -123,12 +134,13 @@ export async function callModel(
   if (request.tools !== undefined) input.tools = request.tools;
   if (role.keepAlive !== undefined) input.keepAlive = role.keepAlive;
   if (role.think !== undefined) input.think = role.think;
+  if (request.inputExtra !== undefined) Object.assign(input, request.inputExtra);
   if (prompt) input.prompt = { name: prompt.name, version: prompt.version };
   if (request.layout !== undefined) input.layout = request.layout;
   const startedAt = ctx.clock.now();
   const started = performance.now();
   const onDelta = role.onDelta;
-  const metaRole: ModelCallRole = kind === 'executor_repair' ? 'executor' : kind;
+  const metaRole = (kind === 'executor_repair' ? 'executor' : kind) as ModelCallRole;
   let logFailure: unknown;
   try {
     const response = await ctx.callModel(role.name, async (signal) => {
@@ -154,6 +166,7 @@ export async function callModel(
         ...(role.options ? { options: role.options } : {}),
         ...(role.keepAlive !== undefined ? { keepAlive: role.keepAlive } : {}),
         ...(role.think !== undefined ? { think: role.think } : {}),
+        ...(request.stream !== undefined ? { stream: request.stream } : {}),
         ...(onDelta
           ? { onDelta: (d: ChatDelta) => onDelta(d, { taskId, step: ctx.step, role: metaRole }) }
           : {}),

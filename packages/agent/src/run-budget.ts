@@ -68,6 +68,86 @@ function clip(text: string, max: number): string {
   return t.length <= max ? t : `${t.slice(0, max)}…`;
 }
 
+/** The final message of a run whose tokens are used up: what was done, the model's last words, what next. */
+function exhausted(task: Task, history: readonly HistoryEntry[], c: RunCounts, b: RunBudget): Decision {
+  const used: string[] = [];
+  if (b.maxPromptTokens !== undefined && c.prompt >= b.maxPromptTokens)
+    used.push(`${c.prompt} of its ${b.maxPromptTokens} prompt tokens`);
+  if (b.maxOutputTokens !== undefined && c.output >= b.maxOutputTokens)
+    used.push(`${c.output} of its ${b.maxOutputTokens} output tokens`);
+  const calls = new Map<string, number>();
+  let last: { command: string; ok: boolean; error?: string } | undefined;
+  for (let i = history.length - 1; i >= 0; i--) {
+    const e = history[i] as HistoryEntry;
+    if (e.step <= c.startStep) break;
+    if (e.type === 'tool_call') calls.set(e.command, (calls.get(e.command) ?? 0) + 1);
+    if (e.type === 'tool_result' && last === undefined) {
+      last = e.outcome.ok
+        ? { command: e.command, ok: true }
+        : { command: e.command, ok: false, error: e.outcome.error.message };
+    }
+  }
+  const n = [...calls.values()].reduce((a, v) => a + v, 0);
+  const lines = [
+    `I stopped because this run used ${used.join(' and ')} (as the model server counted them), so I cannot ` +
+      'ask the model for more now.',
+    n === 0
+      ? 'No command was run in this run.'
+      : `Done in this run: ${n} command call${n === 1 ? '' : 's'} (${[...calls]
+          .map(([k, v]) => `${k} ×${v}`)
+          .join(', ')}); the last, ${last?.command ?? '?'}, ${
+          last === undefined
+            ? 'has no result yet'
+            : last.ok
+              ? 'succeeded'
+              : `failed: ${clip(last.error ?? '', 200)}`
+        }.`,
+  ];
+  if (c.lastText !== undefined) lines.push(`The model's last words: "${clip(c.lastText, 400)}"`);
+  lines.push(
+    'The task may not be finished. Send it a message to continue with a fresh budget, or raise the budget ' +
+      '(settings.budgets.max_prompt_tokens / max_output_tokens).',
+  );
+  return {
+    type: 'complete',
+    result: {
+      message: lines.join('\n'),
+      stopped: 'token_budget',
+      tokens: { prompt: c.prompt, output: c.output },
+    },
+  };
+}
+
+/** Progress of the run after this step: the largest share of a budget used, and what is used of each. */
+function progressOf(
+  task: Task,
+  decision: Decision,
+  c: RunCounts | undefined,
+  b: RunBudget,
+): { progress: number; text: string } | undefined {
+  const parts: string[] = [];
+  let share = 0;
+  const add = (used: number, max: number | undefined, label: (u: string, m: string) => string): void => {
+    if (max === undefined || max <= 0) return;
+    share = Math.max(share, used / max);
+    parts.push(label(short(used), short(max)));
+  };
+  const startStep = c?.startStep ?? 0;
+  add(task.counters.steps + 1 - startStep, b.maxSteps, (u, m) => `step ${u}/${m}`);
+  if (b.maxToolCalls !== undefined && task.budgets.maxToolCalls !== undefined) {
+    // the engine's limit is the calls made before the run plus the run's own
+    const before = task.budgets.maxToolCalls - b.maxToolCalls;
+    const used = task.counters.toolCalls - before + (decision.type === 'tool_call' ? 1 : 0);
+    add(Math.max(0, used), b.maxToolCalls, (u, m) => `${u}/${m} tool calls`);
+  }
+  if (c) {
+    add(c.prompt, b.maxPromptTokens, (u, m) => `${u}/${m} prompt tokens`);
+    add(c.output, b.maxOutputTokens, (u, m) => `${u}/${m} output tokens`);
+  }
+  if (parts.length === 0) return undefined;
+  return { progress: Math.min(1, share), text: parts.join(' · ') };
+}
+
 /**
  * Wrap `inner` so each run of a task is bounded by its token budgets and each step reports progress (see the module
  * comment). Tasks without run budgets are passed through unchanged.
@@ -99,86 +179,6 @@ export function withRunBudget(inner: TaskStrategy, opts: RunBudgetOptions): Task
     if (counts.size >= 10_000) counts.delete(counts.keys().next().value as string);
     counts.set(task.id, c);
     return c;
-  }
-
-  /** The final message of a run whose tokens are used up: what was done, the model's last words, what next. */
-  function exhausted(task: Task, history: readonly HistoryEntry[], c: RunCounts, b: RunBudget): Decision {
-    const used: string[] = [];
-    if (b.maxPromptTokens !== undefined && c.prompt >= b.maxPromptTokens)
-      used.push(`${c.prompt} of its ${b.maxPromptTokens} prompt tokens`);
-    if (b.maxOutputTokens !== undefined && c.output >= b.maxOutputTokens)
-      used.push(`${c.output} of its ${b.maxOutputTokens} output tokens`);
-    const calls = new Map<string, number>();
-    let last: { command: string; ok: boolean; error?: string } | undefined;
-    for (let i = history.length - 1; i >= 0; i--) {
-      const e = history[i] as HistoryEntry;
-      if (e.step <= c.startStep) break;
-      if (e.type === 'tool_call') calls.set(e.command, (calls.get(e.command) ?? 0) + 1);
-      if (e.type === 'tool_result' && last === undefined) {
-        last = e.outcome.ok
-          ? { command: e.command, ok: true }
-          : { command: e.command, ok: false, error: e.outcome.error.message };
-      }
-    }
-    const n = [...calls.values()].reduce((a, v) => a + v, 0);
-    const lines = [
-      `I stopped because this run used ${used.join(' and ')} (as the model server counted them), so I cannot ` +
-        'ask the model for more now.',
-      n === 0
-        ? 'No command was run in this run.'
-        : `Done in this run: ${n} command call${n === 1 ? '' : 's'} (${[...calls]
-            .map(([k, v]) => `${k} ×${v}`)
-            .join(', ')}); the last, ${last?.command ?? '?'}, ${
-            last === undefined
-              ? 'has no result yet'
-              : last.ok
-                ? 'succeeded'
-                : `failed: ${clip(last.error ?? '', 200)}`
-          }.`,
-    ];
-    if (c.lastText !== undefined) lines.push(`The model's last words: "${clip(c.lastText, 400)}"`);
-    lines.push(
-      'The task may not be finished. Send it a message to continue with a fresh budget, or raise the budget ' +
-        '(settings.budgets.max_prompt_tokens / max_output_tokens).',
-    );
-    return {
-      type: 'complete',
-      result: {
-        message: lines.join('\n'),
-        stopped: 'token_budget',
-        tokens: { prompt: c.prompt, output: c.output },
-      },
-    };
-  }
-
-  /** Progress of the run after this step: the largest share of a budget used, and what is used of each. */
-  function progressOf(
-    task: Task,
-    decision: Decision,
-    c: RunCounts | undefined,
-    b: RunBudget,
-  ): { progress: number; text: string } | undefined {
-    const parts: string[] = [];
-    let share = 0;
-    const add = (used: number, max: number | undefined, label: (u: string, m: string) => string): void => {
-      if (max === undefined || max <= 0) return;
-      share = Math.max(share, used / max);
-      parts.push(label(short(used), short(max)));
-    };
-    const startStep = c?.startStep ?? 0;
-    add(task.counters.steps + 1 - startStep, b.maxSteps, (u, m) => `step ${u}/${m}`);
-    if (b.maxToolCalls !== undefined && task.budgets.maxToolCalls !== undefined) {
-      // the engine's limit is the calls made before the run plus the run's own
-      const before = task.budgets.maxToolCalls - b.maxToolCalls;
-      const used = task.counters.toolCalls - before + (decision.type === 'tool_call' ? 1 : 0);
-      add(Math.max(0, used), b.maxToolCalls, (u, m) => `${u}/${m} tool calls`);
-    }
-    if (c) {
-      add(c.prompt, b.maxPromptTokens, (u, m) => `${u}/${m} prompt tokens`);
-      add(c.output, b.maxOutputTokens, (u, m) => `${u}/${m} output tokens`);
-    }
-    if (parts.length === 0) return undefined;
-    return { progress: Math.min(1, share), text: parts.join(' · ') };
   }
 
   return {

@@ -112,6 +112,24 @@ describe('TaskOperations.create', () => {
     expect(stored && taskCreator(stored)).toBe('pc-1');
   });
 
+  it("stores an adapter's metadata with the task, under the operation's own keys (guards against an adapter that must create tasks apart from the rules to tag them)", async () => {
+    const h = setup();
+    const r = await h.ops.create({
+      kind: 'general',
+      prompt: 'wait',
+      clientId: null,
+      creator: 'pc-1',
+      metadata: { instanceId: 'Steve', [TASK_METADATA_KEYS.creator]: 'forged' },
+    });
+    const stored = r.ok ? await h.store.getTask(r.value.task.id) : undefined;
+    expect(stored?.metadata).toMatchObject({ instanceId: 'Steve', [TASK_METADATA_KEYS.creator]: 'pc-1' });
+    expect(stored?.metadata[TASK_METADATA_KEYS.runBudgets]).toEqual({
+      maxSteps: 40,
+      maxToolCalls: 60,
+      deadlineMs: 3_600_000,
+    });
+  });
+
   it('refuses an unknown kind with the known names and stores nothing', async () => {
     const h = setup();
     const r = await h.ops.create({ kind: 'tree_farm', prompt: 'x', clientId: null });

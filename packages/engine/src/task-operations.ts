@@ -68,6 +68,11 @@ export interface CreateTaskRequest {
   requestNamespace?: string;
   /** Per-task settings (checked here against the kind and the operator maximums; stored as given). */
   settings?: TaskSettings;
+  /**
+   * More metadata of the task, from the adapter (e.g. the Minecraft instance the task plays on). The operation's own
+   * keys (creator, request id, settings, run budgets) are set over it.
+   */
+  metadata?: Record<string, JsonValue>;
 }
 
 /** What {@link TaskOperations} works on. */
@@ -201,7 +206,7 @@ export class TaskOperations {
     const resolved = resolveRunBudgets(catalogue, kind, spec, req.settings);
     if (!resolved.ok) return fail(resolved.error.code, resolved.error.message, resolved.error.path);
     const now = this.o.clock.now();
-    const metadata: Record<string, JsonValue> = {};
+    const metadata: Record<string, JsonValue> = { ...req.metadata };
     if (req.creator !== undefined) metadata[TASK_METADATA_KEYS.creator] = req.creator;
     if (req.requestId !== undefined) metadata[TASK_METADATA_KEYS.requestId] = req.requestId;
     if (req.settings !== undefined && Object.keys(req.settings).length > 0) {

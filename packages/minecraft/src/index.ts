@@ -97,8 +97,11 @@ export { ActionPolicySchema, policyRefusal, type ActionPolicy } from './service/
 export {
   createMinecraftAgent,
   McTaskRequestSchema,
+  MINECRAFT_KIND_RULES,
+  minecraftTaskKinds,
   type McResult,
   type McTaskHost,
+  type McTaskOperations,
   type MinecraftAgent,
   type MinecraftAgentOptions,
 } from './service/minecraft-agent.js';

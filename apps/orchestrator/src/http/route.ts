@@ -63,6 +63,8 @@ export interface HttpApiOptions {
   now: () => number;
   /** The Minecraft side (mod endpoint, `minecraft_agent` tasks), when it runs in this process. */
   minecraft?: MinecraftAgent | undefined;
+  /** Task operations over the `minecraft_agent` kind (`minecraftTaskKinds`), when the Minecraft side runs. */
+  minecraftTasks?: TaskOperations | undefined;
   logger: { error(obj: unknown, msg?: string): void };
 }
 

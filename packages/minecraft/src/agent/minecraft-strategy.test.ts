@@ -1,4 +1,4 @@
-import { Engine, InMemoryTaskStore, type Task } from '@ccagent/engine';
+import { Engine, InMemoryTaskStore, MODEL_REQUEST_KIND, type Task } from '@ccagent/engine';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MinecraftActionExecutor } from '../endpoint/action-executor.js';
@@ -266,6 +266,36 @@ describe('minecraft_agent strategy', () => {
     const req = fake.chatRequests('lmstudio-model')[0];
     expect(req?.path).toBe('/v1/chat/completions');
     expect((req?.body as { response_format: { type: string } }).response_format.type).toBe('json_schema');
+  });
+
+  it('writes each model call ahead of the request as a model_request record and counts its usage, as CC tasks do (guards against a copy of the model call that logs only after the reply)', async () => {
+    await setup();
+    fake.script('qwen3:8b', [
+      { json: { actions: [{ type: 'chat', message: 'logged first' }] }, fault: { latencyMs: 400 } },
+    ]);
+    const done = run({ mode: 'low-level' });
+    await expect.poll(() => fake.chatRequests('qwen3:8b').length).toBe(1);
+    const [task] = await engine.listTasks({ kind: MINECRAFT_TASK_KIND });
+    const inFlight = await engine.getSteps(task?.id ?? '');
+    // While the model is still answering, the request it received is already in the step log.
+    const ahead = inFlight.filter((s) => s.kind === MODEL_REQUEST_KIND);
+    expect(ahead).toHaveLength(1);
+    expect(inFlight.some((s) => s.kind === 'mc_plan')).toBe(false);
+    const sent = fake.chatRequests('qwen3:8b')[0]?.body as {
+      messages: Array<{ role: string; content: string }>;
+    };
+    expect(ahead[0]).toMatchObject({ model: 'qwen3:8b', output: { role: 'mc_plan' } });
+    expect((ahead[0]?.input as { messages: unknown[]; provider: string }).messages).toEqual(
+      sent.messages.map((m) => ({ role: m.role, content: m.content })),
+    );
+    expect((ahead[0]?.input as { provider: string }).provider).toBe('ollama');
+    expect((await done).status).toBe('completed');
+    const steps = await engine.getSteps(task?.id ?? '');
+    const finished = steps.find((s) => s.kind === 'mc_plan');
+    // The finished record follows with the same start and the server's token counts.
+    expect(finished?.startedAt).toBe(ahead[0]?.startedAt);
+    expect(finished?.usage?.promptTokens).toBeGreaterThan(0);
+    expect(finished?.usage?.completionTokens).toBeGreaterThan(0);
   });
 
   it('fails with invalid_settings (and runs nothing) when the task settings are bad', async () => {

@@ -1,19 +1,25 @@
 /**
  * Everything a host process (the orchestrator) composes to offer Minecraft tasks: the mod endpoint, the action
  * executor routed beside its own, the `minecraft_agent` strategy beside its own, and the operations the API exposes
- * (list instances, create a task with settings, stop an instance, retry a task).
+ * (list instances, create a task with settings, stop an instance, retry a task). Tasks are created and retried by the
+ * engine's `TaskOperations` over a catalogue holding the `minecraft_agent` kind ({@link minecraftTaskKinds}): the same
+ * rules, run budgets, input limits and storage refusals as every other task, and a retry that reopens the task.
  */
 import type {
   Clock,
   CommandOutcome,
+  CreateTaskRequest,
+  JsonValue,
   Logger,
-  NewTaskInput,
   StrategyResolver,
   Task,
+  TaskKindCatalogue,
+  TaskKindRules,
+  TaskOperationError,
+  TaskOperationResult,
   ToolCallRequest,
   ToolExecutor,
 } from '@ccagent/engine';
-import { isEngineError } from '@ccagent/engine';
 import { z } from 'zod';
 import { createMinecraftStrategy } from '../agent/minecraft-strategy.js';
 import {
@@ -23,7 +29,7 @@ import {
   type MinecraftTaskSettings,
   type ModelFactory,
 } from '../agent/settings.js';
-import { MinecraftActionExecutor } from '../endpoint/action-executor.js';
+import { MC_ACTION_COMMAND, MinecraftActionExecutor } from '../endpoint/action-executor.js';
 import { MinecraftEndpoint, type InstanceInfo } from '../endpoint/mc-endpoint.js';
 import type { McTls, McUpgradeCheck } from '../endpoint/mod-server.js';
 import { ActionPolicies, ActionPolicySchema, type ActionPolicy } from './action-policy.js';
@@ -31,10 +37,39 @@ import { InstanceSeat } from './instance-seat.js';
 
 /** The engine operations the Minecraft API needs (the orchestrator's `Engine` satisfies it). */
 export interface McTaskHost {
-  createTask(input: NewTaskInput): Promise<Task>;
   cancelTask(taskId: string, reason?: string): Promise<Task>;
   getTask(taskId: string): Promise<Task | undefined>;
   listTasks(filter?: { kind?: string; status?: Task['status'][] }): Promise<Task[]>;
+}
+
+/**
+ * The task operations that create and retry `minecraft_agent` tasks: the engine's `TaskOperations` built with
+ * {@link minecraftTaskKinds} satisfies it.
+ */
+export interface McTaskOperations {
+  create(req: CreateTaskRequest): Promise<TaskOperationResult<{ task: Task; created: boolean }>>;
+  retry(taskId: string): Promise<TaskOperationResult<Task>>;
+}
+
+/** The rules of the `minecraft_agent` kind: only the mod's action command, no model role a request may choose. */
+export const MINECRAFT_KIND_RULES: TaskKindRules = {
+  strategy: MINECRAFT_TASK_KIND,
+  allowedCommands: [MC_ACTION_COMMAND],
+  budgets: {},
+  modelRoles: [],
+};
+
+/**
+ * The catalogue of the Minecraft API's task operations: the `minecraft_agent` kind alone (so the general task routes,
+ * which use the host's own catalogue, never create one), with the host's operator limits and providers.
+ */
+export function minecraftTaskKinds(base: Pick<TaskKindCatalogue, 'limits' | 'providers'>): TaskKindCatalogue {
+  return {
+    kinds: { [MINECRAFT_TASK_KIND]: MINECRAFT_KIND_RULES },
+    aliases: {},
+    limits: base.limits,
+    providers: base.providers,
+  };
 }
 
 /** Options of {@link createMinecraftAgent}. */
@@ -73,7 +108,11 @@ export const McTaskRequestSchema = z.object({
   settings: MinecraftTaskSettingsSchema,
 });
 
-/** Outcome of an API operation. `code`: `invalid_input`, `not_found`, `not_retryable`, `instance_busy`, `no_instance`. */
+/**
+ * Outcome of an API operation. `code`: `invalid_input`, `not_found`, `conflict` (the task cannot be retried in its
+ * state), `unavailable` (the database cannot be written right now; nothing changed), `instance_busy` (the instance
+ * runs another task: one at a time), `no_instance`.
+ */
 export type McResult<T> =
   { ok: true; value: T } | { ok: false; code: string; message: string; path?: string[] };
 
@@ -90,11 +129,11 @@ export interface MinecraftAgent {
   /** Instances known to the endpoint. */
   listInstances(): InstanceInfo[];
   /** Create a `minecraft_agent` task (input validated; the settings are the task's `context`). */
-  createTask(host: McTaskHost, input: unknown): Promise<McResult<Task>>;
+  createTask(host: McTaskHost, ops: McTaskOperations, input: unknown): Promise<McResult<Task>>;
   /** Send `stop` to the instance and cancel its unfinished tasks. */
   stopInstance(host: McTaskHost, instanceId: string): Promise<{ stopSent: boolean; cancelled: string[] }>;
-  /** A new task with the prompt and settings of a failed or cancelled one. */
-  retryTask(host: McTaskHost, taskId: string): Promise<McResult<Task>>;
+  /** Reopen a failed or cancelled `minecraft_agent` task with fresh budgets (the engine's retry). */
+  retryTask(host: McTaskHost, ops: McTaskOperations, taskId: string): Promise<McResult<Task>>;
   /** The instance a prompt without an instance id goes to (the seed's `connect-instance`), or null. */
   activeInstance(): string | null;
   /** Make `instanceId` the active instance (kept in the settings file before it returns). */
@@ -143,7 +182,11 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
     (await host.listTasks({ kind: MINECRAFT_TASK_KIND, status: UNFINISHED })).find(
       (t) => instanceOf(t) === instanceId,
     );
-  const createFor = (host: McTaskHost, instanceId: string, input: NewTaskInput): Promise<McResult<Task>> =>
+  const createFor = (
+    host: McTaskHost,
+    instanceId: string,
+    create: () => Promise<McResult<Task>>,
+  ): Promise<McResult<Task>> =>
     oneAtATime(instanceId, async () => {
       const busy = await busyWith(host, instanceId);
       if (busy !== undefined) {
@@ -155,7 +198,7 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
             'stop it (stop-task) or wait for it to finish',
         };
       }
-      return createdOrRefused(() => host.createTask(input));
+      return create();
     });
   const strategy = createMinecraftStrategy({
     states: endpoint,
@@ -180,7 +223,7 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
     }),
     withStrategy: (resolver) => (kind) => (kind === MINECRAFT_TASK_KIND ? strategy : resolver(kind)),
     listInstances: () => endpoint.listInstances(),
-    async createTask(host, input) {
+    async createTask(host, ops, input) {
       const parsed = McTaskRequestSchema.safeParse(input);
       if (!parsed.success) {
         const i = parsed.error.issues[0];
@@ -192,12 +235,16 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
         };
       }
       const { prompt, settings } = parsed.data;
-      return createFor(host, settings.instanceId, {
-        kind: MINECRAFT_TASK_KIND,
-        prompt,
-        context: JSON.parse(JSON.stringify(settings)) as NewTaskInput['context'],
-        allowedCommands: [actions.listCommands()[0]?.name ?? 'minecraft_action'],
-        metadata: { instanceId: settings.instanceId },
+      return createFor(host, settings.instanceId, async () => {
+        const r = await ops.create({
+          kind: MINECRAFT_TASK_KIND,
+          prompt,
+          clientId: null,
+          context: JSON.parse(JSON.stringify(settings)) as JsonValue,
+          allowedCommands: [actions.listCommands()[0]?.name ?? 'minecraft_action'],
+          metadata: { instanceId: settings.instanceId },
+        });
+        return r.ok ? { ok: true, value: r.value.task } : refusal(r.error);
       });
     },
     async stopInstance(host, instanceId) {
@@ -210,24 +257,15 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
       }
       return { stopSent, cancelled };
     },
-    async retryTask(host, taskId) {
+    async retryTask(host, ops, taskId) {
       const t = await host.getTask(taskId);
       if (t === undefined || t.kind !== MINECRAFT_TASK_KIND) {
         return { ok: false, code: 'not_found', message: `no minecraft_agent task ${taskId}` };
       }
-      if (t.status !== 'failed' && t.status !== 'cancelled') {
-        return {
-          ok: false,
-          code: 'not_retryable',
-          message: `task ${taskId} is ${t.status}; only failed or cancelled tasks are retried`,
-        };
-      }
-      return createFor(host, instanceOf(t) ?? '', {
-        kind: MINECRAFT_TASK_KIND,
-        prompt: t.prompt,
-        ...(t.context !== undefined ? { context: t.context } : {}),
-        allowedCommands: t.allowedCommands,
-        metadata: { ...t.metadata, retryOf: t.id },
+      // A retry reopens the task; like a new task, it waits for no other task of the instance to be running.
+      return createFor(host, instanceOf(t) ?? '', async () => {
+        const r = await ops.retry(taskId);
+        return r.ok ? { ok: true, value: r.value } : refusal(r.error);
       });
     },
     activeInstance: () => seat.active(),
@@ -259,22 +297,16 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
 }
 
 /**
- * The task the engine created, or its refusal of the input (`invalid_input`: the prompt or context over the server's
- * input limits, which the engine checks for every adapter) as a result naming the field; other failures propagate.
+ * A refusal of the task operations as the API's result: the input over the server's limits (which the engine checks
+ * for every adapter) as `invalid_input` naming the field, the other codes as they are.
  */
-async function createdOrRefused(create: () => Promise<Task>): Promise<McResult<Task>> {
-  try {
-    return { ok: true, value: await create() };
-  } catch (err) {
-    if (isEngineError(err, 'invalid_input')) {
-      const field = err.details?.['field'];
-      return {
-        ok: false,
-        code: 'invalid_input',
-        message: `${typeof field === 'string' ? field : '(body)'}: ${err.message}`,
-        ...(typeof field === 'string' ? { path: [field] } : {}),
-      };
-    }
-    throw err;
-  }
+function refusal(e: TaskOperationError): { ok: false; code: string; message: string; path?: string[] } {
+  if (e.code !== 'invalid_field') return { ok: false, code: e.code, message: e.message };
+  const field = e.path?.replace(/^\$\./, '');
+  return {
+    ok: false,
+    code: 'invalid_input',
+    message: `${field ?? '(body)'}: ${e.message}`,
+    ...(field !== undefined ? { path: [field] } : {}),
+  };
 }

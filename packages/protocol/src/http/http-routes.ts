@@ -404,9 +404,9 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     method: 'POST',
     path: '/api/minecraft/tasks/:id/retry',
     summary:
-      'A new task with the prompt and settings of a failed or cancelled `minecraft_agent` task (operator).',
+      'A failed or cancelled `minecraft_agent` task resumes from its memory with fresh budgets, as any task’s retry (operator).',
     body: MinecraftEmptyBodySchema,
-    responses: [{ status: 201, schema: MinecraftTaskResponseSchema }],
+    responses: [{ status: 200, schema: MinecraftTaskResponseSchema }],
   },
   {
     method: 'GET',

@@ -3,7 +3,7 @@
  * `minecraft_agent` task with its settings, stop an instance (sends `stop`, cancels its tasks), retry a task. The
  * task's status and step log are the ordinary task routes. Bodies are @ccagent/protocol's (snake_case), mapped here to the package's settings.
  */
-import type { InstanceInfo, MinecraftAgent } from '@ccagent/minecraft';
+import type { InstanceInfo, McTaskOperations, MinecraftAgent } from '@ccagent/minecraft';
 import {
   MinecraftEmptyBodySchema,
   MinecraftTaskBodySchema,
@@ -19,7 +19,7 @@ import type { HttpApiOptions, RouteRequest } from '../route.js';
 
 /** The Minecraft side, or 503 when the mod endpoint does not run in this orchestrator. */
 export function agent(d: HttpApiOptions): MinecraftAgent {
-  if (d.minecraft === undefined) {
+  if (d.minecraft === undefined || d.minecraftTasks === undefined) {
     throw new HttpError(
       503,
       'minecraft_unavailable',
@@ -27,6 +27,11 @@ export function agent(d: HttpApiOptions): MinecraftAgent {
     );
   }
   return d.minecraft;
+}
+
+function operations(d: HttpApiOptions): McTaskOperations {
+  agent(d);
+  return d.minecraftTasks as McTaskOperations;
 }
 
 /** An instance as the HTTP API sends it. */
@@ -89,8 +94,9 @@ export async function startMinecraftTask(
       stateWaitMs: b.state_wait_ms,
     }).filter(([, v]) => v !== undefined),
   );
-  const r = await mc.createTask(d.engine, { prompt: b.prompt, settings });
+  const r = await mc.createTask(d.engine, operations(d), { prompt: b.prompt, settings });
   if (!r.ok && r.code === 'instance_busy') throw new HttpError(409, r.code, r.message);
+  if (!r.ok && r.code === 'unavailable') throw new HttpError(503, 'unavailable', r.message);
   if (!r.ok) {
     const snake = (r.path ?? []).map((k) =>
       k === 'settings' ? '' : k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
@@ -113,14 +119,20 @@ export async function stopInstance(d: HttpApiOptions, { req, res, params }: Rout
   sendJson(res, 200, body);
 }
 
-/** `POST /api/minecraft/tasks/:id/retry`: a new task with the settings of a failed or cancelled one. */
+/**
+ * `POST /api/minecraft/tasks/:id/retry`: the failed or cancelled task reopened with fresh budgets, as the engine's
+ * retry of any task (`POST /api/tasks/:id/retry`); 409 `conflict` for a task in another state.
+ */
 export async function retryMinecraftTask(
   d: HttpApiOptions,
   { req, res, params }: RouteRequest,
 ): Promise<void> {
   const mc = agent(d);
   parseWith(MinecraftEmptyBodySchema, await readJson(req, true), 'body');
-  const r = await mc.retryTask(d.engine, params['id'] ?? '');
-  if (!r.ok) throw new HttpError(r.code === 'not_found' ? 404 : 409, r.code, r.message);
-  sendJson(res, 201, { task: taskToWire(r.value) });
+  const r = await mc.retryTask(d.engine, operations(d), params['id'] ?? '');
+  if (!r.ok) {
+    const status = r.code === 'not_found' ? 404 : r.code === 'unavailable' ? 503 : 409;
+    throw new HttpError(status, r.code, r.message);
+  }
+  sendJson(res, 200, { task: taskToWire(r.value) });
 }

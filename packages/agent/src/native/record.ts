@@ -1,0 +1,108 @@
+/**
+ * Record the model's reply: a failed call counted against the failure limit; a reply cut off, empty or with a call
+ * written as text nudged once; otherwise the turn appended to the memory (the window's dropped turns left out, the
+ * measured token density kept) and its first call handed out, or the reply completes the task.
+ */
+import type { Decision, JsonValue } from '@ccagent/engine';
+import { stripThinking } from '../directive-parser.js';
+import type { ModelCallOutcome } from '../model-call.js';
+import { nextQueuedCall } from './dispatch.js';
+import { nextMemory, withCalls, type NativeCall } from './native-memory.js';
+import type { NativeStep, PreparedTurn } from './turn.js';
+
+const EMPTY_NUDGE = 'Your reply was empty. Call a tool, or answer with the result if the task is done.';
+export const CUT_NUDGE =
+  'Your reply was cut off at the output limit (done_reason "length"), so none of it was used: no call was made. ' +
+  'Reply again, shorter.';
+const TEXT_CALL_NUDGE =
+  'Your reply wrote a tool call as text (<tool_call>…); text is not run. Call the tool through the tool-calling ' +
+  'interface, or answer without tags if the task is done.';
+
+/** The step's decision from the model call of prepared turn `p` (its calls read as `readCalls`). */
+export function recordReply(
+  s: NativeStep,
+  p: PreparedTurn,
+  call: ModelCallOutcome,
+  readCalls: NativeCall[],
+  afterCut: boolean,
+): Decision {
+  const { ctx, available, callsMade } = s;
+  const { maxFailures, opts } = s.cfg;
+  const { mem, messages, toolsJson, firstShown, failDecision } = p;
+  if (!call.response) {
+    const failed = nextMemory({ ...mem, modelFailures: mem.modelFailures + 1 });
+    if (failed.modelFailures >= maxFailures) {
+      return {
+        ...failDecision(
+          'model_failed',
+          `the model failed ${failed.modelFailures} times in a row: ${call.error?.message ?? ''}`,
+        ),
+        memory: failed as unknown as JsonValue,
+      };
+    }
+    return { type: 'continue', memory: failed as unknown as JsonValue };
+  }
+  const reply = call.response.message;
+  // A reply stopped at the output limit is never used, neither as an answer nor for its calls (the rest of them
+  // may be missing): one retry with a note; cut off again, the task fails with output_truncated.
+  const cut = call.response.usage.doneReason === 'length';
+  // A reply that is only a reasoning block (`<think>…</think>`) says nothing either.
+  const empty = !cut && reply.toolCalls.length === 0 && stripThinking(reply.content).trim() === '';
+  // A call written as text (Qwen's `<tool_call>` tags the server did not turn into a call) is not an answer.
+  const textCall = !cut && reply.toolCalls.length === 0 && /<tool_call>/i.test(reply.content);
+  const nudge = cut ? CUT_NUDGE : empty ? EMPTY_NUDGE : textCall ? TEXT_CALL_NUDGE : undefined;
+  const turn = withCalls(
+    {
+      content: reply.content,
+      calls: [],
+      callsBefore: callsMade,
+      step: ctx.step,
+      ...(nudge ? { nudge } : {}),
+    },
+    cut ? [] : readCalls,
+  );
+  // Turns left out of this prompt are never shown again (the window only moves forward): the memory drops them, so
+  // it stays as small as the window however long the task runs.
+  const counted = call.response.usage.promptEvalCount;
+  // What the server counted: the messages, their tool calls and the tool schemas (the template adds a little).
+  const sent = messages.reduce(
+    (n, m) => n + m.content.length + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0),
+    toolsJson.length,
+  );
+  const withTurn = nextMemory({
+    ...mem,
+    modelFailures: 0,
+    dropped: mem.dropped + firstShown,
+    turns: [...mem.turns.slice(firstShown), turn],
+    ...(counted !== undefined && counted > 0 ? { charsPerToken: Math.max(1, sent / counted) } : {}),
+  });
+  if (cut && afterCut) {
+    return {
+      ...failDecision(
+        'output_truncated',
+        'the model was cut off at its output limit twice in a row; raise numPredict (or lengthRetryNumPredict)',
+      ),
+      memory: withTurn as unknown as JsonValue,
+    };
+  }
+  if (turn.calls.length === 0) {
+    if (nudge) return { type: 'continue', memory: withTurn as unknown as JsonValue };
+    return {
+      type: 'complete',
+      result: {
+        message: stripThinking(reply.content).trim(),
+        iterations: withTurn.dropped + withTurn.turns.length,
+      },
+      memory: withTurn as unknown as JsonValue,
+    };
+  }
+  const next = nextQueuedCall(opts, withTurn, callsMade, available, undefined);
+  if (next.decision) return { ...next.decision, memory: next.mem as unknown as JsonValue };
+  // Every call named an unknown tool or had arguments that could not be read: the errors go back to the model on
+  // the next step.
+  return {
+    type: 'continue',
+    note: 'every call of the model was rejected (an unknown tool or unreadable arguments)',
+    memory: next.mem as unknown as JsonValue,
+  };
+}
