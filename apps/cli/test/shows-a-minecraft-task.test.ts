@@ -6,8 +6,21 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Engine, type CommandOutcome, type Task, type ToolExecutor } from '@ccagent/engine';
-import { createMinecraftAgent, ModClient, type Action, type PlayerState } from '@ccagent/minecraft';
+import {
+  Engine,
+  systemClock,
+  TaskOperations,
+  type CommandOutcome,
+  type Task,
+  type ToolExecutor,
+} from '@ccagent/engine';
+import {
+  createMinecraftAgent,
+  minecraftTaskKinds,
+  ModClient,
+  type Action,
+  type PlayerState,
+} from '@ccagent/minecraft';
 import { openSqliteStore } from '@ccagent/store';
 import { startFakeOllama, type FakeChatRequest, type FakeReply } from '@ccagent/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,7 +105,26 @@ beforeAll(async () => {
         }
       });
     });
-    const created = await mc.createTask(engine, {
+    const ops = new TaskOperations({
+      engine,
+      store,
+      kinds: minecraftTaskKinds({
+        limits: {
+          maxSteps: 100,
+          maxToolCalls: 200,
+          maxModelCalls: 50,
+          maxPromptTokens: 100_000,
+          maxOutputTokens: 50_000,
+          maxDeadlineMs: 7_200_000,
+          maxNumCtx: 32_768,
+          maxTemperature: 1,
+          models: [],
+        },
+        providers: ['ollama'],
+      }),
+      clock: systemClock,
+    });
+    const created = await mc.createTask(engine, ops, {
       prompt: 'place a stone block next to the tree and say so',
       settings: { instanceId: 'Bot', model: MODEL, mode: 'low-level' },
     });

@@ -6,13 +6,21 @@
 // seed's craft actions are checked at the protocol level (the mod got the seed's form and answered it).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Engine, InMemoryTaskStore, type Task, type ToolExecutor } from '@ccagent/engine';
+import {
+  Engine,
+  InMemoryTaskStore,
+  systemClock,
+  TaskOperations,
+  type Task,
+  type ToolExecutor,
+} from '@ccagent/engine';
 import { startFakeOllama, type FakeChatRequest, type FakeOllama, type FakeReply } from '@ccagent/testkit';
 import { Vec3 } from 'vec3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createMinecraftAgent,
   defaultModelFactory,
+  minecraftTaskKinds,
   MINECRAFT_TASK_KIND,
   startBridge,
   type Bridge,
@@ -30,6 +38,8 @@ let server: TestMinecraftServer;
 let agent: MinecraftAgent;
 let bridge: Bridge;
 let engine: Engine;
+/** The engine's task operations over the `minecraft_agent` kind, as the orchestrator builds them. */
+let ops: TaskOperations;
 let fake: FakeOllama;
 let spawn: { x: number; y: number; z: number };
 
@@ -57,7 +67,7 @@ async function run(
   replan?: unknown,
 ): Promise<Task> {
   plans.set(name, { plan, ...(replan !== undefined ? { replan } : {}) });
-  const r = await agent.createTask(engine, {
+  const r = await agent.createTask(engine, ops, {
     prompt: `${name} (seed 003)`,
     settings: { instanceId: 'Bot', model: MODEL, ollamaUrl: fake.url, constrained: false, ...settings },
   });
@@ -118,12 +128,32 @@ beforeAll(async () => {
   fake.script(MODEL, reply);
   agent = createMinecraftAgent({ port: 0, modelFor: defaultModelFactory() });
   const url = await agent.start();
+  const store = new InMemoryTaskStore();
   engine = new Engine({
-    store: new InMemoryTaskStore(),
+    store,
     strategies: agent.withStrategy(() => undefined),
     executor: agent.routeExecutor(noComputers),
   });
   await engine.start();
+  ops = new TaskOperations({
+    engine,
+    store,
+    kinds: minecraftTaskKinds({
+      limits: {
+        maxSteps: 100,
+        maxToolCalls: 200,
+        maxModelCalls: 50,
+        maxPromptTokens: 100_000,
+        maxOutputTokens: 50_000,
+        maxDeadlineMs: 7_200_000,
+        maxNumCtx: 32_768,
+        maxTemperature: 1,
+        models: [],
+      },
+      providers: ['ollama', 'openai'],
+    }),
+    clock: systemClock,
+  });
   bridge = await startBridge({
     server: `${server.host}:${server.port}`,
     username: 'Bot',
@@ -283,13 +313,13 @@ describe('seed 003 through the minecraft_agent strategy on a real server', () =>
 
   it('keeps the mod’s log lines with the task, sends max_tokens as num_predict, and runs one task per instance', async () => {
     plans.set('logs', { plan: { actions: [{ type: 'chat', message: 'logged' }] } });
-    const created = await agent.createTask(engine, {
+    const created = await agent.createTask(engine, ops, {
       prompt: 'logs (seed 003)',
       settings: { instanceId: 'Bot', model: MODEL, ollamaUrl: fake.url, constrained: false, maxTokens: 321 },
     });
     if (!created.ok) throw new Error(created.message);
     // A second task for the same instance while the first is unfinished is refused, and creates nothing.
-    const second = await agent.createTask(engine, {
+    const second = await agent.createTask(engine, ops, {
       prompt: 'logs (another)',
       settings: { instanceId: 'Bot', model: MODEL, ollamaUrl: fake.url },
     });

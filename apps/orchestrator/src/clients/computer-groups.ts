@@ -5,7 +5,7 @@
  * connected right now with the same operator key (the shared token or one operator key standing in for them). A
  * computer with its own key is in no key group (its key is its own): put it in a named group.
  */
-import type { Principal } from '../security/security-service.js';
+import type { Principal } from '@ccagent/security';
 
 /** The `server.groups` settings. */
 export interface ComputerGroupsConfig {

@@ -71,7 +71,7 @@ const input = { prompt: 'walk to the tree', settings: { instanceId: 'steve', mod
 describe('Minecraft tasks through TaskOperations', () => {
   it('creates a minecraft_agent task with its settings as context, the instance and the run budgets in metadata', async () => {
     await setup();
-    const r = await mc.createTask(ops, input);
+    const r = await mc.createTask(engine, ops, input);
     expect(r.ok).toBe(true);
     const task = r.ok ? await store.getTask(r.value.id) : undefined;
     expect(task).toMatchObject({
@@ -85,7 +85,10 @@ describe('Minecraft tasks through TaskOperations', () => {
 
   it('refuses bad settings and a prompt over the input limits with the field, and stores nothing', async () => {
     await setup();
-    const bad = await mc.createTask(ops, { ...input, settings: { ...input.settings, mode: 'sideways' } });
+    const bad = await mc.createTask(engine, ops, {
+      ...input,
+      settings: { ...input.settings, mode: 'sideways' },
+    });
     expect(bad).toMatchObject({ ok: false, code: 'invalid_input', path: ['settings', 'mode'] });
     const before = (await store.listTasks()).length;
     const limited = new Engine({
@@ -99,14 +102,14 @@ describe('Minecraft tasks through TaskOperations', () => {
       kinds: minecraftTaskKinds({ limits: LIMITS, providers: ['ollama'] }),
       clock: systemClock,
     });
-    const over = await mc.createTask(limitedOps, { ...input, prompt: 'y'.repeat(101) });
+    const over = await mc.createTask(engine, limitedOps, { ...input, prompt: 'y'.repeat(101) });
     expect(over).toMatchObject({ ok: false, code: 'invalid_input', path: ['prompt'] });
     expect(await store.listTasks()).toHaveLength(before);
   });
 
   it('retries a failed task by reopening it (same id, fresh run, a resume in its history); refuses a task that has not ended with conflict and another kind with not_found', async () => {
     await setup();
-    const r = await mc.createTask(ops, input);
+    const r = await mc.createTask(engine, ops, input);
     const id = r.ok ? r.value.id : '';
     expect((await ended(id)).status).toBe('failed');
     const retried = await mc.retryTask(engine, ops, id);
@@ -120,7 +123,7 @@ describe('Minecraft tasks through TaskOperations', () => {
     expect(await mc.retryTask(engine, ops, other.id)).toMatchObject({ ok: false, code: 'not_found' });
     expect(await mc.retryTask(engine, ops, 'no-such-task')).toMatchObject({ ok: false, code: 'not_found' });
     // A task that has not ended (asleep for an hour) is not retried, and stays as it was.
-    const sleeping = await mc.createTask(ops, { ...input, prompt: 'sleep' });
+    const sleeping = await mc.createTask(engine, ops, { ...input, prompt: 'sleep' });
     const sid = sleeping.ok ? sleeping.value.id : '';
     await expect.poll(async () => (await store.getTask(sid))?.counters.steps).toBeGreaterThan(0);
     const before = await store.getTask(sid);
