@@ -79,6 +79,11 @@ export class ScheduleRunner {
     await this.running;
   }
 
+  /** Resolves once no pass is running (tests on a manual clock wait for a pass a timer started). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
   /** Look at the schedules now (one was added, resumed or removed); a pass in progress is followed by another. */
   refresh(): Promise<void> {
     return this.pass();

@@ -78,3 +78,4 @@ export {
   type EnrollmentRecord,
   type RedeemResult,
 } from './security-tables.js';
+export { SqliteScheduleTables, rowToFiring, rowToSchedule } from './schedule-tables.js';
