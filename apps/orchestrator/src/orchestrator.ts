@@ -15,9 +15,11 @@ import { fileURLToPath } from 'node:url';
 import {
   confirmationCheck,
   Engine,
+  InMemoryScheduleStore,
   systemClock,
   TaskOperations,
   type ConfirmationRule,
+  type ScheduleStore,
   type Clock,
   type Logger,
   type StrategyResolver,
@@ -51,6 +53,7 @@ import { HttpAccess } from './security/http-access.js';
 import { authorizeMod } from './security/mod-access.js';
 import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
 import { SecurityService } from './security/security-service.js';
+import { ScheduleService } from './schedule-service.js';
 import { kindCatalogue } from './task-catalogue.js';
 import { ArgsValidator } from './ws/args-validator.js';
 import { ClientRateLimits } from './ws/client-rate-limits.js';
@@ -115,6 +118,8 @@ export type DurableStore = TaskStore &
     probeHealth(): Promise<{ ok: true } | { ok: false; error: string; code?: string }>;
     /** Credentials, enrollment codes, pairing requests and the audit log, in the same database as the tasks. */
     readonly security: CredentialStore;
+    /** Durable schedules and their firings, in the same database. */
+    readonly schedules?: ScheduleStore;
   };
 
 /** What startup found out, for the banner. */
@@ -323,6 +328,14 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     crossClientAccess: config.server.crossClientAccess,
     storageFailure: storageFailureOf,
   });
+  const schedules = new ScheduleService({
+    store: sqlite?.schedules ?? new InMemoryScheduleStore(),
+    engine,
+    tasks,
+    kinds: kindCatalogue(config),
+    clock,
+    logger,
+  });
   const replies = new WsReplies(metrics, new RefusalLog(logger, () => clock.now()));
   const subscriptions = new TaskSubscriptions({
     config,
@@ -403,6 +416,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     now: () => clock.now(),
     logger,
     minecraft,
+    schedules,
   });
 
   // Recover before anyone can connect: unfinished tasks resume, pending calls wait for their clients.
@@ -410,12 +424,15 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     status: ['queued', 'running', 'waiting_for_command', 'waiting_for_user'],
   });
   await engine.start();
+  // After the engine (a firing creates tasks through it); only this process fires: on PostgreSQL it holds the lease.
+  await schedules.start();
   let minecraftReport: StartupReport['minecraft'];
   if (minecraft && o.minecraft) {
     try {
       minecraftReport = { url: await minecraft.start() };
     } catch (err) {
       if (o.minecraft.required) {
+        await schedules.stop();
         await engine.stop();
         executor.dispose();
         registry.dispose();
@@ -483,6 +500,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   } catch (cause) {
     events.close();
     security.close();
+    await schedules.stop();
     await engine.stop();
     replyStream.close();
     executor.dispose();
@@ -528,7 +546,9 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       events.close();
       security.close();
       server.close();
-      // Engine first: no new command_calls or events; in-flight steps abort and stay durable for the next start.
+      // Schedules, then the engine: no new firings, no new command_calls or events; in-flight steps abort and stay
+      // durable for the next start.
+      await schedules.stop();
       await engine.stop();
       replyStream.close();
       executor.dispose();
