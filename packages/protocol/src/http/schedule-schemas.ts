@@ -104,3 +104,6 @@ export const ScheduleRemovedResponseSchema = z.object({ removed: z.string() });
 
 /** Body of the pause, resume and remove routes (empty, or `{}`). */
 export const EmptyScheduleBodySchema = z.strictObject({});
+
+/** A schedule as the API shows it (the type of {@link HttpScheduleSchema}). */
+export type HttpSchedule = z.infer<typeof HttpScheduleSchema>;
