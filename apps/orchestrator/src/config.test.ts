@@ -16,7 +16,12 @@ describe('loadConfig', () => {
     const r = loadConfig({});
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(Object.keys(r.value.taskKinds).sort()).toEqual(['chat', 'code_job', 'general_agent']);
+    expect(Object.keys(r.value.taskKinds).sort()).toEqual([
+      'chat',
+      'code_job',
+      'general_agent',
+      'resident_agent',
+    ]);
     expect(r.value.taskKinds.code_job).toMatchObject({
       strategy: 'planner_executor',
       executorMode: 'parser-then-model',

@@ -108,6 +108,14 @@ const budgetsSchema = z.strictObject({
   deadlineMs: positiveInt.optional(),
 });
 
+/** What a resident task may use in one hour or one day (see docs/agents.md). */
+const periodLimitSchema = z.strictObject({
+  maxSteps: positiveInt.optional(),
+  maxToolCalls: positiveInt.optional(),
+  /** Prompt plus output tokens, from the model server's counts. */
+  maxTokens: positiveInt.optional(),
+});
+
 /** When a DONE is believed (planner/executor strategy); mirrors `@ccagent/agent`'s `CompletionCriteria`. */
 const completionSchema = z.strictObject({
   /** A program run must have succeeded after the last file write. */
@@ -195,6 +203,13 @@ const taskKindSchema = z.strictObject({
    * kind: "every 10 minutes check the farm"). Give such a kind budgets of hours or days and a large `maxIterations`.
    */
   waitTool: z.boolean().default(false),
+  /**
+   * Budgets per hour and per day (a resident kind: agents that live for days). A task that used one sleeps until the
+   * window ends instead of failing; see docs/agents.md.
+   */
+  periodBudgets: z
+    .strictObject({ hour: periodLimitSchema.optional(), day: periodLimitSchema.optional() })
+    .optional(),
   /** Destructive calls that wait for a person's yes first (see docs/configuration.md, "Confirming destructive commands"). */
   confirm: confirmSchema.optional(),
 });
@@ -499,6 +514,19 @@ export const DEFAULT_CONFIG = {
       completion: { requireSuccessfulRun: true, requireLastRunOk: true },
       systemPrompt:
         'You write Lua 5.2 programs for CC:Tweaked. Test every program by running it before finishing.',
+    },
+    resident_agent: {
+      description:
+        'An agent that lives for days: it waits (no model call) until an event, a message or its own timer wakes it; budgets per hour and day.',
+      strategy: 'native',
+      allowedCommands: [],
+      waitTool: true,
+      maxIterations: 1_000_000,
+      budgets: {},
+      periodBudgets: {
+        hour: { maxSteps: 30, maxToolCalls: 60, maxTokens: 400_000 },
+        day: { maxSteps: 300, maxToolCalls: 600, maxTokens: 4_000_000 },
+      },
     },
     chat: {
       description: 'Talk with the model directly: no tools, the reply streams as it is written.',

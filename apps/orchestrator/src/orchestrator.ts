@@ -15,10 +15,12 @@ import { fileURLToPath } from 'node:url';
 import {
   confirmationCheck,
   Engine,
+  InMemoryScheduleStore,
   systemClock,
   TaskOperations,
   withServerTools,
   type ConfirmationRule,
+  type ScheduleStore,
   type Clock,
   type Logger,
   type StrategyResolver,
@@ -54,6 +56,7 @@ import { type CredentialStore, InMemoryCredentialStore, SecurityService } from '
 import { HttpAccess } from './security/http-access.js';
 import { authorizeMod } from './security/mod-access.js';
 import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
+import { ScheduleService } from './schedule-service.js';
 import { kindCatalogue, menuOffer } from './task-catalogue.js';
 import { ArgsValidator } from './ws/args-validator.js';
 import { ClientRateLimits } from './ws/client-rate-limits.js';
@@ -118,6 +121,8 @@ export type DurableStore = TaskStore &
     probeHealth(): Promise<{ ok: true } | { ok: false; error: string; code?: string }>;
     /** Credentials, enrollment codes, pairing requests and the audit log, in the same database as the tasks. */
     readonly security: CredentialStore;
+    /** Durable schedules and their firings, in the same database. */
+    readonly schedules?: ScheduleStore;
   };
 
 /** What startup found out, for the banner. */
@@ -351,6 +356,14 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
         storageFailure: storageFailureOf,
       })
     : undefined;
+  const schedules = new ScheduleService({
+    store: durable?.schedules ?? new InMemoryScheduleStore(),
+    engine,
+    tasks,
+    kinds: kindCatalogue(config),
+    clock,
+    logger,
+  });
   const replies = new WsReplies(metrics, new RefusalLog(logger, () => clock.now()));
   const groups = new ComputerGroups(config.server.groups, (id) => registry.connection(id)?.principal?.actor);
   const subscriptions = new TaskSubscriptions({
@@ -438,6 +451,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     logger,
     minecraft,
     minecraftTasks,
+    schedules,
   });
 
   // Recover before anyone can connect: unfinished tasks resume, pending calls wait for their clients.
@@ -445,12 +459,15 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     status: ['queued', 'running', 'waiting_for_command', 'waiting_for_user'],
   });
   await engine.start();
+  // After the engine (a firing creates tasks through it); only this process fires: on PostgreSQL it holds the lease.
+  await schedules.start();
   let minecraftReport: StartupReport['minecraft'];
   if (minecraft && o.minecraft) {
     try {
       minecraftReport = { url: await minecraft.start() };
     } catch (err) {
       if (o.minecraft.required) {
+        await schedules.stop();
         await engine.stop();
         executor.dispose();
         registry.dispose();
@@ -518,6 +535,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   } catch (cause) {
     events.close();
     security.close();
+    await schedules.stop();
     await engine.stop();
     replyStream.close();
     executor.dispose();
@@ -563,7 +581,9 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       events.close();
       security.close();
       server.close();
-      // Engine first: no new command_calls or events; in-flight steps abort and stay durable for the next start.
+      // Schedules, then the engine: no new firings, no new command_calls or events; in-flight steps abort and stay
+      // durable for the next start.
+      await schedules.stop();
       await engine.stop();
       replyStream.close();
       executor.dispose();

@@ -49,6 +49,7 @@ export function kindCatalogue(config: OrchestratorConfig): TaskKindCatalogue {
       budgets: kindBudgets(spec),
       modelRoles: ROLES_OF[spec.strategy],
       unusedSettings: UNUSED_SETTINGS[spec.strategy],
+      ...(spec.periodBudgets !== undefined ? { periodBudgets: spec.periodBudgets } : {}),
     };
   }
   const { models, ...limits } = config.limits;

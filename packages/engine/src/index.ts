@@ -132,3 +132,44 @@ export {
   type GpuInfo,
   type HardwareTier,
 } from './server-tools/built-in-tools.js';
+export {
+  BUDGET_PERIODS,
+  PERIOD_METADATA_KEYS,
+  PERIOD_MS,
+  periodBudgetsJson,
+  periodBudgetsOf,
+  periodExhausted,
+  periodStart,
+  periodUsageOf,
+  type BudgetPeriod,
+  type PeriodBudgets,
+  type PeriodExhaustion,
+  type PeriodLimit,
+  type PeriodUsage,
+} from './period-budgets.js';
+export {
+  MIN_INTERVAL_MS,
+  MISSED_POLICIES,
+  dueFiring,
+  isTimeZone,
+  nextOccurrence,
+  scheduleSpecProblem,
+  type DueFiring,
+  type FiringQuery,
+  type FiringStatus,
+  type MissedPolicy,
+  type Schedule,
+  type ScheduleAction,
+  type ScheduleFiring,
+  type ScheduleSpec,
+  type ScheduleSpecProblem,
+  type ScheduleStore,
+  type ScheduleTaskTemplate,
+} from './schedules.js';
+export {
+  SCHEDULE_REQUEST_NAMESPACE,
+  ScheduleRunner,
+  firingRequestId,
+  type ScheduleRunnerOptions,
+} from './schedule-runner.js';
+export { InMemoryScheduleStore } from './in-memory-schedule-store.js';

@@ -13,6 +13,7 @@ import type { CachedTask } from './task-cache.js';
 import { confirmationQuestionId } from './confirmation.js';
 import { finishMessage } from './finish-message.js';
 import { decisionRecord } from './memory-json.js';
+import { periodExhausted, withPeriodUsage, type PeriodExhaustion } from './period-budgets.js';
 import type { CommitResult, StepContext, TaskCommit } from './ports.js';
 import { assertTransition } from './task-state-machine.js';
 import type {
@@ -45,6 +46,11 @@ export class StepRunner {
       await this.failForBudget(taskId, 'maxSteps', budgets.maxSteps, counters.steps);
       return;
     }
+    const overPeriod = periodExhausted(task, now);
+    if (overPeriod) {
+      await this.sleepForPeriod(taskId, overPeriod);
+      return;
+    }
     const strategy = this.k.resolveStrategy(task.kind);
     if (!strategy) {
       await this.failTask(taskId, 'running', {
@@ -62,7 +68,10 @@ export class StepRunner {
     // A step decided from a state not yet durable (see `speculating`) does nothing outside the engine before that
     // state is on disk: no model call, no step-log record. Deciding from memory alone is free to go ahead.
     const basis = this.k.cache.speculating.get(taskId);
+    // Tokens this step's model calls reported (their step-log records' usage): counted in the period budgets.
+    let tokens = 0;
     const logStep = async (record: StepRecord): Promise<StoredStep> => {
+      tokens += (record.usage?.promptTokens ?? 0) + (record.usage?.completionTokens ?? 0);
       const stored = await this.k.store.appendStep(taskId, { ...record, step, at: this.k.clock.now() });
       this.k.events.emit('stepLogged', { taskId, step: stored });
       return stored;
@@ -116,7 +125,37 @@ export class StepRunner {
       if (lent && lent.entry.history === lent.history && lent.entry.lent) lent.entry.lent--;
     }
     if (abort.aborted) return;
-    await this.applyDecision(taskId, step, decision);
+    await this.applyDecision(taskId, step, decision, tokens);
+  }
+
+  /**
+   * A task with budgets per period that has used one up sleeps until its window ends (`wakeAt`), with a step-log
+   * record saying which budget and until when; nothing is written when it already sleeps until then (an event that
+   * woke it early). Posts made meanwhile stay in its history for the step after.
+   */
+  private async sleepForPeriod(taskId: string, over: PeriodExhaustion): Promise<void> {
+    await this.k.cache.withLock(taskId, async () => {
+      const current = await this.k.cache.requireTask(taskId);
+      if (current.status !== 'running' || current.wakeAt === over.until) return;
+      const now = this.k.clock.now();
+      const next: Task = { ...current, wakeAt: over.until, updatedAt: now };
+      const committed = await this.k.cache.commitTask({
+        task: next,
+        expectedStatus: 'running',
+        steps: [
+          {
+            kind: 'period_budget',
+            output: {
+              ...over,
+              reason: `budget ${over.budget} per ${over.period} used; sleeping until the window ends`,
+            },
+            step: current.counters.steps + 1,
+            at: now,
+          },
+        ],
+      });
+      for (const s of committed.steps) this.k.events.emit('stepLogged', { taskId, step: s });
+    });
   }
 
   private availableCommands(task: Task): CommandDescriptor[] {
@@ -126,7 +165,7 @@ export class StepRunner {
     return offered.filter((c) => task.allowedCommands.includes(c.name));
   }
 
-  async applyDecision(taskId: string, step: number, decision: Decision): Promise<void> {
+  async applyDecision(taskId: string, step: number, decision: Decision, tokens = 0): Promise<void> {
     const dispatch = await this.k.cache.withLock(
       taskId,
       async (): Promise<{ task: Task; call: CommandCallRecord } | undefined> => {
@@ -263,6 +302,11 @@ export class StepRunner {
             }
             break;
         }
+        base.metadata = withPeriodUsage(current, now, {
+          steps: 1,
+          toolCalls: base.counters.toolCalls - current.counters.toolCalls,
+          tokens,
+        });
         let committed: CommitResult;
         try {
           committed = await this.k.cache.commitTask(change);

@@ -5,6 +5,7 @@
  * that kind may call, and whether a request's per-task settings are allowed (and the run budgets they give).
  */
 import type { TaskSettings } from '@ccagent/protocol';
+import type { PeriodBudgets } from './period-budgets.js';
 
 /** Budgets of one run of a task: counts from the run's start, the deadline from the run's start (ms). */
 export interface RunBudgets {
@@ -38,6 +39,11 @@ export interface TaskKindRules {
    * request setting one is refused, in this order.
    */
   unusedSettings?: ReadonlyArray<{ setting: KindSpecificSetting; appliesTo: string }>;
+  /**
+   * Budgets per hour / day of a resident kind (agents that live for days): stored with each task of the kind, which
+   * sleeps until the window ends when it has used one, instead of failing (see period-budgets.ts).
+   */
+  periodBudgets?: PeriodBudgets;
 }
 
 /** Operator maximums of what a request may set per task; named `limits.<field>` in refusals. */

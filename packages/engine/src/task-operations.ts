@@ -27,6 +27,7 @@ import {
   TASK_METADATA_KEYS,
 } from './task-metadata.js';
 import { isTerminalStatus } from './task-state-machine.js';
+import { PERIOD_METADATA_KEYS, periodBudgetsJson } from './period-budgets.js';
 import type { JsonValue, QuestionRecord, Task, TaskBudgets } from './types.js';
 
 /** Why a task operation was refused. */
@@ -213,6 +214,9 @@ export class TaskOperations {
       metadata[TASK_METADATA_KEYS.settings] = req.settings as JsonValue;
     }
     metadata[TASK_METADATA_KEYS.runBudgets] = runBudgetsJson(resolved.value);
+    if (spec.periodBudgets !== undefined) {
+      metadata[PERIOD_METADATA_KEYS.budgets] = periodBudgetsJson(spec.periodBudgets);
+    }
     const budgets = budgetsFrom(resolved.value, { steps: 0, toolCalls: 0 }, now);
     try {
       const task = await this.engine.createTask({

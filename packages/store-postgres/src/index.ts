@@ -16,6 +16,7 @@ export {
 } from './postgres-store.js';
 export { LeaderLease, type LeaderLeaseOptions, type LeaseHolder } from './lease.js';
 export { PgSecurityTables } from './security-tables.js';
+export { PgScheduleTables } from './schedule-tables.js';
 export { PG_SCHEMA_VERSION, pgMigrationsFolder } from './migrate.js';
 export { isPostgresUrl } from './url.js';
 /** The Drizzle table definitions, for read-only SQL by other tools. */

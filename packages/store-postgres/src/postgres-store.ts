@@ -76,6 +76,7 @@ import { toPortError, toStoreError } from './errors.js';
 import { checkPgSchema, migratePg, readPgSchemaVersion, PG_SCHEMA_VERSION } from './migrate.js';
 import * as schema from './schema.js';
 import { PgSecurityTables } from './security-tables.js';
+import { PgScheduleTables } from './schedule-tables.js';
 import { SQL, valuesOf } from './sql.js';
 import { Staged } from './staged.js';
 import { PgWriteQueue, Sent, type BatchOutcome, type Work } from './write-queue.js';
@@ -216,6 +217,8 @@ export class PostgresStore implements TaskStore {
    * orchestrator using it, kept across restarts. Writes go through this store's write queue (durable and fenced).
    */
   readonly security: PgSecurityTables;
+  /** Durable schedules and their firings (schema version 3): the engine's `ScheduleStore`, writes fenced. */
+  readonly schedules: PgScheduleTables;
 
   /** @internal Use {@link openPostgresStore}. */
   constructor(
@@ -258,6 +261,10 @@ export class PostgresStore implements TaskStore {
     this.security = new PgSecurityTables({
       read: (run) => this.readStore(() => run(this.pool)),
       write: (run) => this.writeStore(run),
+    });
+    this.schedules = new PgScheduleTables({
+      read: (run) => this.read(() => run(this.pool)),
+      write: (run) => this.write(run),
     });
   }
 

@@ -304,3 +304,38 @@ export const auditLog = pgTable(
   },
   (t) => [index('audit_at_idx').on(t.at)],
 );
+
+/** Durable schedules (schema version 3): the same columns as the SQLite store's `schedules`. */
+export const schedules = pgTable('schedules', {
+  id: text('id').primaryKey(),
+  name: text('name'),
+  /** JSON `ScheduleSpec`. */
+  spec: text('spec').notNull(),
+  /** JSON `ScheduleAction`. */
+  action: text('action').notNull(),
+  /** run_once | skip */
+  missed: text('missed').notNull(),
+  paused: boolean('paused').notNull(),
+  createdBy: text('created_by'),
+  createdAt: ms('created_at').notNull(),
+  updatedAt: ms('updated_at').notNull(),
+  lastDueAt: ms('last_due_at'),
+});
+
+/** Firings of schedules (schema version 3): one row per (schedule, due time), recorded before the firing acts. */
+export const scheduleFirings = pgTable(
+  'schedule_firings',
+  {
+    scheduleId: text('schedule_id').notNull(),
+    dueAt: ms('due_at').notNull(),
+    firedAt: ms('fired_at').notNull(),
+    /** pending | done | failed | skipped */
+    status: text('status').notNull(),
+    taskId: text('task_id'),
+    error: text('error'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.scheduleId, t.dueAt] }),
+    index('schedule_firings_status_idx').on(t.status),
+  ],
+);

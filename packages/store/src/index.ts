@@ -83,3 +83,4 @@ export {
   type EnrollmentRecord,
   type RedeemResult,
 } from '@ccagent/security';
+export { SqliteScheduleTables, rowToFiring, rowToSchedule } from './schedule-tables.js';

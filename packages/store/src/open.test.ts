@@ -84,6 +84,8 @@ describe('openSqliteStore', () => {
       'model_tools',
       'pairing_requests',
       'questions',
+      'schedule_firings',
+      'schedules',
       'step_messages',
       'steps',
       'task_memory',

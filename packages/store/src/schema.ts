@@ -312,3 +312,41 @@ export const pairingRequests = sqliteTable(
   },
   (t) => [uniqueIndex('pairing_secret_idx').on(t.secretHash)],
 );
+
+/**
+ * Durable schedules (schema version 8): a cron expression in a time zone or a fixed interval, what each firing does
+ * (the engine's `ScheduleAction`, JSON), the missed-firing policy, and the due time of the last firing recorded.
+ */
+export const schedules = sqliteTable('schedules', {
+  id: text('id').primaryKey(),
+  name: text('name'),
+  /** JSON `ScheduleSpec`. */
+  spec: text('spec').notNull(),
+  /** JSON `ScheduleAction`. */
+  action: text('action').notNull(),
+  /** run_once | skip */
+  missed: text('missed').notNull(),
+  paused: integer('paused').notNull(),
+  createdBy: text('created_by'),
+  createdAt: integer('created_at').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+  lastDueAt: integer('last_due_at'),
+});
+
+/** Firings of schedules (schema version 8): one row per (schedule, due time), recorded before the firing acts. */
+export const scheduleFirings = sqliteTable(
+  'schedule_firings',
+  {
+    scheduleId: text('schedule_id').notNull(),
+    dueAt: integer('due_at').notNull(),
+    firedAt: integer('fired_at').notNull(),
+    /** pending | done | failed | skipped */
+    status: text('status').notNull(),
+    taskId: text('task_id'),
+    error: text('error'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.scheduleId, t.dueAt] }),
+    index('schedule_firings_status_idx').on(t.status),
+  ],
+);

@@ -31,6 +31,7 @@ import type {
 } from '@ccagent/engine';
 import Database from 'better-sqlite3';
 import { SecurityTables } from './security-tables.js';
+import { SqliteScheduleTables } from './schedule-tables.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { checkSchema, migrate, readSchemaInfo, SCHEMA_VERSION } from './migrate.js';
 import { SqliteClients } from './sqlite/clients.js';
@@ -164,6 +165,8 @@ export class SqliteStore implements TaskStore {
   private readonly clients: SqliteClients;
   /** Credentials, enrollment codes and the audit log (schema version 6). */
   readonly security: SecurityTables;
+  /** Durable schedules and their firings (schema version 8): the engine's `ScheduleStore`. */
+  readonly schedules: SqliteScheduleTables;
 
   /** @internal Use {@link openSqliteStore}. */
   constructor(
@@ -189,6 +192,11 @@ export class SqliteStore implements TaskStore {
     this.security = new SecurityTables({
       orm: c.orm,
       write: (run) => c.writeStore(run),
+      read: (run) => c.read(run),
+    });
+    this.schedules = new SqliteScheduleTables({
+      orm: c.orm,
+      write: (run) => c.write(run),
       read: (run) => c.read(run),
     });
   }

@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence } from '../client-persistence.js';
 import type { Metrics } from '../metrics.js';
+import type { ScheduleService } from '../schedule-service.js';
 import type { ModelsResponse } from '@ccagent/protocol';
 import type { ModelAvailability } from '../model-availability.js';
 import type { RouteAccess } from '../security/route-access.js';
@@ -61,6 +62,8 @@ export interface HttpApiOptions {
   role?: () => Record<string, unknown>;
   startedAt: number;
   now: () => number;
+  /** Durable schedules (`/api/schedules`); absent: the server keeps none. */
+  schedules?: ScheduleService | undefined;
   /** The Minecraft side (mod endpoint, `minecraft_agent` tasks), when it runs in this process. */
   minecraft?: MinecraftAgent | undefined;
   /** Task operations over the `minecraft_agent` kind (`minecraftTaskKinds`), when the Minecraft side runs. */
@@ -108,7 +111,11 @@ export type AuditedAction =
   | 'minecraft.connect'
   | 'minecraft.prompt'
   | 'minecraft.stop_task'
-  | 'minecraft.set_actions';
+  | 'minecraft.set_actions'
+  | 'schedule.add'
+  | 'schedule.pause'
+  | 'schedule.resume'
+  | 'schedule.remove';
 
 /** One entry of the route table: what the route is, who may call it, what it reads, and its handler. */
 export interface Route {

@@ -4,3 +4,4 @@
  * subpath export and is only loaded by test files.
  */
 export { runTaskStoreContract, type StoreFactory } from './task-store-contract.js';
+export { runScheduleStoreContract, type ScheduleStoreFactory } from './schedule-store-contract.js';

@@ -43,6 +43,14 @@ import {
 } from './http-schemas.js';
 import { HTTP_EVENTS } from './event-schemas.js';
 import {
+  CreateScheduleBodySchema,
+  EmptyScheduleBodySchema,
+  HttpScheduleSchema,
+  ScheduleRemovedResponseSchema,
+  ScheduleResponseSchema,
+  SchedulesResponseSchema,
+} from './schedule-schemas.js';
+import {
   HttpPairingSchema,
   PairCollectBodySchema,
   PairCollectPendingSchema,
@@ -110,6 +118,7 @@ export interface HttpRouteSpec {
 /** The records responses are made of, by the name the reference gives them. */
 export const HTTP_RECORDS: ReadonlyArray<{ name: string; schema: z.ZodType; description: string }> = [
   { name: 'Task', schema: HttpTaskSchema, description: 'A task.' },
+  { name: 'Schedule', schema: HttpScheduleSchema, description: 'A durable schedule.' },
   { name: 'Step', schema: HttpStepSchema, description: 'One record of the step log.' },
   {
     name: 'StepSummary',
@@ -239,6 +248,42 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     summary: 'A failed or cancelled task resumes from its memory with fresh budgets.',
     body: RetryBodySchema,
     responses: [{ status: 200, schema: TaskResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/schedules',
+    summary: 'Every durable schedule with its next due time, and the latest firings (newest first).',
+    responses: [{ status: 200, schema: SchedulesResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/schedules',
+    summary:
+      'Add a schedule (operator): a cron expression in a time zone or an interval; each firing creates a task from `task` or posts `event` to a running task.',
+    body: CreateScheduleBodySchema,
+    responses: [{ status: 201, schema: ScheduleResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/schedules/:id/pause',
+    summary: 'Pause a schedule (operator): it records and fires nothing until resumed.',
+    body: EmptyScheduleBodySchema,
+    responses: [{ status: 200, schema: ScheduleResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/schedules/:id/resume',
+    summary:
+      'Resume a paused schedule (operator): occurrences while it was paused are not fired; the next one is.',
+    body: EmptyScheduleBodySchema,
+    responses: [{ status: 200, schema: ScheduleResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/schedules/:id/remove',
+    summary: 'Remove a schedule and its firing records (operator).',
+    body: EmptyScheduleBodySchema,
+    responses: [{ status: 200, schema: ScheduleRemovedResponseSchema }],
   },
   {
     method: 'GET',

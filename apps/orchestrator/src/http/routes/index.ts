@@ -43,6 +43,7 @@ import {
   revoke,
   rotate,
 } from './security.js';
+import { addSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule } from './schedules.js';
 import { postEvent, postMessage, retryTask } from './steering.js';
 import { answerTask, cancelTask, createTask, getSteps, getTask, listTasks } from './tasks.js';
 
@@ -124,6 +125,45 @@ export const ROUTES: readonly Route[] = [
     name: 'tasks.retry',
     access: 'operator',
     handler: retryTask,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/schedules$/,
+    name: 'schedules.list',
+    access: 'read',
+    handler: listSchedules,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/schedules$/,
+    name: 'schedules.add',
+    access: 'operator',
+    audit: 'schedule.add',
+    handler: addSchedule,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/schedules\/(?<id>[^/]+)\/pause$/,
+    name: 'schedules.pause',
+    access: 'operator',
+    audit: 'schedule.pause',
+    handler: pauseSchedule,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/schedules\/(?<id>[^/]+)\/resume$/,
+    name: 'schedules.resume',
+    access: 'operator',
+    audit: 'schedule.resume',
+    handler: resumeSchedule,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/schedules\/(?<id>[^/]+)\/remove$/,
+    name: 'schedules.remove',
+    access: 'operator',
+    audit: 'schedule.remove',
+    handler: removeSchedule,
   }),
   route({
     method: 'GET',
