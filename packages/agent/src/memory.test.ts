@@ -13,7 +13,7 @@ import {
   plannerMemoryValidations,
   type PlannerMemory,
 } from './planner-memory.js';
-import { HistoryBuilder, makeTask } from './test-history.js';
+import { HistoryBuilder, makeTask } from '../test/support/test-history.js';
 
 const limits = { maxQuestions: 2 };
 

@@ -2,7 +2,7 @@ import { systemClock, type Decision, type JsonValue, type StepContext, type Task
 import { OllamaChatModel } from '@ccagent/models';
 import { describe, expect, it } from 'vitest';
 import { isAgentError } from './agent-error.js';
-import { HistoryBuilder } from './test-history.js';
+import { HistoryBuilder } from '../test/support/test-history.js';
 import {
   createNativeToolStrategy,
   nativeMemoryValidations,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkCompletion, repeatCount } from './policy.js';
-import { HistoryBuilder } from './test-history.js';
+import { HistoryBuilder } from '../test/support/test-history.js';
 
 const ok = (output: string) => ({ ok: true as const, result: { ok: true, output } });
 const crashed = (error: string) => ({ ok: true as const, result: { ok: false, output: '', error } });

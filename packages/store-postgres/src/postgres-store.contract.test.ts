@@ -1,7 +1,7 @@
 import { runTaskStoreContract } from '@ccagent/engine/testing';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { openPostgresStore } from './postgres-store.js';
-import { createTestDatabase, TEST_PG_URL, truncateAll } from './test-database.js';
+import { createTestDatabase, TEST_PG_URL, truncateAll } from '../test/support/test-database.js';
 
 // The same suite InMemoryTaskStore and SqliteStore pass, unchanged, against a real PostgreSQL database (one per
 // file, emptied before each test).

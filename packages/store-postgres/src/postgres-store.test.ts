@@ -13,7 +13,7 @@ import { LeaderLease } from './lease.js';
 import { PG_SCHEMA_VERSION } from './migrate.js';
 import { openPostgresStore, type PostgresStore } from './postgres-store.js';
 import { SQL } from './sql.js';
-import { createTestDatabase, TEST_PG_URL, truncateAll } from './test-database.js';
+import { createTestDatabase, TEST_PG_URL, truncateAll } from '../test/support/test-database.js';
 
 type Rec = StepRecord & { step: number; at: number };
 

@@ -3,7 +3,7 @@ import { runScheduleStoreContract } from '@ccagent/engine/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { openPostgresStore, type PostgresStore } from './postgres-store.js';
-import { createTestDatabase, TEST_PG_URL } from './test-database.js';
+import { createTestDatabase, TEST_PG_URL } from '../test/support/test-database.js';
 
 // The suite the in-memory and SQLite ScheduleStores pass, against a real PostgreSQL database (one per file, the
 // schedule tables emptied before each test); "close and open" closes the store's pool and opens a new one.

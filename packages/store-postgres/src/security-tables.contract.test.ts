@@ -1,7 +1,7 @@
 import { runCredentialStoreContract } from '@ccagent/security/testing';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { openPostgresStore } from './postgres-store.js';
-import { createTestDatabase, TEST_PG_URL, truncateAll } from './test-database.js';
+import { createTestDatabase, TEST_PG_URL, truncateAll } from '../test/support/test-database.js';
 
 // The same suite InMemoryCredentialStore and the SQLite store's SecurityTables pass, against a real PostgreSQL
 // database (one per file, emptied before each test).

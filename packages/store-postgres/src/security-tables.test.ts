@@ -1,7 +1,7 @@
 import type { CredentialRecord } from '@ccagent/security';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from './postgres-store.js';
-import { createTestDatabase, TEST_PG_URL } from './test-database.js';
+import { createTestDatabase, TEST_PG_URL } from '../test/support/test-database.js';
 
 const cred = (id: string, clientId: string | undefined, keyHash: string, at = 1): CredentialRecord => ({
   id,

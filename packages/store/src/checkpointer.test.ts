@@ -4,7 +4,7 @@ import type { Logger } from '@ccagent/engine';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkpointerWorker, startCheckpointer, type Checkpointer } from './checkpointer.js';
-import { tempDir } from './test-helpers.js';
+import { tempDir } from '../test/support/test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;

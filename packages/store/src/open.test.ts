@@ -7,7 +7,7 @@ import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from './migrate.js';
 import * as schema from './schema.js';
 import { openSqliteStore } from './sqlite-store.js';
 import { isStoreError } from '@ccagent/store-core';
-import { newTask, tempDir } from './test-helpers.js';
+import { newTask, tempDir } from '../test/support/test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;

@@ -6,7 +6,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import * as schema from './schema.js';
 import { openSqliteStore, stepsPageQuery, type SqliteStore } from './sqlite-store.js';
 import { isStoreError } from '@ccagent/store-core';
-import { newTask, tempDir } from './test-helpers.js';
+import { newTask, tempDir } from '../test/support/test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { runCredentialStoreContract } from '@ccagent/security/testing';
 import { openSqliteStore } from './sqlite-store.js';
-import { tempDir } from './test-helpers.js';
+import { tempDir } from '../test/support/test-helpers.js';
 
 // The same suite InMemoryCredentialStore and PostgreSQL's PgSecurityTables pass, against a real SQLite file per test.
 runCredentialStoreContract('SQLite SecurityTables', () => {

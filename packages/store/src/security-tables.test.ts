@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
 import type { CredentialRecord } from '@ccagent/security';
-import { tempDir } from './test-helpers.js';
+import { tempDir } from '../test/support/test-helpers.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 

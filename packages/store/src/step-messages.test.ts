@@ -14,7 +14,7 @@ import {
   stepToRow,
 } from '@ccagent/store-core';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
-import { newTask, tempDir } from './test-helpers.js';
+import { newTask, tempDir } from '../test/support/test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;

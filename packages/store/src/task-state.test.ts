@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
 import { storageFailureOf } from '@ccagent/store-core';
-import { foreignCall, newTask, tempDir } from './test-helpers.js';
+import { foreignCall, newTask, tempDir } from '../test/support/test-helpers.js';
 
 let cleanup: () => void;
 let store: SqliteStore;

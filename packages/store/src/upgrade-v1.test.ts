@@ -5,7 +5,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { enc, isStoreError, taskToRow } from '@ccagent/store-core';
 import { SCHEMA_VERSION } from './migrate.js';
 import { openSqliteStore } from './sqlite-store.js';
-import { expectReadBack, expectUpgradedFile, newTask, tempDir, writeOldSchemaFile } from './test-helpers.js';
+import {
+  expectReadBack,
+  expectUpgradedFile,
+  newTask,
+  tempDir,
+  writeOldSchemaFile,
+} from '../test/support/test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;

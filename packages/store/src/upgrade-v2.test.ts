@@ -1,7 +1,14 @@
 import type { CommandCallRecord, Task } from '@ccagent/engine';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from './migrate.js';
-import { callAt, expectReadBack, expectUpgradedFile, newTask, openOldFile, tempDir } from './test-helpers.js';
+import {
+  callAt,
+  expectReadBack,
+  expectUpgradedFile,
+  newTask,
+  openOldFile,
+  tempDir,
+} from '../test/support/test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;

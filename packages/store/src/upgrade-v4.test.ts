@@ -3,7 +3,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rowToStep, stepToRow } from '@ccagent/store-core';
 import { SCHEMA_VERSION } from './migrate.js';
 import { openSqliteStore } from './sqlite-store.js';
-import { expectUpgradedFile, insertTask, newTask, openOldFile, tempDir } from './test-helpers.js';
+import {
+  expectUpgradedFile,
+  insertTask,
+  newTask,
+  openOldFile,
+  tempDir,
+} from '../test/support/test-helpers.js';
 
 let dir: string;
 let cleanup: () => void;

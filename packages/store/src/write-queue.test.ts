@@ -1,7 +1,7 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { tempDir } from './test-helpers.js';
+import { tempDir } from '../test/support/test-helpers.js';
 import { WriteQueue, type TransactionListener } from './write-queue.js';
 
 let cleanup: () => void;

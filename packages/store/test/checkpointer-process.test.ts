@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../src/test-helpers.js';
+import { tempDir } from './support/test-helpers.js';
 
 const HOST = fileURLToPath(new URL('./checkpointer-host.ts', import.meta.url));
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../src/index.js';
-import { tempDir } from '../src/test-helpers.js';
+import { tempDir } from './support/test-helpers.js';
 
 const WRITER = fileURLToPath(new URL('./fixtures/memory-writer.mjs', import.meta.url));
 const { dir, cleanup } = tempDir('ccagent-memory-kill-');

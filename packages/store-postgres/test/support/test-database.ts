@@ -10,7 +10,6 @@ import pg from 'pg';
 export const TEST_PG_URL: string | undefined = process.env.CCAGENT_TEST_PG_URL || undefined;
 
 if (TEST_PG_URL === undefined) {
-  // eslint-disable-next-line no-console -- a skipped tier must say so in the test output
   console.log(
     '[store-postgres] SKIPPED: no PostgreSQL server for the tests (CCAGENT_TEST_PG_URL is not set; ' +
       'run `eval "$(tools/postgres-test-server.sh --export)"` first, see packages/store-postgres/README.md)',

@@ -6,8 +6,8 @@ import type { CommandCallRecord, JsonValue, Task } from '@ccagent/engine';
 import Database from 'better-sqlite3';
 import { expect } from 'vitest';
 import { callToRow, taskToRow } from '@ccagent/store-core';
-import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from './migrate.js';
-import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
+import { APPLICATION_ID, SCHEMA_VERSION, migrationsFolder } from '../../src/migrate.js';
+import { openSqliteStore, type SqliteStore } from '../../src/sqlite-store.js';
 
 /** A fresh temp dir and its cleanup. */
 export function tempDir(prefix = 'ccagent-store-'): { dir: string; cleanup: () => void } {
