@@ -44,9 +44,8 @@ export default tseslint.config(
   },
   {
     // @ccagent/store-postgres shares the codec, errors, validators and verdicts with the SQLite store only through
-    // @ccagent/store-core (issue 34); its tests may compare with the SQLite store (a devDependency).
-    files: ['packages/store-postgres/src/**/*.ts'],
-    ignores: ['**/*.test.ts'],
+    // @ccagent/store-core (issue 34), its tests included (the comparison with the SQLite store is @ccagent/store's).
+    files: ['packages/store-postgres/src/**/*.ts', 'packages/store-postgres/test/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
