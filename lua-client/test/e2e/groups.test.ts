@@ -37,6 +37,12 @@ describe.skipIf(!craftos)('end to end: computers of one group', () => {
     });
 
     const host = bootDriver({ url: stack.wsUrl, client_id: 'e2e-host', tasks: [], stay_until_file: '/stop' });
+    // The host is connected before the pocket asks for work on it (else the first call finds no client there).
+    await stack.until(
+      'the host connected',
+      () => stack.get<{ clients: Array<{ client_id: string; connected: boolean }> }>('/api/clients'),
+      (r) => r.clients.some((c) => c.client_id === 'e2e-host' && c.connected),
+    );
     const pocket = bootDriver({
       url: stack.wsUrl,
       client_id: 'e2e-pocket',

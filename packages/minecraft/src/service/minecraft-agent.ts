@@ -186,10 +186,12 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
     host: McTaskHost,
     instanceId: string,
     create: () => Promise<McResult<Task>>,
+    self?: string,
   ): Promise<McResult<Task>> =>
     oneAtATime(instanceId, async () => {
       const busy = await busyWith(host, instanceId);
-      if (busy !== undefined) {
+      // A retry's own task, not ended yet, is the engine's to refuse (`conflict`), not another task in the way.
+      if (busy !== undefined && busy.id !== self) {
         return {
           ok: false as const,
           code: 'instance_busy',
@@ -263,10 +265,15 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
         return { ok: false, code: 'not_found', message: `no minecraft_agent task ${taskId}` };
       }
       // A retry reopens the task; like a new task, it waits for no other task of the instance to be running.
-      return createFor(host, instanceOf(t) ?? '', async () => {
-        const r = await ops.retry(taskId);
-        return r.ok ? { ok: true, value: r.value } : refusal(r.error);
-      });
+      return createFor(
+        host,
+        instanceOf(t) ?? '',
+        async () => {
+          const r = await ops.retry(taskId);
+          return r.ok ? { ok: true, value: r.value } : refusal(r.error);
+        },
+        taskId,
+      );
     },
     activeInstance: () => seat.active(),
     connectInstance: (instanceId) => seat.setActive(instanceId),
