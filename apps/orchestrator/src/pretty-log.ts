@@ -14,10 +14,8 @@ const shown = (text: string): string => inertText(text, { multiline: false });
 
 /** What has been said: keys of problems already shown to the person. */
 export class ShownProblems {
-  /** Times each shown problem came up (1 = said once, never repeated). */
-  private readonly keys = new Map<string, number>();
-  /** The text each counted problem was first said with (for {@link repeated}). */
-  private readonly texts = new Map<string, string>();
+  /** Each problem that came up: how many times (1 = said once), and the words it was first logged with. */
+  private readonly seen = new Map<string, { count: number; text?: string }>();
   /** Model-server problems logged before the startup summary has said how each server is (then undefined). */
   private held: { key: string; text: string }[] | undefined = [];
 
@@ -40,27 +38,32 @@ export class ShownProblems {
 
   /** Remember `key`; true when it is new (a known key is counted once more). */
   note(key: string): boolean {
-    const seen = this.keys.get(key);
-    this.keys.set(key, (seen ?? 0) + 1);
-    return seen === undefined;
+    const entry = this.seen.get(key) ?? { count: 0 };
+    entry.count += 1;
+    this.seen.set(key, entry);
+    return entry.count === 1;
   }
 
   /** How many times `key` came up (0 when never). */
   count(key: string): number {
-    return this.keys.get(key) ?? 0;
+    return this.seen.get(key)?.count ?? 0;
   }
 
-  /** Remember the words a problem was said with, for the shutdown list. */
-  remember(key: string, text: string): void {
-    if (!this.texts.has(key)) this.texts.set(key, text);
+  /**
+   * The words a problem is listed with at shutdown: the first logged ones, so `text` is only called (the line only
+   * formatted) the first time — a flood of repeats costs a count each.
+   */
+  remember(key: string, text: () => string): void {
+    const entry = this.seen.get(key) ?? { count: 0 };
+    if (entry.text === undefined) entry.text = text();
+    this.seen.set(key, entry);
   }
 
   /** Each problem that came up more than once, as `text (N times)` — for the line printed at shutdown. */
   repeated(): string[] {
     const out: string[] = [];
-    for (const [key, n] of this.keys) {
-      const text = this.texts.get(key);
-      if (n > 1 && text !== undefined) out.push(`${text} (${n} times)`);
+    for (const { count, text } of this.seen.values()) {
+      if (count > 1 && text !== undefined) out.push(`${text} (${count} times)`);
     }
     return out;
   }
@@ -94,14 +97,14 @@ export function prettyLine(record: Record<string, unknown>, shown: ShownProblems
     const modelKey =
       code !== undefined && host !== undefined ? ShownProblems.modelServer(code, host) : undefined;
     const key = modelKey ?? `${msg}\u0000${valueText(record.err ?? '')}`;
-    const text = format(record, level, msg);
-    shown.remember(key, text);
-    if (modelKey !== undefined && shown.holdForSummary(modelKey, text)) return undefined;
+    const line = (): string => format(record, level, msg);
+    shown.remember(key, line);
+    if (modelKey !== undefined && shown.holdForSummary(modelKey, line())) return undefined;
     if (!shown.note(key)) {
       const n = shown.count(key);
-      return isPowerOfTen(n) ? `${text} — said ${n} times so far` : undefined;
+      return isPowerOfTen(n) ? `${line()} — said ${n} times so far` : undefined;
     }
-    return text;
+    return line();
   }
   return format(record, level, msg);
 }
