@@ -42,6 +42,3 @@ export const CC_FILE_CHANGE_ARGS: Readonly<Record<string, readonly string[]>> = 
   fs_delete: ['path'],
   fs_move: ['from', 'to'],
 };
-
-/** The core commands that run code on the computer (a command line, or a program with arguments). */
-export const CC_RUN_COMMANDS = ['shell_exec', 'run_program'] as const;

@@ -216,7 +216,6 @@ describe('@ccagent/protocol', () => {
       'CC_CORE_COMMANDS',
       'CC_FILE_CHANGE_ARGS',
       'CC_INFO_COMMANDS',
-      'CC_RUN_COMMANDS',
       'CC_TASK_COMMANDS',
       'CC_TOOL_COMMANDS',
     ];
