@@ -27,10 +27,33 @@ const serv = mcServer.createMCServer({
   version,
 });
 serv.on('newPlayer', (player) => {
+  patchSpawnPacket(player);
   player.on('chat', (m) => {
     chat.push({ username: player.username, message: m.message });
   });
 });
+/**
+ * flying-squid 1.11 writes an entity's spawn velocity as velocityX/Y/Z, while the protocol of minecraft-data 3.119
+ * for 1.18.2 has one `velocity` (vec3i16) field: the packet fails to serialize and the server drops the player. It
+ * happens when a block mined in survival drops its item (a dug log), so a test that mines lost its bot at random.
+ * The server side is the test's fixture, not the system under test: fill the field both ways before writing.
+ */
+function patchSpawnPacket(player) {
+  const client = player._client;
+  const write = client.write.bind(client);
+  client.write = (name, params) => {
+    if (
+      name === 'spawn_entity' &&
+      params &&
+      params.velocity === undefined &&
+      params.velocityX !== undefined
+    ) {
+      if (process.env.CCAGENT_MC_DEBUG) console.log('spawn_entity', params.type, new Error().stack);
+      params = { ...params, velocity: { x: params.velocityX, y: params.velocityY, z: params.velocityZ } };
+    }
+    return write(name, params);
+  };
+}
 serv.on('error', (e) => process.send?.({ event: 'error', message: String(e && e.message) }));
 
 const queries = {
