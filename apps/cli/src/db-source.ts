@@ -29,6 +29,7 @@ export type ReadableStore = Pick<
   | 'getTask'
   | 'getSteps'
   | 'listQuestions'
+  | 'getHistory'
   | 'listCommandCalls'
   | 'getCommandCall'
   | 'listClients'
@@ -134,9 +135,10 @@ export class DbTaskSource implements TaskSource {
     try {
       const task = await this.store.getTask(id);
       if (!task) throw new CliError('not_found', `no task ${id}`);
-      const [steps, questions, calls] = await Promise.all([
+      const [steps, questions, history, calls] = await Promise.all([
         this.store.getSteps(id),
         this.store.listQuestions(id),
+        this.store.getHistory(id),
         // Only a task bound to no client has calls bound to a client of their own.
         task.clientId === null ? this.store.listCommandCalls({ taskId: id }) : [],
       ]);
@@ -145,6 +147,11 @@ export class DbTaskSource implements TaskSource {
         task: taskView(task),
         steps: withSentTo(steps.map(stepView), sentTo),
         questions: questions.map(questionView),
+        messages: history.flatMap((h) =>
+          h.type === 'message'
+            ? [{ text: h.text, at: h.at, ...(h.from !== undefined ? { from: h.from } : {}) }]
+            : [],
+        ),
       };
       if (openCall) detail.openCall = openCall;
       return detail;

@@ -380,7 +380,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
           return;
         }
         // conversationMarkdown makes every text inert itself (control characters visible, HTML escaped).
-        output().write(conversationMarkdown(d.task, d.steps, d.questions));
+        output().write(conversationMarkdown(d.task, d.steps, d.questions, d.messages ?? []));
       });
     });
 

@@ -105,6 +105,15 @@ export interface TaskDetail {
   questions: QuestionView[];
   /** `tasks show` only: the call a task bound to no client waits for (absent for bound tasks and when none is open). */
   openCall?: OpenCallView;
+  /** `tasks show`/`export` only: the follow-up messages sent to the task, oldest first. */
+  messages?: MessageView[];
+}
+
+/** A follow-up message sent to a task (`ccagent tasks message`, the dashboard's chat, Lua `message`). */
+export interface MessageView {
+  text: string;
+  from?: string;
+  at: number;
 }
 
 /**

@@ -143,6 +143,11 @@ export const wireBodies = {
       task: b.task,
       steps: withSentTo(b.steps, sentTo),
       questions: b.questions,
+      messages: b.history.flatMap((h) => {
+        const m = h as { type?: unknown; text?: unknown; from?: unknown; at: number };
+        if (m.type !== 'message' || typeof m.text !== 'string') return [];
+        return [{ text: m.text, at: m.at, ...(typeof m.from === 'string' ? { from: m.from } : {}) }];
+      }),
     };
     if (openCall) detail.openCall = openCall;
     return detail;

@@ -82,4 +82,25 @@ describe('tasks export', () => {
       expect(r.stdout).toContain('␛[31mRED');
     }
   });
+
+  it('keeps the follow-up messages in the conversation, in order with the replies, inert (guards against an export that drops what the player said)', async () => {
+    const r = await runCli(['--db', hostileDb, 'tasks', 'export', HOSTILE_TASKS.failed]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toMatch(RAW);
+    const at = r.stdout.indexOf('follow-up x␛[31mRED');
+    expect(at).toBeGreaterThan(r.stdout.indexOf('## Prompt'));
+    expect(at).toBeLessThan(r.stdout.indexOf('## Result'));
+    const json = await runCli([
+      '--db',
+      hostileDb,
+      'tasks',
+      'export',
+      HOSTILE_TASKS.failed,
+      '--format',
+      'json',
+    ]);
+    const d = JSON.parse(json.stdout) as { messages: Array<{ text: string; from?: string }> };
+    expect(d.messages).toHaveLength(1);
+    expect(d.messages[0]?.text).toMatch(/^follow-up x/);
+  });
 });

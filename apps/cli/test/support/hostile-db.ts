@@ -124,6 +124,9 @@ export async function writeHostileDb(path: string): Promise<void> {
       }),
       create: true,
       steps: steps() as never,
+      history: [
+        { type: 'message', text: `follow-up ${HOSTILE}`, from: `from${HOSTILE}`, step: 1, at: T0 + 700 },
+      ],
     });
     await store.upsertClient({
       clientId: HOSTILE_ID,
