@@ -245,6 +245,7 @@ function instrument() {
     minSeq: 0,
     rows: new Map(),
     sse: new Map(),
+    fetches: [],
     total: undefined,
   };
   window.__bench = b;
@@ -255,6 +256,18 @@ function instrument() {
   } catch {
     // no Long Tasks API
   }
+  // The timeline's reads of new records (wall-clock start and end), to split the dashboard's part of the live delay.
+  new PerformanceObserver((l) => {
+    for (const e of l.getEntries()) {
+      const m = /\/steps\?.*after_seq=(\d+)/.exec(e.name);
+      if (m)
+        b.fetches.push({
+          after: Number(m[1]),
+          start: performance.timeOrigin + e.startTime,
+          end: performance.timeOrigin + e.responseEnd,
+        });
+    }
+  }).observe({ type: 'resource', buffered: true });
   const paint = (name) => {
     b.marks[name] = null;
     requestAnimationFrame(() => (b.marks[name] = performance.now()));
@@ -490,6 +503,7 @@ async function runLive() {
   const seen = await page.evaluate(() => ({
     rows: [...window.__bench.rows].filter(([, v]) => v !== null),
     sse: [...window.__bench.sse],
+    fetches: window.__bench.fetches,
     longest: Math.max(0, ...window.__bench.longTasks),
   }));
   nodeSse.close();
@@ -499,7 +513,17 @@ async function runLive() {
   // Only the records committed after the page was tracking and before the task ended: those the Node reader saw.
   const shown = new Map(seen.rows);
   const inPage = new Map(seen.sse);
-  const lat = { shown: [], browserSse: [], nodeSse: [], overhead: [] };
+  const lat = {
+    shown: [],
+    browserSse: [],
+    nodeSse: [],
+    overhead: [],
+    fetchWait: [],
+    fetch: [],
+    render: [],
+    fetchesPerRecord: [],
+  };
+  const fetches = [...seen.fetches].sort((x, y) => x.start - y.start);
   let missing = 0;
   let outOfView = 0;
   let requests = 0;
@@ -518,7 +542,17 @@ async function runLive() {
     else missing++;
     if (s && !s.inView) outOfView++;
     if (s && b) lat.overhead.push(s.now - b.now);
+    // The read that brought the record: the first read of records after an earlier seq that started once the record
+    // was committed. Its wait (from the browser's event), its own time, and the time from its end to the paint.
+    const f = fetches.find((x) => x.after < seq && x.start >= a.at);
+    if (s && b && f) {
+      lat.fetchWait.push(f.start - b.now);
+      lat.fetch.push(f.end - f.start);
+      lat.render.push(s.now - f.end);
+    }
   }
+  const liveFetches = fetches.filter((x) => x.after >= before);
+  lat.fetchesPerRecord = liveFetches.length / Math.max(1, lat.nodeSse.length);
   const q = (xs) => ({
     n: xs.length,
     p50: percentile(xs, 50),
@@ -534,6 +568,10 @@ async function runLive() {
     browserSse: q(lat.browserSse),
     nodeSse: q(lat.nodeSse),
     overhead: q(lat.overhead),
+    fetchWait: q(lat.fetchWait),
+    fetch: q(lat.fetch),
+    render: q(lat.render),
+    reads: liveFetches.length,
     notShown: missing,
     paintedOutOfView: outOfView,
     modelRequestsSkipped: requests,
@@ -691,13 +729,18 @@ if (liveRun) {
         "the dashboard's own part (event in browser → row painted)",
         ...['n', 'p50', 'p95', 'max'].map((k) => fmt(liveStats.overhead[k], k === 'n' ? 0 : 1)),
       ],
+      ...[
+        ['  of which: event in browser → its read of new records starts', liveStats.fetchWait],
+        ['  of which: the read (GET …/steps?after_seq, request → last byte)', liveStats.fetch],
+        ['  of which: read done → row painted (parse, render, frame)', liveStats.render],
+      ].map(([name, x]) => [name, ...['n', 'p50', 'p95', 'max'].map((k) => fmt(x[k], k === 'n' ? 0 : 1))]),
     ],
   );
   liveRatio = liveStats.shown.p95 / liveStats.browserSse.p95;
   console.log(
     `\nratio painted / browser event: p50 ${fmt(liveStats.shown.p50 / liveStats.browserSse.p50, 1)}, p95 ${fmt(liveRatio, 1)}; ` +
       `records never painted: ${missing}; painted outside the window: ${outOfView}; ` +
-      `model_request records not counted (hidden once answered): ${requests}; ${fmt(liveStats.records / liveStats.seconds, 0)} records/s; ` +
+      `model_request records not counted (hidden once answered): ${requests}; ${fmt(liveStats.records / liveStats.seconds, 0)} records/s; ${liveStats.reads} reads of new records; ` +
       `longest main-thread task ${fmt(liveStats.longestTaskMs, 0)} ms; task ${outcome.type}; ` +
       `target p95 < 100 ms: ${liveStats.shown.p95 < 100 ? 'met' : 'NOT met'}\n`,
   );
