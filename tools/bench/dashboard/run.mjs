@@ -29,8 +29,19 @@
 //   by a copy of the same built orchestrator over a copy of the same seeded database (baseline.mjs); each round loads
 //   every page on both, interleaved (the order alternates), and the report gives both medians and their ratio.
 // - `--paint-only` skips the jumps and the live run; `--live-only` runs only the live run.
+// - `--profile-live FILE`: a CPU profile of the live page's renderer (CDP Profiler) over the live run, written to FILE
+//   (summarise it with tools/bench/lib/cpuprofile-top.mjs).
 // Writes tools/bench/results/dashboard.json.
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -54,6 +65,7 @@ const { values: flags } = parseArgs({
     baseline: { type: 'string' },
     'paint-only': { type: 'boolean', default: false },
     'live-only': { type: 'boolean', default: false },
+    'profile-live': { type: 'string' },
   },
 });
 const QUICK = flags.quick;
@@ -351,11 +363,22 @@ async function load(hash, mark, { total, extra = [], base = server.url } = {}) {
   const page = await context.newPage();
   const cdp = await context.newCDPSession(page);
   await cdp.send('Network.clearBrowserCache');
+  await cdp.send('Performance.enable', { timeDomain: 'threadTicks' });
   const requests = [];
   page.on('request', (r) => requests.push({ url: r.url(), wall: Date.now() }));
   await page.goto(`${base}/#${hash}`, { waitUntil: 'commit' });
   if (total !== undefined) await page.evaluate((n) => (window.__bench.total = n), total);
-  for (const m of [mark, ...extra])
+  await page.waitForFunction((k) => typeof window.__bench.marks[k] === 'number', mark, { timeout: 120_000 });
+  // The renderer's main-thread CPU until the mark (read just after it): script, style recalculation, layout.
+  const metrics = Object.fromEntries(
+    (await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value * 1000]),
+  );
+  const cpu = {
+    script: metrics.ScriptDuration,
+    style: metrics.RecalcStyleDuration,
+    layout: metrics.LayoutDuration,
+  };
+  for (const m of extra)
     await page.waitForFunction((k) => typeof window.__bench.marks[k] === 'number', m, { timeout: 120_000 });
   const r = await page.evaluate(() => ({
     marks: window.__bench.marks,
@@ -369,7 +392,7 @@ async function load(hash, mark, { total, extra = [], base = server.url } = {}) {
     .map((q) => q.url);
   const raw = await replay(before);
   await cdp.detach();
-  return { page, ...r, raw, requests: before.length };
+  return { page, ...r, raw, requests: before.length, cpu };
 }
 
 const sum = (xs) => ({
@@ -408,6 +431,7 @@ try {
             longest: l.longest,
             fcp: l.fcp,
             requests: l.requests,
+            cpu: l.cpu,
           });
           await l.page.close();
         }
@@ -489,6 +513,13 @@ async function runLive() {
     },
     { minSeq: before, id: liveId },
   );
+  let profiler;
+  if (flags['profile-live'] !== undefined) {
+    profiler = await context.newCDPSession(page);
+    await profiler.send('Profiler.enable');
+    await profiler.send('Profiler.setSamplingInterval', { interval: 200 });
+    await profiler.send('Profiler.start');
+  }
   const liveT0 = Date.now();
   computer.release();
   for (;;) {
@@ -506,6 +537,11 @@ async function runLive() {
     fetches: window.__bench.fetches,
     longest: Math.max(0, ...window.__bench.longTasks),
   }));
+  if (profiler) {
+    const { profile: cpu } = await profiler.send('Profiler.stop');
+    writeFileSync(flags['profile-live'], JSON.stringify(cpu));
+    await profiler.detach();
+  }
   nodeSse.close();
   computer.terminate();
   await page.close();
@@ -603,6 +639,15 @@ const paint = (name, xs, key = 'ms') => {
     longestTask: sum(xs.map((x) => x.longest)),
     fcp: sum(xs.map((x) => x.fcp)),
     requests: xs[0]?.requests,
+    cpu: Object.fromEntries(
+      ['script', 'style', 'layout'].map((k) => [
+        k,
+        percentile(
+          xs.map((x) => x.cpu?.[k] ?? NaN),
+          50,
+        ),
+      ]),
+    ),
   };
 };
 const paintsOf = (l) => [
@@ -629,6 +674,8 @@ if (baseline) {
       ratio: p.ms.median / old[i].ms.median,
       oldLongestTask: old[i].longestTask.median,
       newLongestTask: p.longestTask.median,
+      oldCpu: old[i].cpu,
+      newCpu: p.cpu,
     })),
     allLoaded: { old: sum(loadsOf.old.large.map((x) => x.all)), new: allLoaded },
     conversationLoaded: { old: sum(loadsOf.old.conversation.map((x) => x.all)), new: conversationLoaded },
@@ -680,6 +727,7 @@ if (PAINT) {
         'new median (min–max)',
         'new / old',
         `≤ ${RATIO_LIMIT}`,
+        'main-thread CPU to the paint, old → new: script / style / layout ms (medians)',
       ],
       [
         ...ab.pages.map((p) => [
@@ -688,6 +736,9 @@ if (PAINT) {
           `${fmt(p.new.median, 0)} (${fmt(p.new.min, 0)}–${fmt(p.new.max, 0)})`,
           fmt(p.ratio, 2),
           p.ratio <= RATIO_LIMIT ? 'yes' : 'NO',
+          ['script', 'style', 'layout']
+            .map((k) => `${fmt(p.oldCpu[k], 0)} → ${fmt(p.newCpu[k], 0)}`)
+            .join(' / '),
         ]),
         ...[
           ['whole timeline loaded', ab.allLoaded],
@@ -697,6 +748,7 @@ if (PAINT) {
           `${fmt(x.old.median, 0)} (${fmt(x.old.min, 0)}–${fmt(x.old.max, 0)})`,
           `${fmt(x.new.median, 0)} (${fmt(x.new.min, 0)}–${fmt(x.new.max, 0)})`,
           fmt(x.new.median / x.old.median, 2),
+          '',
           '',
         ]),
       ],
