@@ -133,11 +133,11 @@ function contrastOfPage(): Finding[] {
     return (x! + 0.05) / (y! + 0.05);
   };
   const out: Finding[] = [];
-  for (const el of document.querySelectorAll<HTMLElement>('body *')) {
+  for (const el of Array.from(document.querySelectorAll<HTMLElement>('body *'))) {
     if (el.closest('.sr-only, .skip, script, style, noscript, svg')) continue;
     const field =
       el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement;
-    const own = [...el.childNodes].some(
+    const own = Array.from(el.childNodes).some(
       (n) => n.nodeType === Node.TEXT_NODE && (n.textContent ?? '').trim() !== '',
     );
     if (!own && !(field && (el as HTMLInputElement).value !== '')) continue;

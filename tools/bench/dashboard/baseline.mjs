@@ -30,10 +30,14 @@ export async function prepareBaseline(ref) {
   if (!existsSync(path.join(out, 'index.html'))) {
     rmSync(work, { recursive: true, force: true });
     mkdirSync(work, { recursive: true });
-    const tar = execFileSync('git', ['archive', '--format=tar', sha, 'apps/dashboard', 'tsconfig.base.json'], {
-      cwd: repo,
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const tar = execFileSync(
+      'git',
+      ['archive', '--format=tar', sha, 'apps/dashboard', 'tsconfig.base.json'],
+      {
+        cwd: repo,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     execFileSync('tar', ['-x', '-C', work], { input: tar });
     // Vite is a devDependency of the dashboard (installed under apps/dashboard/node_modules).
     const req = createRequire(path.join(repo, 'apps', 'dashboard', 'package.json'));

@@ -28,6 +28,7 @@
 // - `--baseline REF` (e.g. `main`): an A/B of first paint in the same run. The dashboard of git REF is built and served
 //   by a copy of the same built orchestrator over a copy of the same seeded database (baseline.mjs); each round loads
 //   every page on both, interleaved (the order alternates), and the report gives both medians and their ratio.
+// - `--pages list,conversation,…` loads only those pages (keys of PAGES below) in the paint measure.
 // - `--paint-only` skips the jumps and the live run; `--live-only` runs only the live run.
 // - `--profile-live FILE`: a CPU profile of the live page's renderer (CDP Profiler) over the live run, written to FILE
 //   (summarise it with tools/bench/lib/cpuprofile-top.mjs).
@@ -66,6 +67,7 @@ const { values: flags } = parseArgs({
     'paint-only': { type: 'boolean', default: false },
     'live-only': { type: 'boolean', default: false },
     'profile-live': { type: 'string' },
+    pages: { type: 'string' },
   },
 });
 const QUICK = flags.quick;
@@ -377,6 +379,7 @@ async function load(hash, mark, { total, extra = [], base = server.url } = {}) {
     script: metrics.ScriptDuration,
     style: metrics.RecalcStyleDuration,
     layout: metrics.LayoutDuration,
+    task: metrics.TaskDuration,
   };
   for (const m of extra)
     await page.waitForFunction((k) => typeof window.__bench.marks[k] === 'number', m, { timeout: 120_000 });
@@ -409,6 +412,7 @@ const PAGES = [
   { key: 'large', hash: `/tasks/${seeded.bigId}/timeline`, mark: 'task', total: STEPS, extra: ['all'] },
   { key: 'small', hash: `/tasks/${SMALL_ID}/timeline`, mark: 'task' },
 ];
+const wanted = flags.pages?.split(',');
 const variants = [{ name: 'new', url: server.url }];
 if (baseServer) variants.push({ name: 'old', url: baseServer.url });
 const emptyLoads = () => Object.fromEntries(PAGES.map((p) => [p.key, []]));
@@ -420,6 +424,7 @@ try {
     for (const v of variants) (await load('/tasks', 'list', { base: v.url })).page.close();
     for (let i = 0; i < LOADS; i++) {
       for (const [n, p] of PAGES.entries()) {
+        if (wanted !== undefined && !wanted.includes(p.key)) continue;
         // Interleaved: the two builds load the same page back to back, first one then the other in turn.
         const order = (i + n) % 2 === 0 ? variants : [...variants].reverse();
         for (const v of order) {
@@ -640,7 +645,7 @@ const paint = (name, xs, key = 'ms') => {
     fcp: sum(xs.map((x) => x.fcp)),
     requests: xs[0]?.requests,
     cpu: Object.fromEntries(
-      ['script', 'style', 'layout'].map((k) => [
+      ['script', 'style', 'layout', 'task'].map((k) => [
         k,
         percentile(
           xs.map((x) => x.cpu?.[k] ?? NaN),
@@ -657,6 +662,7 @@ const paintsOf = (l) => [
   paint(`task page (conversation), ${STEPS.toLocaleString('en-US')} records`, l.conversation),
   paint('task page (conversation), 3 records', l.smallConversation),
 ];
+const PAINT_KEYS = ['list', 'large', 'small', 'conversation', 'smallConversation'];
 const paints = paintsOf(loads);
 const allLoaded = sum(loads.large.map((x) => x.all));
 const conversationLoaded = sum(loads.conversation.map((x) => x.all));
@@ -672,6 +678,11 @@ if (baseline) {
       old: old[i].ms,
       new: p.ms,
       ratio: p.ms.median / old[i].ms.median,
+      // Each round's two loads of the page ran back to back: the median of their ratios drifts less with the load.
+      pairedRatio: percentile(
+        loadsOf.new[PAINT_KEYS[i]].map((x, r) => x.ms / loadsOf.old[PAINT_KEYS[i]][r].ms),
+        50,
+      ),
       oldLongestTask: old[i].longestTask.median,
       newLongestTask: p.longestTask.median,
       oldCpu: old[i].cpu,
@@ -726,8 +737,9 @@ if (PAINT) {
         'old median (min–max)',
         'new median (min–max)',
         'new / old',
+        'paired',
         `≤ ${RATIO_LIMIT}`,
-        'main-thread CPU to the paint, old → new: script / style / layout ms (medians)',
+        'main-thread CPU to the paint, old → new: script / style / layout / all tasks ms (medians)',
       ],
       [
         ...ab.pages.map((p) => [
@@ -735,8 +747,9 @@ if (PAINT) {
           `${fmt(p.old.median, 0)} (${fmt(p.old.min, 0)}–${fmt(p.old.max, 0)})`,
           `${fmt(p.new.median, 0)} (${fmt(p.new.min, 0)}–${fmt(p.new.max, 0)})`,
           fmt(p.ratio, 2),
+          fmt(p.pairedRatio, 2),
           p.ratio <= RATIO_LIMIT ? 'yes' : 'NO',
-          ['script', 'style', 'layout']
+          ['script', 'style', 'layout', 'task']
             .map((k) => `${fmt(p.oldCpu[k], 0)} → ${fmt(p.newCpu[k], 0)}`)
             .join(' / '),
         ]),
@@ -748,6 +761,7 @@ if (PAINT) {
           `${fmt(x.old.median, 0)} (${fmt(x.old.min, 0)}–${fmt(x.old.max, 0)})`,
           `${fmt(x.new.median, 0)} (${fmt(x.new.min, 0)}–${fmt(x.new.max, 0)})`,
           fmt(x.new.median / x.old.median, 2),
+          '',
           '',
           '',
         ]),
