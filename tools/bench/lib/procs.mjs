@@ -108,7 +108,7 @@ export function spawnNode(args, { ready, env = {}, timeoutMs = 30_000, nodeArgs 
 
 /**
  * Start `cc-orchestrator serve` on 127.0.0.1 with a config object (`args`: extra flags); resolves with its URL. `db`
- * is a file or a `postgres://` URL (then give `configFile`).
+ * is a file or a `postgres://` URL (then give `configFile`). `bin`: another build's `dist/main.js` than ORCHESTRATOR_BIN.
  */
 export async function startOrchestrator({
   db,
@@ -119,6 +119,7 @@ export async function startOrchestrator({
   logLevel = 'error',
   args = [],
   nodeArgs = [],
+  bin = ORCHESTRATOR_BIN,
 }) {
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const env = {};
@@ -126,7 +127,7 @@ export async function startOrchestrator({
   const t0 = performance.now();
   const s = await spawnNode(
     [
-      ORCHESTRATOR_BIN,
+      bin,
       'serve',
       '--port',
       String(port),

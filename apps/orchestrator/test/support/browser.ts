@@ -55,8 +55,9 @@ export async function launchBrowser(): Promise<Browser> {
 const docsImages = fileURLToPath(new URL('../../../../docs/images/', import.meta.url));
 
 /**
- * Save a screenshot of `page`: into docs/images when `CCAGENT_SCREENSHOTS=docs` (how the committed pictures of
- * docs/dashboard.md are made), else into .test-results/screenshots for a look after a failure.
+ * Save a screenshot of `page` in the light theme (`<name>.png`) and in the dark one (`<name>-dark.png`, the page's
+ * system colour scheme emulated as dark, then given back): into docs/images when `CCAGENT_SCREENSHOTS=docs` (how the
+ * committed pictures of docs/dashboard.md are made), else into .test-results/screenshots for a look after a failure.
  */
 export async function screenshot(page: Page, name: string): Promise<string> {
   const dir =
@@ -65,6 +66,10 @@ export async function screenshot(page: Page, name: string): Promise<string> {
       : fileURLToPath(new URL('../../../../.test-results/screenshots/', import.meta.url));
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${name}.png`);
-  await page.screenshot({ path: file });
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.screenshot({ path: file, animations: 'disabled' });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.screenshot({ path: path.join(dir, `${name}-dark.png`), animations: 'disabled' });
+  await page.emulateMedia({ colorScheme: null });
   return file;
 }
