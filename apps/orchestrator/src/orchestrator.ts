@@ -52,7 +52,12 @@ import { ReplyStream } from './reply-stream.js';
 import { loadServerTools } from './server-tools.js';
 import { ollamaNumCtx, setupModels } from './strategies.js';
 import { confirmationRule } from './security/confirmation-rule.js';
-import { type CredentialStore, InMemoryCredentialStore, SecurityService } from '@ccagent/security';
+import {
+  type CredentialStore,
+  InMemoryCredentialStore,
+  type Principal,
+  SecurityService,
+} from '@ccagent/security';
 import { HttpAccess } from './security/http-access.js';
 import { authorizeMod } from './security/mod-access.js';
 import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
@@ -425,7 +430,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const lua = new LuaAssets(o.luaDir ?? defaultLuaDir());
   const pages: TaskPageSource | undefined = durable;
   // Who may call each route is declared on the route table; the gate decides it on the one parsed request.
-  const gate = new HttpAccess({ policy, security, getTask: (id) => engine.getTask(id), logger });
+  const peerOf = (who: Principal): ((other: string) => boolean) | undefined => groups.peerOfCaller(who);
+  const gate = new HttpAccess({ policy, security, getTask: (id) => engine.getTask(id), peerOf, logger });
   const http = new HttpApi(gate, {
     inputLimits: s.inputLimits,
     engine,
@@ -452,6 +458,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     minecraft,
     minecraftTasks,
     schedules,
+    peerOf,
   });
 
   // Recover before anyone can connect: unfinished tasks resume, pending calls wait for their clients.

@@ -60,4 +60,13 @@ export class ComputerGroups {
     const key = principal?.role === 'computer' ? principal.actor : undefined;
     return (other) => this.together(clientId, other, key);
   }
+
+  /**
+   * The peer test of an HTTP caller (a computer key: its client id and key), or undefined when no group is configured
+   * or the caller is not a computer (operators and viewers are decided by their role).
+   */
+  peerOfCaller(who: Principal | undefined): ((other: string) => boolean) | undefined {
+    if (!this.enabled || who?.role !== 'computer' || who.clientId === undefined) return undefined;
+    return this.peerOf(who.clientId, who);
+  }
 }
