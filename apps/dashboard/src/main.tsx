@@ -8,6 +8,7 @@ import { ChatPage } from './pages/chat.js';
 import { ComputersPage } from './pages/computers.js';
 import { MinecraftPage } from './pages/minecraft.js';
 import { NewTaskPage } from './pages/new-task.js';
+import { SchedulesPage } from './pages/schedules.js';
 import { TaskPage } from './pages/task.js';
 import { TasksPage } from './pages/tasks.js';
 import { useRoute } from './router.js';
@@ -80,6 +81,7 @@ function App() {
   } else if (path === '/new') page = <NewTaskPage />;
   else if (path === '/computers') page = <ComputersPage now={now} />;
   else if (path === '/minecraft') page = <MinecraftPage now={now} />;
+  else if (path === '/schedules') page = <SchedulesPage now={now} />;
   else page = <TasksPage now={now} />;
 
   const here = (p: string): 'page' | undefined =>
@@ -112,6 +114,9 @@ function App() {
           </a>
           <a href="#/minecraft" aria-current={here('/minecraft')}>
             Minecraft
+          </a>
+          <a href="#/schedules" aria-current={here('/schedules')}>
+            Schedules
           </a>
         </nav>
         <span class={`live ${state}`} role="status" aria-live="polite" data-testid="live-state">

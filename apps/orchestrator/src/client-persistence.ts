@@ -24,6 +24,8 @@ export interface KnownClient {
   commands: CommandDescriptor[];
   connected: boolean;
   clientVersion?: string;
+  /** The credential its last hello authenticated with (a key id, `token`, `open`): its key group while offline. */
+  connectedWith?: string;
   firstSeenAt?: number;
   lastSeenAt: number;
 }
@@ -41,6 +43,7 @@ export interface ClientPersistence {
     clientId: string;
     commands: CommandDescriptor[];
     clientVersion?: string;
+    connectedWith?: string;
     at: number;
   }): Promise<void>;
   /** The client's socket is gone (or it was never back after a restart). */
@@ -62,6 +65,7 @@ export class InMemoryClientPersistence implements ClientPersistence {
     clientId: string;
     commands: CommandDescriptor[];
     clientVersion?: string;
+    connectedWith?: string;
     at: number;
   }): Promise<void> {
     const prev = this.clients.get(input.clientId);
@@ -74,6 +78,8 @@ export class InMemoryClientPersistence implements ClientPersistence {
     };
     const version = input.clientVersion ?? prev?.clientVersion;
     if (version !== undefined) rec.clientVersion = version;
+    const key = input.connectedWith ?? prev?.connectedWith;
+    if (key !== undefined) rec.connectedWith = key;
     this.clients.set(input.clientId, rec);
     return Promise.resolve();
   }
@@ -120,6 +126,7 @@ export interface ClientStore {
     connected: boolean;
     seenAt: number;
     clientVersion?: string;
+    connectedWith?: string;
   }): Promise<void>;
   setClientConnected(clientId: string, connected: boolean, at: number): Promise<void>;
   listClients(): Promise<
@@ -128,6 +135,7 @@ export interface ClientStore {
       commands: CommandDescriptor[];
       connected: boolean;
       clientVersion?: string;
+      connectedWith?: string;
       firstSeenAt: number;
       lastSeenAt: number;
     }>
@@ -144,6 +152,7 @@ export class DurableClientPersistence implements ClientPersistence {
     clientId: string;
     commands: CommandDescriptor[];
     clientVersion?: string;
+    connectedWith?: string;
     at: number;
   }): Promise<void> {
     return this.store.upsertClient({
@@ -152,6 +161,7 @@ export class DurableClientPersistence implements ClientPersistence {
       connected: true,
       seenAt: input.at,
       ...(input.clientVersion !== undefined ? { clientVersion: input.clientVersion } : {}),
+      ...(input.connectedWith !== undefined ? { connectedWith: input.connectedWith } : {}),
     });
   }
 

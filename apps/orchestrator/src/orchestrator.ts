@@ -52,7 +52,12 @@ import { ReplyStream } from './reply-stream.js';
 import { loadServerTools } from './server-tools.js';
 import { ollamaNumCtx, setupModels } from './strategies.js';
 import { confirmationRule } from './security/confirmation-rule.js';
-import { type CredentialStore, InMemoryCredentialStore, SecurityService } from '@ccagent/security';
+import {
+  type CredentialStore,
+  InMemoryCredentialStore,
+  type Principal,
+  SecurityService,
+} from '@ccagent/security';
 import { HttpAccess } from './security/http-access.js';
 import { authorizeMod } from './security/mod-access.js';
 import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
@@ -253,7 +258,10 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     allowedOrigins: sec.allowedOrigins,
     scheme: o.tls ? 'https' : 'http',
   };
-  /** client id → the credential its current connection authenticated with (to close it on revocation). */
+  /**
+   * client id → the credential its last hello authenticated with: to close its connection on revocation, and its key
+   * group while it is offline (remembered on disk with the client, read back here at start).
+   */
   const connectedWith = new Map<string, string>();
   const registry = new ClientRegistry(s.reconnectGraceMs, clock);
   // Task events a client missed are replayed when it is back: from its disconnect, or — for a client still
@@ -265,6 +273,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       ? Math.max(c.lastSeenAt, (lastWrite ?? startedAt) - CRASH_WINDOW_MS)
       : c.lastSeenAt;
     registry.restore(c.clientId, c.commands, c.clientVersion, Math.min(missedSince, startedAt));
+    if (c.connectedWith !== undefined) connectedWith.set(c.clientId, c.connectedWith);
     if (c.connected) await clients.clientDisconnected(c.clientId, startedAt);
   }
   const validator = new ArgsValidator();
@@ -365,7 +374,14 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     logger,
   });
   const replies = new WsReplies(metrics, new RefusalLog(logger, () => clock.now()));
-  const groups = new ComputerGroups(config.server.groups, (id) => registry.connection(id)?.principal?.actor);
+  // A computer's key group: the key of its connection, or offline the one it last connected with (an enrolled
+  // computer's own key is in no key group, whatever it connected with before it was enrolled).
+  const groups = new ComputerGroups(
+    config.server.groups,
+    (id) =>
+      registry.connection(id)?.principal?.actor ??
+      (security.isEnrolled(id) ? undefined : connectedWith.get(id)),
+  );
   const subscriptions = new TaskSubscriptions({
     config,
     engine,
@@ -425,7 +441,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const lua = new LuaAssets(o.luaDir ?? defaultLuaDir());
   const pages: TaskPageSource | undefined = durable;
   // Who may call each route is declared on the route table; the gate decides it on the one parsed request.
-  const gate = new HttpAccess({ policy, security, getTask: (id) => engine.getTask(id), logger });
+  const peerOf = (who: Principal): ((other: string) => boolean) | undefined => groups.peerOfCaller(who);
+  const gate = new HttpAccess({ policy, security, getTask: (id) => engine.getTask(id), peerOf, logger });
   const http = new HttpApi(gate, {
     inputLimits: s.inputLimits,
     engine,
@@ -452,6 +469,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     minecraft,
     minecraftTasks,
     schedules,
+    peerOf,
   });
 
   // Recover before anyone can connect: unfinished tasks resume, pending calls wait for their clients.

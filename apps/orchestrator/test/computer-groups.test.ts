@@ -4,6 +4,9 @@
  * `crossClientAccess`; a computer outside the group is refused with a structured error and changes nothing. Also the
  * server-side limit on trigger requests and the kinds and models the welcome offers the computer's menus.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Decision } from '@ccagent/engine';
 import { describe, expect, it } from 'vitest';
 import { everyKind, strategyOf, writeThenRun } from './support/harness.js';
@@ -14,6 +17,21 @@ const t = useHarness();
 
 async function taskCount(): Promise<number> {
   return ((await (await t.h.http('/api/tasks')).json()) as { total: number }).total;
+}
+
+async function clientState(id: string): Promise<{ connected: boolean }> {
+  const list = (await (await t.h.http('/api/clients')).json()) as {
+    clients: Array<{ client_id: string; connected: boolean }>;
+  };
+  return list.clients.find((c) => c.client_id === id) ?? { connected: false };
+}
+
+async function waitUntil(cond: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
 }
 
 /** Waits for an event and completes with it (a task a trigger feeds). */
@@ -116,6 +134,76 @@ describe('computer groups', () => {
       allowed_commands: [],
     });
     expect(await host.waitFor('error', { request_id: 'h1' })).toMatchObject({ code: 'forbidden' });
+  });
+
+  it('keeps a computer that is offline in the group of the operator key it last connected with: a pocket starts a job on a rebooting host, and again after a restart; a computer of another key, or the host once it has its own key, is refused', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cco-groups-offline-'));
+    try {
+      const opts = {
+        dir,
+        token: 'operator-secret',
+        strategies: everyKind(writeThenRun),
+        // The default reconnect grace (30 s): a call for a computer that is away waits for it that long.
+        config: { server: { groups: { byOperatorKey: true } } },
+      };
+      await t.start(opts);
+      const host = await t.connect('host', { token: 'operator-secret' });
+      const pocket = await t.connect('pocket', { token: 'operator-secret' });
+      // The host reboots: while it is away the pocket starts a job on it, which waits for it.
+      host.terminate();
+      await waitUntil(async () => !(await clientState('host')).connected, 'the host to be gone');
+      const whileAway = await t.createTask(pocket, 'host', { requestId: 'while-rebooting' });
+      const back = await t.connect('host', { token: 'operator-secret' });
+      await back.waitFor('command_call', { task_id: whileAway });
+      back.terminate();
+      pocket.terminate();
+
+      // The orchestrator restarts; the host has not come back yet, the pocket has.
+      await t.h.close();
+      await t.start(opts);
+      const pocket2 = await t.connect('pocket', { token: 'operator-secret' });
+      const afterRestart = await t.createTask(pocket2, 'host', { requestId: 'after-restart' });
+      const operatorKey = await t.h.http('/api/credentials/keys', {
+        method: 'POST',
+        json: { role: 'operator', name: 'the neighbour' },
+      });
+      expect(operatorKey.status).toBe(201);
+      const other = await t.connect('other-pc', {
+        token: ((await operatorKey.json()) as { key: string }).key,
+      });
+      const before = await taskCount();
+      other.send({
+        type: 'create_task',
+        request_id: 'o1',
+        task_kind: 'code_job',
+        client_id: 'host',
+        prompt: 'p',
+        allowed_commands: [],
+      });
+      expect(await other.waitFor('error', { request_id: 'o1' })).toMatchObject({
+        code: 'forbidden',
+        path: '$.client_id',
+      });
+      expect(await taskCount()).toBe(before);
+      const host2 = await t.connect('host', { token: 'operator-secret' });
+      await host2.waitFor('command_call', { task_id: afterRestart });
+      host2.terminate();
+
+      // Once the host has its own key it is in no key group, even while it is offline.
+      await enroll(t.h, 'host');
+      pocket2.send({
+        type: 'create_task',
+        request_id: 'p2',
+        task_kind: 'code_job',
+        client_id: 'host',
+        prompt: 'p',
+        allowed_commands: [],
+      });
+      expect(await pocket2.waitFor('error', { request_id: 'p2' })).toMatchObject({ code: 'forbidden' });
+      expect(await taskCount()).toBe(before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('keeps each computer to its own tasks when no group is configured (the default)', async () => {

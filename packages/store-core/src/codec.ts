@@ -308,6 +308,7 @@ export function rowToClient(r: ClientRow): ClientRecord {
     lastSeenAt: r.lastSeenAt,
   };
   if (r.clientVersion !== null) c.clientVersion = r.clientVersion;
+  if (r.connectedWith !== null) c.connectedWith = r.connectedWith;
   return c;
 }
 

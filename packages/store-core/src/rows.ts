@@ -93,6 +93,7 @@ export type ClientRow = {
   commands: string;
   connected: boolean;
   clientVersion: string | null;
+  connectedWith: string | null;
   firstSeenAt: number;
   lastSeenAt: number;
 };

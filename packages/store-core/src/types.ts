@@ -30,6 +30,11 @@ export interface ClientUpsert {
   seenAt: number;
   /** Omitted: keep the version stored before, if any. */
   clientVersion?: string;
+  /**
+   * The credential its hello authenticated with (a key id, `token` for the shared token, `open`): the key group of a
+   * computer that is offline (`server.groups.byOperatorKey`). Omitted: keep the one stored before, if any.
+   */
+  connectedWith?: string;
 }
 
 /** A CC client the orchestrator has seen. */
@@ -38,6 +43,8 @@ export interface ClientRecord {
   commands: CommandDescriptor[];
   connected: boolean;
   clientVersion?: string;
+  /** The credential its last hello authenticated with (see {@link ClientUpsert.connectedWith}). */
+  connectedWith?: string;
   firstSeenAt: number;
   lastSeenAt: number;
 }

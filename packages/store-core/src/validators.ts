@@ -35,6 +35,7 @@ export function validateClientUpsert(c: ClientUpsert): void {
     });
   }
   requireTime(c.seenAt, 'seenAt');
+  if (c.connectedWith !== undefined) requireId(c.connectedWith, 'connectedWith');
 }
 
 /** A client's model-written tools as reported: unique non-empty names, known statuses, integer versions ≥ 0. */

@@ -496,12 +496,13 @@ export class PostgresStore implements TaskStore {
     const commands = JSON.stringify(c.commands);
     return this.writeStore(async (db) => {
       await db.query(
-        `INSERT INTO "clients" ("client_id", "commands", "connected", "client_version", "first_seen_at", "last_seen_at")
-         VALUES ($1, $2, $3, $4, $5, $5)
+        `INSERT INTO "clients" ("client_id", "commands", "connected", "client_version", "connected_with", "first_seen_at", "last_seen_at")
+         VALUES ($1, $2, $3, $4, $6, $5, $5)
          ON CONFLICT ("client_id") DO UPDATE SET "commands" = excluded."commands", "connected" = excluded."connected",
            "last_seen_at" = excluded."last_seen_at",
-           "client_version" = coalesce(excluded."client_version", "clients"."client_version")`,
-        [c.clientId, commands, c.connected, c.clientVersion ?? null, c.seenAt],
+           "client_version" = coalesce(excluded."client_version", "clients"."client_version"),
+           "connected_with" = coalesce(excluded."connected_with", "clients"."connected_with")`,
+        [c.clientId, commands, c.connected, c.clientVersion ?? null, c.seenAt, c.connectedWith ?? null],
       );
     });
   }

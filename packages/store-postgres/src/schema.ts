@@ -193,6 +193,8 @@ export const clients = pgTable('clients', {
   commands: text('commands').notNull(),
   connected: boolean('connected').notNull(),
   clientVersion: text('client_version'),
+  /** The credential its last hello authenticated with (a key id, `token`, `open`): its key group while offline. */
+  connectedWith: text('connected_with'),
   firstSeenAt: ms('first_seen_at').notNull(),
   lastSeenAt: ms('last_seen_at').notNull(),
 });

@@ -114,6 +114,32 @@ describe('clients', () => {
     ]);
   });
 
+  it('remembers the credential a client last connected with, across sightings that omit it (a computer offline keeps its key group)', async () => {
+    await store.upsertClient({
+      clientId: 'host',
+      commands: [],
+      connected: true,
+      seenAt: 1,
+      connectedWith: 'token',
+    });
+    await store.setClientConnected('host', false, 2);
+    await store.upsertClient({ clientId: 'host', commands: [], connected: true, seenAt: 3 });
+    expect((await store.listClients())[0]?.connectedWith).toBe('token');
+    await store.upsertClient({
+      clientId: 'host',
+      commands: [],
+      connected: true,
+      seenAt: 4,
+      connectedWith: 'key_1',
+    });
+    expect((await store.listClients())[0]?.connectedWith).toBe('key_1');
+    const bad = await store
+      .upsertClient({ clientId: 'host', commands: [], connected: true, seenAt: 5, connectedWith: '' })
+      .catch((e: unknown) => e);
+    expect(isStoreError(bad, 'invalid_input')).toBe(true);
+    expect((await store.listClients())[0]?.connectedWith).toBe('key_1');
+  });
+
   it('rejects unknown clients and bad input with typed errors, writing nothing', async () => {
     expect(
       isStoreError(

@@ -194,6 +194,8 @@ export const clients = sqliteTable('clients', {
   commands: text('commands').notNull(),
   connected: integer('connected', { mode: 'boolean' }).notNull(),
   clientVersion: text('client_version'),
+  /** The credential its last hello authenticated with (a key id, `token`, `open`): its key group while offline. */
+  connectedWith: text('connected_with'),
   firstSeenAt: integer('first_seen_at').notNull(),
   lastSeenAt: integer('last_seen_at').notNull(),
 });

@@ -195,5 +195,47 @@ describe.skipIf(TEST_PG_URL === undefined)(
         rmSync(dir, { recursive: true, force: true });
       }
     });
+    it('keeps the credential a client last connected with like the SQLite store: set, kept when a sighting omits it, replaced (guards against a computer leaving its key group while offline on one store only)', async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'ccagent-pg-clients-'));
+      let sqlite: SqliteStore | undefined;
+      try {
+        sqlite = openSqliteStore({ path: path.join(dir, 'c.db') });
+        await raw.query('TRUNCATE "clients" CASCADE');
+        const seen = [];
+        for (const s of [store, sqlite]) {
+          await s.upsertClient({
+            clientId: 'host',
+            commands: [],
+            connected: true,
+            seenAt: 1,
+            connectedWith: 'token',
+          });
+          await s.upsertClient({
+            clientId: 'pocket',
+            commands: [],
+            connected: true,
+            seenAt: 1,
+            connectedWith: 'key_a',
+          });
+          await s.upsertClient({ clientId: 'host', commands: [], connected: false, seenAt: 2 });
+          await s.upsertClient({
+            clientId: 'pocket',
+            commands: [],
+            connected: true,
+            seenAt: 3,
+            connectedWith: 'key_b',
+          });
+          seen.push((await s.listClients()).map((c) => [c.clientId, c.connectedWith]));
+        }
+        expect(seen[0]).toEqual([
+          ['host', 'token'],
+          ['pocket', 'key_b'],
+        ]);
+        expect(seen[1]).toEqual(seen[0]);
+      } finally {
+        await sqlite?.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
   },
 );

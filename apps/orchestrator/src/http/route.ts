@@ -62,6 +62,8 @@ export interface HttpApiOptions {
   role?: () => Record<string, unknown>;
   startedAt: number;
   now: () => number;
+  /** A computer caller's group (`server.groups`): the tasks of its computers are as its own; absent: no groups. */
+  peerOf?: ((who: Principal) => ((otherClientId: string) => boolean) | undefined) | undefined;
   /** Durable schedules (`/api/schedules`); absent: the server keeps none. */
   schedules?: ScheduleService | undefined;
   /** The Minecraft side (mod endpoint, `minecraft_agent` tasks), when it runs in this process. */

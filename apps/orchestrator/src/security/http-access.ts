@@ -19,7 +19,13 @@ import {
   type GuardPolicy,
   type GuardVerdict,
 } from './request-guard.js';
-import { decideAccess, needsCredential, refusalMessage, type AccessTarget } from './route-access.js';
+import {
+  decideAccess,
+  needsCredential,
+  refusalMessage,
+  type AccessTarget,
+  type PeerTest,
+} from './route-access.js';
 import type { Principal, SecurityService } from '@ccagent/security';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -32,6 +38,8 @@ export interface HttpAccessOptions {
   policy: GuardPolicy;
   security: SecurityService;
   getTask(id: string): Promise<Task | undefined>;
+  /** A computer caller's group (`server.groups`): the tasks of its computers are as its own. */
+  peerOf?: (who: Principal) => PeerTest | undefined;
   logger: { warn(obj: unknown, msg?: string): void };
 }
 
@@ -78,6 +86,7 @@ export class HttpAccess implements RouteGate {
       target.task = await this.o.getTask(r.params['id'] ?? '');
     }
     if (route.access === 'task_list') target.listsClient = (r.query as { client?: string }).client;
+    if (who.role === 'computer') target.peer = this.o.peerOf?.(who);
     const decision = decideAccess(route.access, who, target);
     if (!decision.ok) {
       const reason = (who.role !== 'operator' ? route.refusal?.[who.role] : undefined) ?? decision.reason;

@@ -1,6 +1,13 @@
 import type { Task } from '@ccagent/engine';
 import { describe, expect, it } from 'vitest';
-import { decideAccess, ROUTE_ACCESS, taskListClient, type RouteAccess } from './route-access.js';
+import {
+  decideAccess,
+  mayCreateOver,
+  mayListClient,
+  ROUTE_ACCESS,
+  taskListClient,
+  type RouteAccess,
+} from './route-access.js';
 import type { Principal } from '@ccagent/security';
 
 const p = (role: Principal['role'], extra: Partial<Principal> = {}): Principal => ({
@@ -28,6 +35,7 @@ const EXPECTED: Record<RouteAccess, string> = {
   task_list: '++-+', // a computer without observe_others: its own client only (below)
   task_read: '++-+', // another computer's task (a computer's own: below)
   task_act: '+---', // another computer's task
+  task_create: '+-++', // a computer: the route decides on the body's client id (mayCreateOver, below)
 };
 
 describe('decideAccess', () => {
@@ -55,5 +63,36 @@ describe('decideAccess', () => {
       undefined,
       undefined,
     ]);
+  });
+});
+
+describe('a computer and its group over HTTP (server.groups)', () => {
+  const base = new Set(['pc-b', 'pc-a']);
+  const peer = (other: string): boolean => base.has(other) && other !== 'pc-b';
+
+  it('reads, lists and acts on the tasks of a computer of its group as its own, never an outsider’s', () => {
+    expect(decideAccess('task_read', pcB, { task: taskOf('pc-a'), peer }).ok).toBe(true);
+    expect(decideAccess('task_act', pcB, { task: taskOf('pc-a'), peer }).ok).toBe(true);
+    expect(decideAccess('task_list', pcB, { listsClient: 'pc-a', peer }).ok).toBe(true);
+    expect(decideAccess('task_read', pcB, { task: taskOf('stranger'), peer }).ok).toBe(false);
+    expect(decideAccess('task_act', pcB, { task: taskOf('stranger'), peer }).ok).toBe(false);
+    expect(decideAccess('task_list', pcB, { listsClient: 'stranger', peer }).ok).toBe(false);
+    expect(decideAccess('task_list', pcB, { peer }).ok).toBe(false);
+    expect(mayListClient(pcB, '', peer)).toBe(false);
+  });
+
+  it('creates for itself or a computer of its group, of a kind its key allows; never for an outsider or for any computer', () => {
+    expect(mayCreateOver(pcB, 'pc-b', 'job').ok).toBe(true);
+    expect(mayCreateOver(pcB, 'pc-a', 'job').ok).toBe(false);
+    expect(mayCreateOver(pcB, 'pc-a', 'job', peer).ok).toBe(true);
+    const outsider = mayCreateOver(pcB, 'stranger', 'job', peer);
+    expect(outsider).toMatchObject({ ok: false, reason: expect.stringMatching(/not in one with it/) });
+    expect(mayCreateOver(pcB, null, 'job', peer).ok).toBe(false);
+    const limited = p('computer', { clientId: 'pc-b', grants: { kinds: ['farm'] } });
+    expect(mayCreateOver(limited, 'pc-a', 'job', peer)).toMatchObject({ ok: false });
+    expect(mayCreateOver(limited, 'pc-a', 'farm', peer).ok).toBe(true);
+    expect(mayCreateOver(viewer, null, 'job').ok).toBe(false);
+    expect(mayCreateOver(operator, null, 'job').ok).toBe(true);
+    expect(mayCreateOver(undefined, null, 'job').ok).toBe(true);
   });
 });

@@ -5,7 +5,7 @@
  * and answer) both decide with these functions, on the same parsed values, so they cannot read a request
  * differently.
  */
-import { mayAccessTask, type Task } from '@ccagent/engine';
+import { mayAccessTask, mayCreateTaskFor, type Task } from '@ccagent/engine';
 import type { Principal } from '@ccagent/security';
 
 /**
@@ -19,10 +19,23 @@ import type { Principal } from '@ccagent/security';
  * - `task_list`: as `read`, and a computer key listing its own client's tasks (`?client=` its id);
  * - `task_read`: the task named by the path's `id`: operators, viewers, and a computer key for its own task (any
  *   task with `observe_others`);
- * - `task_act`: the task named by the path's `id`: operators, and a computer key for its own task.
+ * - `task_act`: the task named by the path's `id`: operators, and a computer key for its own task;
+ * - `task_create`: operators, and a computer key for itself or a computer of its group (`server.groups`): the route
+ *   decides on the parsed body's `client_id` with {@link mayCreateOver}, right before it creates.
+ *
+ * With `server.groups`, a computer's own tasks include those of the computers of its group (the `peer` test of
+ * {@link AccessTarget}): it reads, lists, cancels and answers them as its own.
  */
 export type RouteAccess =
-  'public' | 'pairing' | 'operator' | 'view' | 'read' | 'task_list' | 'task_read' | 'task_act';
+  | 'public'
+  | 'pairing'
+  | 'operator'
+  | 'view'
+  | 'read'
+  | 'task_list'
+  | 'task_read'
+  | 'task_act'
+  | 'task_create';
 
 /** Every access level, in the order of the list above. */
 export const ROUTE_ACCESS: readonly RouteAccess[] = [
@@ -34,7 +47,11 @@ export const ROUTE_ACCESS: readonly RouteAccess[] = [
   'task_list',
   'task_read',
   'task_act',
+  'task_create',
 ];
+
+/** Whether another client is a computer of the caller's group (`server.groups`); absent: no group applies. */
+export type PeerTest = (otherClientId: string) => boolean;
 
 /** Whether a route of this access reads a credential at all (`public` and `pairing` do not). */
 export function needsCredential(access: RouteAccess): boolean {
@@ -47,6 +64,8 @@ export interface AccessTarget {
   task?: Task | undefined;
   /** The client a task list is filtered to (its parsed `client` parameter), if any. */
   listsClient?: string | undefined;
+  /** The computers of the caller's group (a computer caller on a server with `server.groups`). */
+  peer?: PeerTest | undefined;
 }
 
 /** The outcome of {@link decideAccess}: allowed, or refused with why (for a 403). */
@@ -72,16 +91,19 @@ export function decideAccess(access: RouteAccess, who: Principal, target: Access
         : refuse('a computer key reads this only when granted observe_others');
     case 'task_list': {
       const only = taskListClient(who);
-      if (only === undefined || target.listsClient === only) return { ok: true };
-      return refuse(`a computer lists its own tasks: add ?client=${only}`);
+      if (only === undefined || mayListClient(who, target.listsClient, target.peer)) return { ok: true };
+      return refuse(`a computer lists its own tasks (or its group's): add ?client=${only}`);
     }
+    case 'task_create':
+      // A computer: the route checks the body's client id (its own or its group's) before it creates.
+      return who.role === 'computer' ? { ok: true } : refuse('a viewer key is read-only');
     case 'task_read':
     case 'task_act': {
       if (who.role === 'viewer')
         return access === 'task_read' ? { ok: true } : refuse('a viewer key is read-only');
       // A computer: its own task (any to read with observe_others); an unknown id is the route's 404.
       if (target.task === undefined) return { ok: true };
-      return mayUseTask(who, target.task, access === 'task_read' ? 'read' : 'act')
+      return mayUseTask(who, target.task, access === 'task_read' ? 'read' : 'act', target.peer)
         ? { ok: true }
         : refuse(`task ${target.task.id} belongs to another client`);
     }
@@ -98,14 +120,66 @@ export function taskListClient(who: Principal | undefined): string | undefined {
 }
 
 /**
- * Whether `who` may read (`read`) or act on (`act`: cancel, answer) `task` over HTTP: operators everything, viewers
- * read, a computer its own tasks (read any with `observe_others`) — the engine's rule without `crossClientAccess`,
- * which widens a computer's reach on the WebSocket only. No caller (a server without a token) is the operator.
+ * Whether a computer `who`, limited to listing its own tasks, may list those of `client`: its own, or (with `peer`) a
+ * computer of its group's.
  */
-export function mayUseTask(who: Principal | undefined, task: Task, intent: 'read' | 'act'): boolean {
+export function mayListClient(who: Principal, client: string | undefined, peer?: PeerTest): boolean {
+  const own = who.clientId ?? '';
+  if (client === undefined) return false;
+  return client === own || (client !== '' && peer?.(client) === true);
+}
+
+/**
+ * Whether `who` may read (`read`) or act on (`act`: cancel, answer) `task` over HTTP: operators everything, viewers
+ * read, a computer its own tasks and (with `peer`) those of its group (read any with `observe_others`) — the engine's
+ * rule without `crossClientAccess`, which widens a computer's reach on the WebSocket only. No caller (a server without
+ * a token) is the operator.
+ */
+export function mayUseTask(
+  who: Principal | undefined,
+  task: Task,
+  intent: 'read' | 'act',
+  peer?: PeerTest,
+): boolean {
   if (who === undefined || who.role === 'operator') return true;
   if (who.role === 'viewer') return intent === 'read';
-  return mayAccessTask(task, who.clientId ?? '', intent, { observeOthers: observesOthers(who) });
+  return mayAccessTask(task, who.clientId ?? '', intent, {
+    observeOthers: observesOthers(who),
+    ...(peer ? { peer } : {}),
+  });
+}
+
+/**
+ * Whether `who` may create a task bound to `clientId` over HTTP: operators any (or none), a computer one for itself or
+ * (with `peer`) for a computer of its group — the WebSocket's `create_task` rule without `crossClientAccess` — and
+ * only of a kind its key allows. A computer must name the computer: a task for any computer is an operator's.
+ */
+export function mayCreateOver(
+  who: Principal | undefined,
+  clientId: string | null,
+  kind: string,
+  peer?: PeerTest,
+): AccessDecision {
+  if (who === undefined || who.role === 'operator') return { ok: true };
+  if (who.role !== 'computer') return { ok: false, reason: 'a viewer key is read-only' };
+  const own = who.clientId ?? '';
+  if (clientId === null)
+    return {
+      ok: false,
+      reason: `a computer names the computer its task is for (client_id "${own}" or one of its group)`,
+    };
+  if (!mayCreateTaskFor(own, clientId, peer ? { peer } : {})) {
+    return {
+      ok: false,
+      reason: peer
+        ? `a computer creates tasks for itself ("${own}") or a computer of its group; "${clientId}" is not in one with it`
+        : `a computer creates tasks for itself ("${own}") only`,
+    };
+  }
+  const kinds = who.grants.kinds;
+  if (kinds !== undefined && !kinds.includes(kind))
+    return { ok: false, reason: `this computer may not create tasks of kind "${kind}"` };
+  return { ok: true };
 }
 
 /** The message of a 403 for `who`: the reason and who was refused. */

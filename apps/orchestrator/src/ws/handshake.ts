@@ -192,6 +192,8 @@ export class Handshake {
       commands,
       at: now,
       ...(msg.client_version !== undefined ? { clientVersion: msg.client_version } : {}),
+      // Its key group while it is offline (server.groups.byOperatorKey), durable like the rest of the hello.
+      connectedWith: principal.actor,
     });
     if (msg.tools !== undefined) await this.o.clients.replaceTools(clientId, msg.tools.map(toToolInfo), now);
     if (conn.state === 'closing') return;

@@ -35,6 +35,7 @@ export class SqliteClients {
         lastSeenAt: c.seenAt,
       };
       if (c.clientVersion !== undefined) set.clientVersion = c.clientVersion;
+      if (c.connectedWith !== undefined) set.connectedWith = c.connectedWith;
       this.c.orm
         .insert(schema.clients)
         .values({
@@ -42,6 +43,7 @@ export class SqliteClients {
           commands,
           connected: c.connected,
           clientVersion: c.clientVersion ?? null,
+          connectedWith: c.connectedWith ?? null,
           firstSeenAt: c.seenAt,
           lastSeenAt: c.seenAt,
         })

@@ -12,7 +12,7 @@ describe('who may call each route', () => {
     expect(ROUTES.map((r) => `${r.method} ${r.name}: ${r.access}`)).toEqual([
       'GET health: public',
       'GET tasks.list: task_list',
-      'POST tasks.create: operator',
+      'POST tasks.create: task_create',
       'GET tasks.get: task_read',
       'GET tasks.steps: task_read',
       'POST tasks.cancel: task_act',
@@ -64,8 +64,10 @@ describe('who may call each route', () => {
   it('never lets a reading access change state, and names the task a task access is about (guards against a viewer or another computer reaching a write through a mis-declared route)', () => {
     for (const r of ROUTES) {
       const where = `${r.method} ${r.name}`;
-      // A POST changes something: only an operator, a computer on its own task, or pairing's own credential.
-      if (r.method === 'POST') expect(['operator', 'task_act', 'pairing'], where).toContain(r.access);
+      // A POST changes something: only an operator, a computer on its own task (or creating one for itself or its
+      // group, decided on the body), or pairing's own credential.
+      if (r.method === 'POST')
+        expect(['operator', 'task_act', 'task_create', 'pairing'], where).toContain(r.access);
       // Public routes are only read, and carry no query a check could disagree on.
       if (r.access === 'public') expect([r.method, r.query], where).toEqual(['GET', undefined]);
       // A task access decides on the task the path names.

@@ -2,7 +2,7 @@
  * Task routes: list (paged, filtered), create (idempotent with `request_id`), one task with its whole record, a page
  * of its step log, cancel and answer. Bodies and queries are checked with zod; a refusal changes nothing.
  */
-import type { CommandCallRecord, Task } from '@ccagent/engine';
+import { taskCreator, type CommandCallRecord, type Task } from '@ccagent/engine';
 import {
   AnswerBodySchema,
   CancelBodySchema,
@@ -28,7 +28,13 @@ import {
   stepToWire,
   taskToWire,
 } from '../../wire.js';
-import { mayUseTask, refusalMessage, taskListClient } from '../../security/route-access.js';
+import {
+  mayCreateOver,
+  mayListClient,
+  mayUseTask,
+  refusalMessage,
+  taskListClient,
+} from '../../security/route-access.js';
 import { HttpError, parseWith, readJson, sendJson, serviceError } from '../http-kit.js';
 import type { HttpApiOptions, QueryOf, RouteRequest } from '../route.js';
 
@@ -36,19 +42,20 @@ import type { HttpApiOptions, QueryOf, RouteRequest } from '../route.js';
 export const CREATE_TAKES_SETTINGS = 'settings' in CreateTaskBodySchema.shape;
 
 /**
- * `GET /api/tasks`: a page of tasks, newest first by default. A computer key that may list only its own tasks gets
- * them only: the list refuses any other `client` itself, whatever the access check did.
+ * `GET /api/tasks`: a page of tasks, newest first by default. A computer key that may list only its own tasks (and,
+ * with `server.groups`, those of its group's computers) gets them only: the list refuses any other `client` itself,
+ * whatever the access check did.
  */
 export async function listTasks(
   d: HttpApiOptions,
   { res, query: q, caller }: RouteRequest<QueryOf<typeof TaskListQuerySchema>>,
 ): Promise<void> {
   const only = taskListClient(caller);
-  if (only !== undefined && q.client !== only && caller !== undefined) {
+  if (only !== undefined && caller !== undefined && !mayListClient(caller, q.client, d.peerOf?.(caller))) {
     throw new HttpError(
       403,
       'forbidden',
-      refusalMessage(caller, `a computer lists its own tasks: add ?client=${only}`),
+      refusalMessage(caller, `a computer lists its own tasks (or its group's): add ?client=${only}`),
     );
   }
   const status = q.status && q.status.length > 0 ? q.status : undefined;
@@ -87,7 +94,7 @@ export async function getTask(
 ): Promise<void> {
   const task = await d.engine.getTask(id);
   if (!task) throw new HttpError(404, 'not_found', `no task ${id}`);
-  refuseUnlessMay(caller, task, 'read');
+  refuseUnlessMay(d, caller, task, 'read');
   if (tq.steps === false) {
     const [calls, questions] = await Promise.all([
       d.store.listCommandCalls({ taskId: task.id }),
@@ -135,7 +142,7 @@ export async function getSteps(
   const limit = q.limit ?? STEP_PAGE_DEFAULT;
   const task = await d.engine.getTask(id);
   if (!task) throw new HttpError(404, 'not_found', `no task ${id}`);
-  refuseUnlessMay(caller, task, 'read');
+  refuseUnlessMay(d, caller, task, 'read');
   // One more than asked tells whether the page is the last.
   const steps = await d.store.getSteps(task.id, { afterSeq, limit: limit + 1 });
   const questions = await d.store.listQuestions(task.id);
@@ -169,19 +176,41 @@ export async function getSteps(
   sendJson(res, 200, body);
 }
 
-/** `POST /api/tasks`: create a task (201), or find the one a repeated `request_id` created (200). */
-export async function createTask(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
+/**
+ * `POST /api/tasks`: create a task (201), or find the one a repeated `request_id` created (200). A computer key creates
+ * one for itself or (with `server.groups`) a computer of its group, of a kind its key allows, decided here on the
+ * parsed body right before the task is created; the task records it as its creator (so it may follow it), and its
+ * request ids are its own (as on its WebSocket).
+ */
+export async function createTask(d: HttpApiOptions, { req, res, caller }: RouteRequest): Promise<void> {
   const b = parseWith(CreateTaskBodySchema, await readJson(req), 'body');
+  const clientId = b.client_id ?? null;
+  const computer = caller?.role === 'computer' ? (caller.clientId ?? '') : undefined;
+  const may = mayCreateOver(caller, clientId, b.task_kind, caller ? d.peerOf?.(caller) : undefined);
+  if (!may.ok && caller !== undefined) {
+    const path = clientId === null || clientId !== computer ? '$.client_id' : '$.task_kind';
+    throw new HttpError(403, 'forbidden', refusalMessage(caller, may.reason), path);
+  }
+  const namespace = computer ?? 'http';
   const r = await d.tasks.create({
     kind: b.task_kind,
     prompt: b.prompt,
-    clientId: b.client_id ?? null,
+    clientId,
     ...(b.context !== undefined ? { context: b.context } : {}),
     ...(b.allowed_commands !== undefined ? { allowedCommands: b.allowed_commands } : {}),
-    ...(b.request_id !== undefined ? { requestId: b.request_id, requestNamespace: 'http' } : {}),
+    ...(b.request_id !== undefined ? { requestId: b.request_id, requestNamespace: namespace } : {}),
     ...(b.settings !== undefined ? { settings: b.settings } : {}),
+    ...(computer !== undefined ? { creator: computer } : {}),
   });
   if (!r.ok) throw serviceError(r.error);
+  if (caller !== undefined && computer !== undefined && taskCreator(r.value.task) !== computer) {
+    // A repeated request id of a task another client created (the WebSocket refuses it the same way).
+    throw new HttpError(
+      403,
+      'forbidden',
+      refusalMessage(caller, 'that request id belongs to another client'),
+    );
+  }
   const body: CreateTaskResponse = { task: taskToWire(r.value.task), created: r.value.created };
   sendJson(res, r.value.created ? 201 : 200, body);
 }
@@ -213,8 +242,13 @@ export async function answerTask(
 }
 
 /** A 403 unless `caller` may read or act on `task` (the route serves a computer its own tasks itself). */
-function refuseUnlessMay(caller: RouteRequest['caller'], task: Task, intent: 'read' | 'act'): void {
-  if (caller === undefined || mayUseTask(caller, task, intent)) return;
+function refuseUnlessMay(
+  d: HttpApiOptions,
+  caller: RouteRequest['caller'],
+  task: Task,
+  intent: 'read' | 'act',
+): void {
+  if (caller === undefined || mayUseTask(caller, task, intent, d.peerOf?.(caller))) return;
   throw new HttpError(
     403,
     'forbidden',
@@ -233,5 +267,5 @@ async function refuseOthersTask(
 ): Promise<void> {
   if (caller === undefined || caller.role === 'operator') return;
   const task = await d.engine.getTask(id);
-  if (task) refuseUnlessMay(caller, task, 'act');
+  if (task) refuseUnlessMay(d, caller, task, 'act');
 }
