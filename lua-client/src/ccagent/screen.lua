@@ -9,7 +9,8 @@
 --     local mirror = require("ccagent.screen").new(term.native())
 --     parallel.waitForAny(function() client:run() end, function() mirror:run(client) end)
 --
--- What was on the screen before the mirror was installed is not known: it shows once redrawn.
+-- What was on the screen before the mirror was installed is not known: it shows once redrawn (the same for
+-- palette changes made before).
 --
 -- @module ccagent.screen
 local json = require "ccagent.json"
@@ -101,15 +102,9 @@ function M.new(target, opts)
         frames_sent = 0,
         notify = opts.notify or function() os.queueEvent("ccagent_screen") end,
     }, Mirror)
+    -- CC's default palette, then what programs set: a terminal's own palette is not read (CraftOS-PC's headless
+    -- terminal answers grey for every colour).
     for i = 1, 16 do self.palette[i] = DEFAULT_PALETTE[i] end
-    if target.getPaletteColour then
-        for i = 1, 16 do
-            local r, g, b = target.getPaletteColour(2 ^ (i - 1))
-            if type(r) == "number" and type(g) == "number" and type(b) == "number" then
-                self.palette[i] = floor(r * 255 + 0.5) * 65536 + floor(g * 255 + 0.5) * 256 + floor(b * 255 + 0.5)
-            end
-        end
-    end
     self.fg = digit(target.getTextColour and target.getTextColour() or 1)
     self.bg = digit(target.getBackgroundColour and target.getBackgroundColour() or 32768)
     self.cx, self.cy = target.getCursorPos()
