@@ -77,6 +77,12 @@ function pixel(png: Buffer): number[] {
   return [raw[1]!, raw[2]!, raw[3]!];
 }
 
+/** The two colours of a computed style. */
+interface CssColours {
+  color: string;
+  backgroundColor: string;
+}
+
 interface Screen {
   width: number;
   height: number;
@@ -128,20 +134,16 @@ describe.skipIf(!craftos)('end to end: the screen mirror', () => {
       await page.fill('input[type="password"]', 'screen-e2e');
       await page.keyboard.press('Enter');
       await page.waitForSelector('[data-testid="cc-screen"]', { timeout: 15_000 });
-      await page.waitForFunction(
-        () => document.querySelector('[data-testid="cc-screen"]')?.textContent?.includes('lime on blue'),
-        undefined,
-        { timeout: 15_000 },
-      );
+      await page.waitForSelector('[data-testid="cc-screen"] span:text("lime on blue")', { timeout: 15_000 });
       // Each character of the known text, with the colour its cell is drawn in (computed style).
-      const cells = await page.evaluate(() => {
-        const out: { text: string; color: string; background: string }[] = [];
-        for (const span of document.querySelectorAll('[data-testid="cc-screen"] .cc-row > span')) {
-          const cs = getComputedStyle(span);
-          out.push({ text: span.textContent ?? '', color: cs.color, background: cs.backgroundColor });
-        }
-        return out;
-      });
+      const cells = await page.locator('[data-testid="cc-screen"] .cc-row > span').evaluateAll((spans) =>
+        spans.map((span) => {
+          const cs = (
+            span.ownerDocument.defaultView as unknown as { getComputedStyle(e: unknown): CssColours }
+          ).getComputedStyle(span);
+          return { text: span.textContent ?? '', color: cs.color, background: cs.backgroundColor };
+        }),
+      );
       const find = (t: string) => cells.find((c) => c.text.includes(t));
       expect(find('HELLO SCREEN')).toMatchObject({
         color: 'rgb(204, 76, 76)',
@@ -194,11 +196,7 @@ describe.skipIf(!craftos)('end to end: the screen mirror', () => {
       expect(await stack.metric('ccagent_ws_errors_sent_total{code="rate_limited"}')).toBe(refusedBefore);
       // The page kept up: it shows the program's last line.
       const lastLine = `busy ${String(iterations).padStart(8, '0')}`;
-      await page.waitForFunction(
-        (t) => document.querySelector('[data-testid="cc-screen"]')?.textContent?.includes(t),
-        lastLine,
-        { timeout: 10_000 },
-      );
+      await page.waitForSelector(`[data-testid="cc-screen"] span:text("${lastLine}")`, { timeout: 10_000 });
       console.log(
         `[screen e2e] ${BUSY_S} s busy program: ${iterations} draws, ${frames} frames in ${elapsed.toFixed(1)} s (${(frames / elapsed).toFixed(1)}/s)`,
       );
