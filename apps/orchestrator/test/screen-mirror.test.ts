@@ -100,8 +100,11 @@ function stream(
       void (async () => {
         let buf = '';
         try {
-          for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
-            buf += chunk;
+          const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            buf += value;
             let i;
             while ((i = buf.indexOf('\n\n')) >= 0) {
               const rec = buf.slice(0, i);

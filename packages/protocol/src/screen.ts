@@ -25,7 +25,7 @@ export const CC_DEFAULT_PALETTE: readonly number[] = [
 const COLOUR_ROW = /^[0-9a-f]*$/;
 // CC's characters are bytes: a row's text is one code point per cell, each U+0000–U+00FF (the host sends bytes
 // 128–255 as their Latin-1 code points).
-const TEXT_ROW = /^[\u0000-\u00ff]*$/;
+const TEXT_ROW = /^[^\u0100-\uffff]*$/;
 
 /** One row of a frame, in blit form. */
 export const ScreenLineSchema = z.strictObject({
