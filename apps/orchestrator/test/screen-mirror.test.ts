@@ -3,7 +3,9 @@
  * served at `GET /api/clients/:id/screen` and streamed at `/screen/stream`; bad frames refused with a structured error
  * and no change; the frame budget; a viewer may watch. The Lua side and the browser are in lua-client's e2e tier.
  */
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { haveChromium, launchBrowser } from './support/browser.js';
 import { startHarness, type Harness } from './support/harness.js';
 import { TestClient } from './support/ws-test-client.js';
 
@@ -19,8 +21,10 @@ afterEach(async () => {
   h = undefined;
 });
 
+const DASHBOARD = fileURLToPath(new URL('../dist/dashboard/', import.meta.url));
+
 async function start(): Promise<Harness> {
-  h = await startHarness({ token: TOKEN });
+  h = await startHarness({ token: TOKEN, dashboardDir: DASHBOARD });
   return h;
 }
 
@@ -264,5 +268,45 @@ describe('the screen mirror on the server', () => {
       headers: { authorization: `Bearer ${viewer}` },
     });
     expect([404, 405]).toContain(post.status);
+  });
+
+  it('draws hostile row text (HTML, script, ANSI escapes) as characters in the browser, never as markup', async () => {
+    expect(haveChromium, 'Chromium at /usr/bin/chromium').toBe(true);
+    await start();
+    const c = await connect('pc-6');
+    const rows = [
+      '<img src=x onerror="window.__pwned=1">',
+      '<script>window.__pwned=2</script>',
+      '\u001b[31mred?\u001b[0m',
+    ];
+    const width = 40;
+    c.send({
+      type: 'screen_frame',
+      seq: 0,
+      width,
+      height: 3,
+      full: true,
+      cursor: { x: 1, y: 1, blink: false },
+      lines: rows.map((t, i) => row(i + 1, t.padEnd(width).slice(0, width))),
+    });
+    await settled(c, 'p1');
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.page();
+      await page.goto(`${h!.url}/#/computers/pc-6`);
+      await page.fill('input[type="password"]', TOKEN);
+      await page.keyboard.press('Enter');
+      const grid = page.locator('[data-testid="cc-screen"]');
+      await grid.waitFor();
+      const text = (await grid.textContent()) ?? '';
+      expect(text).toContain('<img src=x onerror="window.__pwned=1">');
+      expect(text).toContain('<script>window.__pwned=2</script>');
+      // ESC is drawn as a visible dot, not interpreted
+      expect(text).toContain('\u00b7[31mred?');
+      expect(await grid.locator('img, script').count()).toBe(0);
+      expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    } finally {
+      await browser.close();
+    }
   });
 });
