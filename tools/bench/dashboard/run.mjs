@@ -316,7 +316,7 @@ async function load(hash, mark, { total, extra = [] } = {}) {
   }));
   const paintWall = r.origin + r.marks[mark];
   const before = requests
-    .filter((q) => q.wall <= paintWall && !q.url.includes('/api/events'))
+    .filter((q) => q.wall <= paintWall && !q.url.includes('/api/events') && !q.url.includes('/screen/stream'))
     .map((q) => q.url);
   const raw = await replay(before);
   await cdp.detach();
