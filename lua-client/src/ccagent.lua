@@ -211,6 +211,14 @@ function Client:_send(msg)
     return false
 end
 
+--- Send `msg` now when welcomed, else drop it (for state resent whole on every connection, like the screen).
+-- @tparam table msg
+-- @treturn boolean whether it was sent
+function Client:send_volatile(msg)
+    if self.state ~= "ready" then return false end
+    return self:_send_text(assert(json.encode(msg)))
+end
+
 function Client:_hello()
     local cmds = json.array()
     for _, name in ipairs(self.command_order) do

@@ -33,6 +33,8 @@ const BENCHES = [
   { name: 'soak', script: 'soak/run.mjs', args: quick },
   // The web dashboard in Chromium: paint times with 10,000 tasks and a 5,000-record task, live step latency, bundle.
   { name: 'dashboard', script: 'dashboard/run.mjs', args: quick },
+  // The computer's screen mirrored to the dashboard: page paint, frame → painted latency at 10 frames a second, bytes.
+  { name: 'dashboard-screen', script: 'dashboard/screen.mjs', args: quick },
 ];
 
 /** Run one bench with its output shown live; resolves with the exit code and (if asked) its stdout. */

@@ -5,6 +5,7 @@ import { getToken, onAuthNeeded, setToken } from './api.js';
 import { live, type LiveState } from './events.js';
 import { Login } from './login.js';
 import { ChatPage } from './pages/chat.js';
+import { ComputerScreenPage } from './screen.js';
 import { ComputersPage } from './pages/computers.js';
 import { MinecraftPage } from './pages/minecraft.js';
 import { NewTaskPage } from './pages/new-task.js';
@@ -80,12 +81,14 @@ function App() {
     page = <ChatPage id={chatId !== undefined ? decodeURIComponent(chatId) : undefined} />;
   } else if (path === '/new') page = <NewTaskPage />;
   else if (path === '/computers') page = <ComputersPage now={now} />;
+  else if (/^\/computers\/[^/]+$/.test(path))
+    page = <ComputerScreenPage clientId={decodeURIComponent(path.slice('/computers/'.length))} now={now} />;
   else if (path === '/minecraft') page = <MinecraftPage now={now} />;
   else if (path === '/schedules') page = <SchedulesPage now={now} />;
   else page = <TasksPage now={now} />;
 
   const here = (p: string): 'page' | undefined =>
-    path === p || (p === '/tasks' && path.startsWith('/tasks/')) ? 'page' : undefined;
+    path === p || ((p === '/tasks' || p === '/computers') && path.startsWith(`${p}/`)) ? 'page' : undefined;
   return (
     <>
       <a

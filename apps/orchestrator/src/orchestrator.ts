@@ -62,6 +62,8 @@ import { HttpAccess } from './security/http-access.js';
 import { authorizeMod } from './security/mod-access.js';
 import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
 import { ScheduleService } from './schedule-service.js';
+import { ScreenFrames } from './screens/screen-frames.js';
+import { ScreenHub } from './screens/screen-hub.js';
 import { kindCatalogue, menuOffer } from './task-catalogue.js';
 import { ArgsValidator } from './ws/args-validator.js';
 import { ClientRateLimits } from './ws/client-rate-limits.js';
@@ -196,8 +198,10 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const dbPath = durable?.path ?? o.dbPath;
   // Live events for the dashboard: every acknowledged client change is also published.
   const events = new EventHub(startedAt);
-  const clients: ClientPersistence = events.observeClients(
-    durable ? new DurableClientPersistence(durable) : new InMemoryClientPersistence(),
+  // The computers' mirrored screens (memory only); a disconnect reaches their watchers.
+  const screens = new ScreenHub(() => clock.now());
+  const clients: ClientPersistence = screens.observeClients(
+    events.observeClients(durable ? new DurableClientPersistence(durable) : new InMemoryClientPersistence()),
   );
   // Without a durable store (a test's in-memory task store), keys last until exit.
   const credentialStore: CredentialStore = durable?.security ?? new InMemoryCredentialStore();
@@ -427,7 +431,12 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   });
   const gateway = new WsGateway({
     config,
-    handlers: messageHandlers({ handshake, requests, subscriptions }),
+    handlers: messageHandlers({
+      handshake,
+      requests,
+      subscriptions,
+      screens: new ScreenFrames(screens, replies),
+    }),
     handshake,
     rateLimits,
     maxRejected,
@@ -459,6 +468,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     dashboard: new DashboardAssets(o.dashboardDir ?? defaultDashboardDir()),
     security,
     events,
+    screens,
     taskKinds: [...Object.keys(config.taskKinds), ...Object.keys(config.kindAliases)],
     dbPath,
     checkDb: () =>
@@ -552,6 +562,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     });
   } catch (cause) {
     events.close();
+    screens.close();
     security.close();
     await schedules.stop();
     await engine.stop();
@@ -597,6 +608,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       gateway.stopAccepting();
       // Event streams never end by themselves: end them, or server.close() would wait for them.
       events.close();
+      screens.close();
       security.close();
       server.close();
       // Schedules, then the engine: no new firings, no new command_calls or events; in-flight steps abort and stay

@@ -3,7 +3,8 @@
 -- The installer writes `{server_url, ws_url, token?, client_id?}`. Optional keys: `sandbox` (root for the
 -- file tools), `tools_dir` (default `/tools`), `state_dir` (default `/.ccagent/state`), `kind` (task kind the
 -- `ccagent` program creates, default `general_agent`), `triggers_file` (the in-game triggers, default
--- `/.ccagent/triggers.lua`, see @{ccagent.triggers}).
+-- `/.ccagent/triggers.lua`, see @{ccagent.triggers}), `screen` (mirror the screen to the dashboard, see
+-- @{ccagent.screen}; default the CC setting `ccagent.screen`, off).
 --
 -- @module ccagent.config
 local json = require "ccagent.json"
@@ -19,7 +20,7 @@ M.STATE_DIR = "/.ccagent/state"
 --- Usage line for the flags @{parse_args} accepts.
 M.USAGE = "[ws://host:port/ws[,ws://other:port/ws...]] [--id NAME] [--token T] [--sandbox DIR] [--tools DIR] "
     .. "[--state DIR] "
-    .. "[--kind KIND] [--config FILE] [--triggers FILE] [--quiet]"
+    .. "[--kind KIND] [--config FILE] [--triggers FILE] [--screen] [--quiet]"
 
 --- Derive the WebSocket URL from the orchestrator's HTTP URL (`http://h:p` → `ws://h:p/ws`). Several URLs
 -- separated by commas (orchestrators sharing one database) give several, separated by commas.
@@ -67,7 +68,7 @@ local VALUE_FLAGS = {
     ["--state"] = "state_dir", ["--kind"] = "kind", ["--config"] = "config",
     ["--triggers"] = "triggers_file",
 }
-local BOOLEAN_FLAGS = { ["--quiet"] = "quiet" }
+local BOOLEAN_FLAGS = { ["--quiet"] = "quiet", ["--screen"] = "screen" }
 
 --- Parse the programs' command line (see @{USAGE}).
 -- @tparam {string...} argv

@@ -8,6 +8,7 @@
 local ccagent = require "ccagent"
 local host_mod = require "ccagent.host"
 local triggers_mod = require "ccagent.triggers"
+local screen_mod = require "ccagent.screen"
 
 local M = {}
 
@@ -26,7 +27,8 @@ end
 -- @tparam table opts `shell` (the program's shell), `log` (function(level, message))
 -- The triggers file (`cfg.triggers_file`, default @{ccagent.triggers.PATH}) is loaded too: its problems join the
 -- session's `problems` (as `{name = "triggers", error}`), and its triggers run beside the connection.
--- @treturn table the session `{client, host, cfg, problems, watcher}`
+-- The screen mirror is on when `cfg.screen` or the CC setting `ccagent.screen` says so (see @{ccagent.screen}).
+-- @treturn table the session `{client, host, cfg, problems, watcher, screen_on}`
 function M.create(cfg, opts)
     local client = ccagent.connect(cfg.ws_url, {
         client_id = cfg.client_id,
@@ -41,17 +43,27 @@ function M.create(cfg, opts)
     local list, terrs = triggers_mod.load(cfg.triggers_file)
     for _, e in ipairs(terrs) do problems[#problems + 1] = { name = "triggers", error = e } end
     local watcher = #list > 0 and triggers_mod.new(client, list, { log = opts.log }) or nil
-    return { client = client, host = host, cfg = cfg, problems = problems, watcher = watcher }
+    return { client = client, host = host, cfg = cfg, problems = problems, watcher = watcher,
+        screen_on = screen_mod.enabled(cfg) }
 end
 
 --- Run a session's connection until it stops, announcing it to the other programs meanwhile.
 -- @tparam table session
 function M.run(session)
     rawset(_G, KEY, session)
+    -- The screen mirror (when on) wraps the real screen only while the session runs.
+    if session.screen_on and not session.screen then session.screen = screen_mod.new(term.native()) end
     local ok, err = pcall(function()
-        if not session.watcher then return session.client:run() end
-        parallel.waitForAny(function() session.client:run() end, function() session.watcher:run() end)
+        local jobs = { function() session.client:run() end }
+        if session.watcher then jobs[#jobs + 1] = function() session.watcher:run() end end
+        if session.screen then jobs[#jobs + 1] = function() session.screen:run(session.client) end end
+        if #jobs == 1 then return session.client:run() end
+        parallel.waitForAny(table.unpack(jobs))
     end)
+    if session.screen then
+        session.screen:uninstall()
+        session.screen = nil
+    end
     if rawget(_G, KEY) == session then rawset(_G, KEY, nil) end
     if not ok then error(err, 0) end
 end

@@ -28,7 +28,14 @@ describe('message catalog', () => {
     const spec = ['create_task', 'command_result', 'cancel_task', 'ping', 'task_created', 'task_update'];
     const spec2 = ['task_completed', 'task_failed', 'command_call', 'error'];
     const ext = ['hello', 'welcome', 'pong', 'ask_user', 'user_answer', 'subscribe', 'unsubscribe', 'chunk'];
-    const ext2 = ['command_ack', 'tools_update', 'command_cancel', 'task_message', 'task_event'];
+    const ext2 = [
+      'command_ack',
+      'tools_update',
+      'command_cancel',
+      'task_message',
+      'task_event',
+      'screen_frame',
+    ];
     const byType = new Map(MESSAGE_CATALOG.map((m) => [m.type, m]));
     for (const t of [...spec, ...spec2]) expect(byType.get(t)?.extension, t).toBe(false);
     for (const t of [...ext, ...ext2]) expect(byType.get(t)?.extension, t).toBe(true);

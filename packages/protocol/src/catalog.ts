@@ -24,6 +24,7 @@ import {
   UserAnswerSchema,
   WelcomeSchema,
 } from './messages.js';
+import { ScreenFrameSchema } from './screen.js';
 
 /** Who may send a message: the client, the orchestrator (server), or both. */
 export type MessageDirection = 'client_to_server' | 'server_to_client' | 'both';
@@ -226,6 +227,37 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
     description: 'The person’s answer to an `ask_user` question; the task resumes with it.',
     schema: UserAnswerSchema,
     examples: [{ type: 'user_answer', task_id: 't-42', question_id: 'q-1', text: 'Use the oak logs.' }],
+  },
+  {
+    type: 'screen_frame',
+    direction: 'client_to_server',
+    extension: true,
+    description:
+      'The computer’s screen, mirrored (sent only when its screen mirror is on: `ccagent.screen` or `"screen": true` in its config). Rows are in CC’s `blit` form: `text`, and one colour digit per cell in `fg` and `bg` (`0` white … `f` black). A `full` frame carries every row and replaces the screen (sent on connect and after a resize); the others carry only the rows that changed. At most 10 frames a second. The server keeps the latest screen per computer in memory for the dashboard; a frame that does not fit (rows of the wrong length, a row below the screen, a partial frame of another size than the screen the server holds, or none) is refused with `error` (`invalid_field`, or `invalid_message` with `path` `$.full` for a partial frame the server cannot place: the host sends a full frame when it reconnects) and changes nothing. Nothing answers a frame that is taken.',
+    schema: ScreenFrameSchema,
+    examples: [
+      {
+        type: 'screen_frame',
+        seq: 0,
+        width: 5,
+        height: 2,
+        full: true,
+        cursor: { x: 1, y: 2, blink: true, fg: '0' },
+        lines: [
+          { y: 1, text: 'Hi CC', fg: '00e00', bg: 'fffff' },
+          { y: 2, text: '     ', fg: '00000', bg: 'fffff' },
+        ],
+      },
+      {
+        type: 'screen_frame',
+        seq: 1,
+        width: 5,
+        height: 2,
+        full: false,
+        cursor: { x: 3, y: 2, blink: true },
+        lines: [{ y: 2, text: '> ok ', fg: '40000', bg: 'fffff' }],
+      },
+    ],
   },
   {
     type: 'welcome',

@@ -212,6 +212,19 @@ describe('@ccagent/protocol', () => {
       'RotateBodySchema',
       'RotateResponseSchema',
     ];
+    const screen = [
+      'CC_DEFAULT_PALETTE',
+      'HttpScreenSchema',
+      'SCREEN_COLOUR_DIGITS',
+      'SCREEN_MAX_FPS',
+      'SCREEN_MAX_HEIGHT',
+      'SCREEN_MAX_WIDTH',
+      'ScreenCursorSchema',
+      'ScreenFrameSchema',
+      'ScreenLineSchema',
+      'ScreenPaletteSchema',
+      'ScreenResponseSchema',
+    ];
     const ccCommands = [
       'CC_CORE_COMMANDS',
       'CC_FILE_CHANGE_ARGS',
@@ -220,7 +233,7 @@ describe('@ccagent/protocol', () => {
       'CC_TOOL_COMMANDS',
     ];
     expect(Object.keys(api).sort()).toEqual(
-      [...schemas, ...rest, ...http, ...events, ...security, ...ccCommands].sort(),
+      [...schemas, ...rest, ...http, ...events, ...security, ...screen, ...ccCommands].sort(),
     );
   });
 

@@ -22,6 +22,7 @@ export {
   type TaskStatus,
 } from './constants.js';
 export * from './messages.js';
+export * from './screen.js';
 export {
   CC_CORE_COMMANDS,
   CC_FILE_CHANGE_ARGS,

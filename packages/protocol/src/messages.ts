@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TASK_STATUSES } from './constants.js';
+import { ScreenFrameSchema } from './screen.js';
 import { ID_CHARSET_MESSAGE, ID_CHARSET_PATTERN } from './text.js';
 
 /** Longest identifier (request, call, chunk, tool, command …) a message may carry. */
@@ -449,6 +450,7 @@ export const ClientMessageSchema = z.discriminatedUnion('type', [
   PongSchema,
   ErrorMessageSchema,
   ChunkSchema,
+  ScreenFrameSchema,
 ]);
 
 /** Every message the orchestrator may send to a client, discriminated on `type`. */

@@ -391,7 +391,7 @@ async function load(hash, mark, { total, extra = [], base = server.url } = {}) {
   }));
   const paintWall = r.origin + r.marks[mark];
   const before = requests
-    .filter((q) => q.wall <= paintWall && !q.url.includes('/api/events'))
+    .filter((q) => q.wall <= paintWall && !q.url.includes('/api/events') && !q.url.includes('/screen/stream'))
     .map((q) => q.url);
   const raw = await replay(before);
   await cdp.detach();

@@ -96,6 +96,9 @@ export function ComputersPage({ now }: { now: number }) {
                 </span>
               </h2>
               {c.client_version !== undefined && <p class="muted">client {visible(c.client_version)}</p>}
+              <p>
+                <a href={`#/computers/${encodeURIComponent(c.client_id)}`}>Screen</a>
+              </p>
               <details>
                 <summary>{c.commands.length} commands</summary>
                 <ul class="commands">

@@ -16,6 +16,7 @@ import { VirtualList } from '../virtual-list.js';
 import type { TaskDetail, WireQuestion, WireStep, WireTask } from '../wire.js';
 import { ConversationView } from './conversation.js';
 import { ExportButtons } from './export.js';
+import { ScreenPanel } from '../screen.js';
 
 const STEP_ROW = 40;
 const STEP_PAGE = 500;
@@ -122,6 +123,7 @@ export function TaskPage({ id, now, view = 'conversation' }: { id: string; now: 
           <strong>{visible(t.error.code)}</strong>: <Line text={t.error.message} max={400} />
         </div>
       )}
+      {t.client_id !== null && <ScreenPanel clientId={t.client_id} now={now} />}
       {view === 'timeline' && t.result !== undefined && <Clip label="Result" value={t.result} />}
       {view === 'timeline' && <Clip label="Prompt" value={t.prompt} />}
       <Actions task={t} onChange={refreshDetail} />

@@ -18,6 +18,7 @@ import type { DashboardAssets } from './dashboard-assets.js';
 import type { BodyLimits } from './http-kit.js';
 import type { EventHub } from './event-hub.js';
 import type { LuaAssets } from './lua-assets.js';
+import type { ScreenHub } from '../screens/screen-hub.js';
 
 /** A page of tasks (what `@ccagent/store`'s `listTasksPage` returns). */
 export interface TaskPageSource {
@@ -53,6 +54,8 @@ export interface HttpApiOptions {
   security: SecurityService;
   /** Live events (`GET /api/events`). */
   events: EventHub;
+  /** The computers' mirrored screens (`/api/clients/:id/screen`); absent: none are kept. */
+  screens?: ScreenHub | undefined;
   /** Task kinds and aliases a create request may name (the dashboard's kind list). */
   taskKinds: readonly string[];
   dbPath: string;

@@ -5,6 +5,7 @@
  * handler in the file of its concern (or a new one), and one entry here.
  */
 import type { ClientMessage } from '@ccagent/protocol';
+import type { ScreenFrames } from '../screens/screen-frames.js';
 import type { Connection } from './connection.js';
 import type { Handshake } from './handshake.js';
 import type { TaskSubscriptions } from './subscriptions.js';
@@ -34,10 +35,17 @@ export interface HandlerParts {
   handshake: Handshake;
   requests: TaskRequests;
   subscriptions: TaskSubscriptions;
+  /** The screen mirror (`screen_frame`). */
+  screens: ScreenFrames;
 }
 
 /** Build the table. */
-export function messageHandlers({ handshake, requests, subscriptions }: HandlerParts): MessageHandlers {
+export function messageHandlers({
+  handshake,
+  requests,
+  subscriptions,
+  screens,
+}: HandlerParts): MessageHandlers {
   return {
     hello: (conn, msg) => handshake.hello(conn, msg),
     create_task: (conn, msg, sender) => requests.createTask(conn, sender, msg),
@@ -54,6 +62,7 @@ export function messageHandlers({ handshake, requests, subscriptions }: HandlerP
     pong: () => undefined,
     task_message: (conn, msg, sender) => requests.taskMessage(conn, sender, msg),
     task_event: (conn, msg, sender) => requests.taskEvent(conn, sender, msg),
+    screen_frame: (conn, msg, sender) => screens.frame(conn, msg, sender),
     // A client reporting a problem with something the server sent: counted (metrics), nothing to answer.
     error: () => undefined,
   };

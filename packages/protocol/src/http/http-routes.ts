@@ -3,7 +3,7 @@
  * The orchestrator's route table (apps/orchestrator/src/http/routes/index.ts) must list the same routes (a test in
  * the orchestrator checks it).
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { HttpModelServerSchema, ModelsResponseSchema } from './models-http-schemas.js';
 import {
   AnswerBodySchema,
@@ -42,6 +42,7 @@ import {
   TaskMessageBodySchema,
 } from './http-schemas.js';
 import { HTTP_EVENTS } from './event-schemas.js';
+import { HttpScreenSchema, ScreenResponseSchema } from '../screen.js';
 import {
   CreateScheduleBodySchema,
   EmptyScheduleBodySchema,
@@ -159,6 +160,11 @@ export const HTTP_RECORDS: ReadonlyArray<{ name: string; schema: z.ZodType; desc
     name: 'ModelServer',
     schema: HttpModelServerSchema,
     description: 'A server of a model pool: its state, load, failures and cache affinity.',
+  },
+  {
+    name: 'Screen',
+    schema: HttpScreenSchema,
+    description: 'A computer’s mirrored screen (its rows in CC’s blit form), or the rows of it that changed.',
   },
   { name: 'ErrorInfo', schema: HttpErrorInfoSchema, description: 'A failure (of a task, of a step).' },
   { name: 'Error', schema: HttpErrorBodySchema, description: 'The body of every refusal.' },
@@ -313,6 +319,32 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     path: '/api/clients',
     summary: 'Every client ever seen, with its live state.',
     responses: [{ status: 200, schema: ClientsResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/clients/:id/screen',
+    summary:
+      'The computer’s screen as its screen mirror last sent it (every row); 404 when it has sent none since the server started.',
+    responses: [{ status: 200, schema: ScreenResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/clients/:id/screen/stream',
+    summary:
+      'Server-Sent Events: the computer’s screen live. A `screen` event with every row first (when there is one), then `screen` events with the rows that changed, at most 10 a second; `offline` when the computer disconnects.',
+    responses: [{ status: 200, contentType: 'text/event-stream' }],
+    events: [
+      {
+        name: 'screen',
+        schema: HttpScreenSchema,
+        description: 'The screen (`full`: every row) or the rows that changed since the previous event.',
+      },
+      {
+        name: 'offline',
+        schema: z.object({ client_id: z.string() }),
+        description: 'The computer disconnected; the last screen stays.',
+      },
+    ],
   },
   {
     method: 'GET',

@@ -29,6 +29,8 @@ describe('who may call each route', () => {
       'GET dashboard.features: view',
       'GET dashboard: public',
       'GET clients: read',
+      'GET clients.screen: read',
+      'GET clients.screen_stream: read',
       'GET models: read',
       'GET tools: read',
       'POST security.pair: pairing',

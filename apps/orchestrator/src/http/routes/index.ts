@@ -43,6 +43,7 @@ import {
   revoke,
   rotate,
 } from './security.js';
+import { getScreen, watchScreen } from './screens.js';
 import { addSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule } from './schedules.js';
 import { postEvent, postMessage, retryTask } from './steering.js';
 import { answerTask, cancelTask, createTask, getSteps, getTask, listTasks } from './tasks.js';
@@ -193,6 +194,21 @@ export const ROUTES: readonly Route[] = [
     name: 'clients',
     access: 'read',
     handler: listClients,
+  }),
+  // The screen mirror is read-only: whoever may read the clients may watch their screens.
+  route({
+    method: 'GET',
+    pattern: /^\/api\/clients\/(?<id>[^/]+)\/screen$/,
+    name: 'clients.screen',
+    access: 'read',
+    handler: getScreen,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/clients\/(?<id>[^/]+)\/screen\/stream$/,
+    name: 'clients.screen_stream',
+    access: 'read',
+    handler: watchScreen,
   }),
   route({
     method: 'GET',
