@@ -1,9 +1,9 @@
 import type pg from 'pg';
 
 /**
- * What a pipelined write returns: every statement of it was already handed to the (pipelining) client, and its
- * staging done, when the write function returned; `result` settles when their answers arrived (see
- * {@link PgWriteQueue}). The COMMIT is sent behind it before its answers are read, so `result` may reject for two
+ * What a pipelined write returns: every statement of it was already handed to the (pipelining) client — or its rows
+ * to the batch's groups, which the queue sends before COMMIT (see the `flush` option) — and its staging done, when the
+ * write function returned; `result` settles when their answers arrived (see {@link PgWriteQueue}). The COMMIT is sent behind it before its answers are read, so `result` may reject for two
  * reasons only: a statement failed (the database aborted the transaction: nothing of the batch is kept), or every
  * statement ran and the write refuses on what they returned — then it must have changed and staged nothing (say, a
  * conditional UPDATE that matched no row), because the rest of the batch commits.

@@ -239,7 +239,7 @@ async function roundTrips() {
           (_, i) => new BenchClient(server.url, `bench-${i}`, shared),
         );
         await connectAll(clients);
-        const out = { clients: n, durability, round };
+        const out = { clients: n, durability, round, loadAverage: os.loadavg()[0] };
 
         // A: one client active, the others connected and idle.
         clients[0].startLoop();
@@ -367,16 +367,17 @@ async function roundTrips() {
   if (ROUNDS > 1 || BOTH) roundMedians();
 }
 
-const median = (xs) => {
+// Declarations (hoisted): the sections run from the top-level await above this point.
+function median(xs) {
   const v = xs.filter(Number.isFinite).sort((a, b) => a - b);
   if (v.length === 0) return NaN;
   const m = Math.floor(v.length / 2);
   return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-};
-const range = (xs) => {
+}
+function range(xs) {
   const v = xs.filter(Number.isFinite);
   return v.length === 0 ? '' : `${fmt(Math.min(...v), 2)}–${fmt(Math.max(...v), 2)}`;
-};
+}
 
 /**
  * Medians over the rounds, per client count and server, and (with `--store both`) the median of the per-round
