@@ -360,6 +360,72 @@ describe.skipIf(TEST_PG_URL === undefined)('PostgresStore write batches on the w
     }
   });
 
+  it('the rows of a batch go out as one statement per table, the last row of a task or call in its place, and a write that reads sees the rows before it (guards against a statement per row, and against grouping reordering writes)', async () => {
+    const lease = await LeaderLease.open({ url: db.url, holder: 'a', ttlMs: 60_000 });
+    try {
+      await lease.tryAcquire();
+      store.fenceWith(lease);
+      await Promise.all(ids.map((id) => store.commit({ task: newTask(id), create: true })));
+      proxy.executes = 0;
+      proxy.queries = 0;
+      proxy.turns = 0;
+      await Promise.all(
+        ids.map((id, i) =>
+          store.commit({
+            task: newTask(id, { updatedAt: 10 + i, memory: { n: i } }),
+            history: [{ type: 'note', text: `h${i}`, step: 1, at: 10 + i }],
+            steps: [step(1), step(2)],
+            commandCall: call(id, 2),
+          }),
+        ),
+      );
+      expect(proxy.turns).toBe(1);
+      // The fencing check, then one statement each: tasks, memory, history, steps, calls (it was five statements per
+      // commit: 101). BEGIN and COMMIT are the two simple queries.
+      expect(proxy.executes).toBe(6);
+      expect(proxy.queries).toBe(2);
+      expect(await count('SELECT 1 FROM history')).toBe(20);
+      expect(await count('SELECT 1 FROM steps')).toBe(40);
+
+      // One batch: t0 twice (its call pending, then closed), t1 in between, then a bind of a call of the batch.
+      const at = { createdAt: 7 };
+      proxy.turns = 0;
+      const [, , second, , bound] = await Promise.all([
+        store.commit({ task: newTask('t0', { updatedAt: 30 }), commandCall: { ...call('t0', 3), ...at } }),
+        store.commit({ task: newTask('t1', { updatedAt: 31 }), commandCall: { ...call('t1', 3), ...at } }),
+        store.commit({
+          task: newTask('t0', { updatedAt: 32, prompt: 'second' }),
+          history: [{ type: 'note', text: 'again', step: 2, at: 32 }],
+          commandCall: {
+            ...call('t0', 3),
+            ...at,
+            status: 'succeeded',
+            outcome: { ok: true, result: 1 },
+            completedAt: 32,
+          },
+        }),
+        store.commit({ task: newTask('t2', { updatedAt: 33 }), commandCall: { ...call('t2', 3), ...at } }),
+        store.bindCall('t1:call:3', 'computer-9'),
+      ]);
+      expect(second.history.map((h) => h.seq)).toEqual([2]);
+      expect(proxy.turns).toBe(1);
+      expect(bound).toMatchObject({ callId: 't1:call:3', sentTo: 'computer-9' });
+      const row = (await raw.query("SELECT prompt, updated_at FROM tasks WHERE id = 't0'")).rows[0];
+      expect(row).toEqual({ prompt: 'second', updated_at: '32' });
+      const calls = await store.listCommandCalls({ status: ['pending', 'succeeded'] });
+      const batch = calls.filter((c) => c.createdAt === 7);
+      // Creation order as written (t0's call first, though its last row came after t1's), t0's call closed, and
+      // t1's call — written in the same batch before the bind — bound.
+      expect(batch.map((c) => [c.callId, c.status, c.sentTo ?? null])).toEqual([
+        ['t0:call:3', 'succeeded', null],
+        ['t1:call:3', 'pending', 'computer-9'],
+        ['t2:call:3', 'pending', null],
+      ]);
+    } finally {
+      await lease.close();
+    }
+  });
+
   it('in a pipelined batch, a write the database refuses is rolled back alone, one that refuses on what it read changes nothing, one whose remembered head went stale is re-read, and the others commit (guards against a failed statement taking the batch down or half of it kept)', async () => {
     await Promise.all(ids.map((id) => store.commit({ task: newTask(id), create: true })));
     // Another writer took t3's next history seq behind this store's back: its first try fails in the database.
@@ -474,6 +540,9 @@ class TcpProxy {
   private server: net.Server | undefined;
   /** Client sends that followed an answer, over every connection. */
   turns = 0;
+  /** Statements the clients ran (with `answerDelayMs`): extended-protocol Executes and simple Queries. */
+  executes = 0;
+  queries = 0;
   private constructor(
     private readonly target: URL,
     private readonly answerDelayMs: number,
@@ -510,10 +579,23 @@ class TcpProxy {
         return;
       }
       let answered = true;
+      let started = false; // the startup message has no type byte; every later one has
+      let unread = Buffer.alloc(0);
       inbound.on('data', (d: Buffer) => {
         if (answered) this.turns++;
         answered = false;
         outbound.write(d);
+        unread = Buffer.concat([unread, d]);
+        for (;;) {
+          const head = started ? 5 : 4;
+          if (unread.length < head) break;
+          const size = started ? 1 + unread.readInt32BE(1) : unread.readInt32BE(0);
+          if (unread.length < size) break;
+          if (started && unread[0] === 0x45) this.executes++; // 'E'
+          if (started && unread[0] === 0x51) this.queries++; // 'Q'
+          started = true;
+          unread = unread.subarray(size);
+        }
       });
       outbound.on('data', (d: Buffer) => {
         setTimeout(() => {

@@ -79,6 +79,7 @@ import { PgSecurityTables } from './security-tables.js';
 import { PgScheduleTables } from './schedule-tables.js';
 import { SQL, valuesOf } from './sql.js';
 import { Staged } from './staged.js';
+import { RowGroups } from './row-groups.js';
 import { PgWriteQueue, Sent, type BatchOutcome, type Work } from './write-queue.js';
 
 /** Options of {@link openPostgresStore}. */
@@ -211,6 +212,21 @@ export class PostgresStore implements TaskStore {
   private readonly heads = new Staged<TaskHead>();
   /** The memory object each task's `task_memory` row was last written with (immutable by the port's contract). */
   private readonly memories = new Staged<JsonValue>();
+  /**
+   * The rows the running batch's commits and appended steps write, one statement per table at the flush (before
+   * COMMIT, or before any statement of another write) instead of a statement per row per write.
+   */
+  private readonly rows = new RowGroups<keyof typeof SQL.rows>([
+    { name: 'insertTasks', statement: SQL.rows.insertTasks },
+    { name: 'updateTasks', statement: SQL.rows.updateTasks, keyed: true },
+    { name: 'insertMemory', statement: SQL.rows.insertMemory },
+    { name: 'upsertMemory', statement: SQL.rows.upsertMemory, keyed: true },
+    { name: 'insertHistory', statement: SQL.rows.insertHistory },
+    { name: 'insertMessages', statement: SQL.rows.insertMessages, keyed: true },
+    { name: 'insertSteps', statement: SQL.rows.insertSteps },
+    { name: 'upsertCalls', statement: SQL.rows.upsertCalls, keyed: true },
+    { name: 'upsertQuestions', statement: SQL.rows.upsertQuestions, keyed: true },
+  ]);
   private writeState: { ok: true } | { ok: false; code: StoreErrorCode; error: string } = { ok: true };
   /**
    * Credentials, enrollment codes, pairing requests and the audit log, in this database: shared by every
@@ -244,6 +260,8 @@ export class PostgresStore implements TaskStore {
         this.heads.writeEnded(kept);
         this.memories.writeEnded(kept);
       },
+      flush: (c) => this.rows.flush(c),
+      discard: (reason) => this.rows.discard(reason),
       mapError: toPortError,
       onOutcome: (o) => this.noteOutcome(o),
       onCommitted: () => {
@@ -253,6 +271,7 @@ export class PostgresStore implements TaskStore {
         this.memories.committed();
       },
       onRolledBack: () => {
+        this.rows.discard(new Error('the write transaction was rolled back'));
         this.stagedMessages = [];
         this.heads.rolledBack();
         this.memories.rolledBack();
@@ -282,33 +301,36 @@ export class PostgresStore implements TaskStore {
   /** One atomic commit (see the engine's `TaskCommit`), committed when the promise resolves. */
   commit(change: TaskCommit): Promise<CommitResult> {
     return this.write((c) => {
-      // The hot path: the task's head is known (or it is new), so every statement can be sent at once (one round
-      // trip per batch). A create of an id that exists fails on the primary key (see sendCommit).
+      // The hot path: the task's head is known (or it is new), so its rows join the batch's grouped statements (one
+      // round trip per batch). A create of an id that exists fails on the primary key (see sendCommit).
       const head = this.heads.get(change.task.id);
       return head === undefined && !change.create
         ? this.applyCommit(c, change)
-        : new Sent(this.sendCommit(c, change, head));
-    });
+        : new Sent(this.sendCommit(change, head));
+    }, true);
   }
 
   /** Append one step-log record; committed when the promise resolves. */
   appendStep(taskId: string, record: StepRecord & { step: number; at: number }): Promise<StoredStep> {
     /** Sends the step row (and its new messages) and stages the head; settles with the answers. */
-    const append = (c: pg.ClientBase, head: TaskHead): Promise<StoredStep> => {
+    const append = (head: TaskHead): Promise<StoredStep> => {
       const seq = head.steps + 1;
-      const inserted = this.insertSteps(c, taskId, seq, [record]);
+      const inserted = this.insertSteps(taskId, seq, [record]);
       this.keepHead(taskId, { ...head, steps: seq });
       return inserted.then(() => recordToStep(taskId, seq, record));
     };
     return this.write((c) => {
       const known = this.heads.get(taskId);
-      if (known !== undefined) return new Sent(append(c, known));
+      if (known !== undefined) return new Sent(append(known));
       return (async () => {
+        this.rows.flush(c); // the head is read from the rows: the batch's own go first
         const head = await this.head(c, taskId);
         if (head === undefined) throw new EngineError('task_not_found', `task ${taskId} not found`);
-        return append(c, head);
+        const appended = append(head);
+        this.rows.flush(c); // this write waits for its answer
+        return appended;
       })();
-    });
+    }, true);
   }
 
   getTask(taskId: string): Promise<Task | undefined> {
@@ -607,20 +629,19 @@ export class PostgresStore implements TaskStore {
 
   /** A commit whose task head is not known: read it (locking the row), then as {@link sendCommit}. */
   private async applyCommit(c: pg.ClientBase, change: TaskCommit): Promise<CommitResult> {
+    this.rows.flush(c); // the head is read from the rows: the batch's own go first
     const head = await this.head(c, change.task.id);
-    return this.sendCommit(c, change, head);
+    const sent = this.sendCommit(change, head);
+    this.rows.flush(c); // this write waits for its answer
+    return sent;
   }
 
   /**
-   * Check `change` against the task's `head` (`undefined`: no such task), then send every statement of it without
-   * waiting for an answer and stage what it leaves; the promise settles with the answers. Everything that can refuse
-   * the commit throws before the first statement is sent (see `Sent`).
+   * Check `change` against the task's `head` (`undefined`: no such task), then add its rows to the batch's grouped
+   * statements (see `RowGroups`) and stage what it leaves; the promise settles with the statements' answers.
+   * Everything that can refuse the commit throws before the first row is added (see `Sent`).
    */
-  private sendCommit(
-    c: pg.ClientBase,
-    change: TaskCommit,
-    head: TaskHead | undefined,
-  ): Promise<CommitResult> {
+  private sendCommit(change: TaskCommit, head: TaskHead | undefined): Promise<CommitResult> {
     const task = change.task;
     const id = task.id;
     if (change.create) {
@@ -656,15 +677,16 @@ export class PostgresStore implements TaskStore {
       );
     }
     const row = taskToRow(task, encodeJson);
+    const rows = this.rows;
     const answers: Array<Promise<unknown>> = [];
     if (change.create) {
-      answers.push(c.query(named('insert_task', SQL.insertTask.text, valuesOf(row, SQL.insertTask.keys))));
-      answers.push(c.query(named('insert_memory', SQL.insertMemory, [id, memoryJson(task.memory)])));
+      answers.push(rows.add('insertTasks', valuesOf(row, SQL.rows.insertTasks.keys)));
+      answers.push(rows.add('insertMemory', [id, memoryJson(task.memory)]));
     } else {
-      answers.push(c.query(named('update_task', SQL.updateTask.text, valuesOf(row, SQL.updateTask.keys))));
+      answers.push(rows.add('updateTasks', valuesOf(row, SQL.rows.updateTasks.keys), id));
       // The memory row only when the memory changed (most commits carry the object the last one wrote).
       if (this.memories.get(id) !== task.memory) {
-        answers.push(c.query(named('upsert_memory', SQL.upsertMemory, [id, memoryJson(task.memory)])));
+        answers.push(rows.add('upsertMemory', [id, memoryJson(task.memory)], id));
       }
     }
     if (isTerminalStatus(task.status)) this.memories.forget(id);
@@ -674,37 +696,28 @@ export class PostgresStore implements TaskStore {
     let lastStep = head?.steps ?? 0;
     if (change.history && change.history.length > 0) {
       let seq = lastHistory + 1;
-      const rows = change.history.map((h) => historyToRow(id, seq++, h));
-      answers.push(insertRows(c, 'history', SQL.insertHistory, rows));
-      result.history = rows.map(rowToHistory);
+      const entries = change.history.map((h) => historyToRow(id, seq++, h));
+      for (const e of entries)
+        answers.push(rows.add('insertHistory', valuesOf(e, SQL.rows.insertHistory.keys)));
+      result.history = entries.map(rowToHistory);
       lastHistory = seq - 1;
     }
     if (change.steps && change.steps.length > 0) {
       const first = lastStep + 1;
-      answers.push(this.insertSteps(c, id, first, change.steps));
+      answers.push(this.insertSteps(id, first, change.steps));
       result.steps = change.steps.map((s, i) => recordToStep(id, first + i, s));
       lastStep = first + change.steps.length - 1;
     }
     if (change.commandCall) {
+      const call = change.commandCall;
       answers.push(
-        c.query(
-          named(
-            'upsert_call',
-            SQL.upsertCall.text,
-            valuesOf(callToRow(change.commandCall), SQL.upsertCall.keys),
-          ),
-        ),
+        rows.add('upsertCalls', valuesOf(callToRow(call), SQL.rows.upsertCalls.keys), call.callId),
       );
     }
     if (change.question) {
+      const q = change.question;
       answers.push(
-        c.query(
-          named(
-            'upsert_question',
-            SQL.upsertQuestion.text,
-            valuesOf(questionToRow(change.question), SQL.upsertQuestion.keys),
-          ),
-        ),
+        rows.add('upsertQuestions', valuesOf(questionToRow(q), SQL.rows.upsertQuestions.keys), q.questionId),
       );
     }
     this.keepHead(id, { status: task.status, history: lastHistory, steps: lastStep });
@@ -742,13 +755,11 @@ export class PostgresStore implements TaskStore {
    * see. Packing is `@ccagent/store`'s, so both stores hold the same step-log shape.
    */
   private insertSteps(
-    c: pg.ClientBase,
     taskId: string,
     first: number,
     records: ReadonlyArray<StepRecord & { step: number; at: number }>,
   ): Promise<unknown> {
-    const rows: object[] = [];
-    const fresh = new Map<string, string>();
+    const answers: Array<Promise<unknown>> = [];
     for (let i = 0; i < records.length; i++) {
       const { row, messages } = packedStepToRow(
         taskId,
@@ -756,17 +767,14 @@ export class PostgresStore implements TaskStore {
         records[i] as StepRecord & { step: number; at: number },
         this.messageHashes.hash,
       );
-      for (const m of messages) if (!this.storedMessages.has(m.hash)) fresh.set(m.hash, m.body);
-      rows.push(row);
+      for (const m of messages) {
+        if (this.storedMessages.has(m.hash)) continue;
+        // Its group precedes the steps' in the flush: a step never references a row its transaction did not see.
+        answers.push(this.rows.add('insertMessages', [m.hash, m.body], m.hash));
+        this.stagedMessages.push(m.hash);
+      }
+      answers.push(this.rows.add('insertSteps', valuesOf(row, SQL.rows.insertSteps.keys)));
     }
-    const answers: Array<Promise<unknown>> = [];
-    if (fresh.size > 0) {
-      answers.push(
-        c.query(named('insert_messages', SQL.insertMessages, [[...fresh.keys()], [...fresh.values()]])),
-      );
-      for (const h of fresh.keys()) this.stagedMessages.push(h);
-    }
-    answers.push(insertRows(c, 'steps', SQL.insertStep, rows));
     return Promise.all(answers);
   }
 
@@ -860,18 +868,30 @@ export class PostgresStore implements TaskStore {
     }
   }
 
-  /** A port write: EngineError on failure (the engine branches on its codes). */
-  private write<T>(run: Work<T>): Promise<T> {
+  /**
+   * A port write: EngineError on failure (the engine branches on its codes). Unless `grouped` (it adds rows to the
+   * batch's groups, or flushes them itself before it reads or sends a statement), the rows the batch's earlier writes
+   * grouped are sent first, so its statements see them.
+   */
+  private write<T>(run: Work<T>, grouped = false): Promise<T> {
     if (this.closed) return Promise.reject(new EngineError('store_failure', 'store is closed'));
     if (this.readonly) return Promise.reject(new StoreError('readonly', `${this.path} is open read-only`));
-    return this.writes.enqueue(run);
+    return this.writes.enqueue(grouped ? run : this.afterRows(run));
+  }
+
+  /** `run`, after the rows grouped so far in the batch were sent. */
+  private afterRows<T>(run: Work<T>): Work<T> {
+    return (c) => {
+      this.rows.flush(c);
+      return run(c);
+    };
   }
 
   /** A store-specific write: StoreError on failure. */
   private writeStore<T>(run: (c: pg.ClientBase) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new StoreError('closed', 'store is closed'));
     if (this.readonly) return Promise.reject(new StoreError('readonly', `${this.path} is open read-only`));
-    return this.writes.enqueue(run).catch((err: unknown) => {
+    return this.writes.enqueue(this.afterRows(run)).catch((err: unknown) => {
       if (isStoreError(err)) throw err;
       if (isEngineError(err) && isStoreError(err.cause)) throw err.cause;
       throw toStoreError(err);
@@ -928,27 +948,6 @@ function named(name: string, text: string, values: unknown[]): pg.QueryConfig {
   return { name, text, values };
 }
 
-/** Row counts of a multi-row INSERT prepared by their count (larger ones are parsed per use). */
-const PREPARED_ROWS = 8;
-
-/** One INSERT of several rows (`VALUES (…), (…)`): one statement for a commit's history or step rows. */
-function insertRows(
-  c: pg.ClientBase,
-  table: string,
-  ins: { text: string; keys: string[] },
-  rows: readonly object[],
-): Promise<unknown> {
-  if (rows.length === 1)
-    return c.query(named(`insert_${table}_1`, ins.text, valuesOf(rows[0] as object, ins.keys)));
-  const n = ins.keys.length;
-  const head = ins.text.slice(0, ins.text.indexOf(' VALUES '));
-  const tuples = rows.map((_, r) => `(${ins.keys.map((_, k) => `$${r * n + k + 1}`).join(', ')})`);
-  const text = `${head} VALUES ${tuples.join(', ')}`;
-  const values = rows.flatMap((row) => valuesOf(row, ins.keys));
-  return c.query(
-    rows.length <= PREPARED_ROWS ? named(`insert_${table}_${rows.length}`, text, values) : { text, values },
-  );
-}
 type QuestionRow = typeof schema.questions.$inferSelect;
 
 /** JSON text of a task's JSON columns, reused for the same object (the engine's `memoryJson`). */

@@ -1,9 +1,9 @@
 import type pg from 'pg';
 
 /**
- * What a pipelined write returns: every statement of it was already handed to the (pipelining) client, and its
- * staging done, when the write function returned; `result` settles when their answers arrived (see
- * {@link PgWriteQueue}). The COMMIT is sent behind it before its answers are read, so `result` may reject for two
+ * What a pipelined write returns: every statement of it was already handed to the (pipelining) client — or its rows
+ * to the batch's groups, which the queue sends before COMMIT (see the `flush` option) — and its staging done, when the
+ * write function returned; `result` settles when their answers arrived (see {@link PgWriteQueue}). The COMMIT is sent behind it before its answers are read, so `result` may reject for two
  * reasons only: a statement failed (the database aborted the transaction: nothing of the batch is kept), or every
  * statement ran and the write refuses on what they returned — then it must have changed and staged nothing (say, a
  * conditional UPDATE that matched no row), because the rest of the batch commits.
@@ -58,6 +58,13 @@ export interface PgWriteQueueOptions {
   onRolledBack?: () => void;
   /** A write of the running transaction ended: kept (its savepoint released, or it returned) or rolled back. */
   onWriteEnded?: (kept: boolean) => void;
+  /**
+   * Send what the batch's writes left to be sent together (the store's grouped rows, see `RowGroups`): called before
+   * the COMMIT is sent, and after each write when a batch runs with a savepoint per write. Must not throw.
+   */
+  flush?: (client: pg.ClientBase) => void;
+  /** Drop what {@link flush} would have sent: the transaction will not commit (their writes reject with `reason`). */
+  discard?: (reason: unknown) => void;
 }
 
 /** Most writes grouped into one transaction (a pipelined batch of them is one round trip). */
@@ -166,37 +173,53 @@ export class PgWriteQueue {
     let client: pg.Client | undefined;
     let failed: WriteFailed | undefined;
     let commit: Promise<pg.QueryResult> | undefined;
+    // Everything the batch sends before it reads an answer goes out in one write to the socket (pg writes each query
+    // on its own otherwise: a system call per statement), and again after each write that waits for an answer.
+    let socket: ReturnType<typeof corkable> = undefined;
     try {
       client = await this.writer();
+      socket = corkable(client);
+      socket?.cork();
       send(-1, this.opts.begin ? this.opts.begin(client) : client.query('BEGIN'));
     } catch (err) {
       // Nothing was sent (no writer connection, or the begin refused synchronously: no lease token).
+      socket?.uncork();
       this.opts.onRolledBack?.();
       this.fail(batch, err);
       return 'done';
     }
-    for (let i = 0; i < batch.length && failed === undefined; i++) {
-      const w = batch[i] as QueuedWrite;
-      try {
-        const out = w.run(client);
-        if (out instanceof Sent) {
-          this.opts.onWriteEnded?.(true);
-          send(
-            i,
-            out.result.then((v) => (values[i] = v)),
-          );
-        } else {
-          values[i] = await out;
-          this.opts.onWriteEnded?.(true);
+    try {
+      for (let i = 0; i < batch.length && failed === undefined; i++) {
+        const w = batch[i] as QueuedWrite;
+        try {
+          const out = w.run(client);
+          if (out instanceof Sent) {
+            this.opts.onWriteEnded?.(true);
+            send(
+              i,
+              out.result.then((v) => (values[i] = v)),
+            );
+          } else {
+            socket?.uncork();
+            try {
+              values[i] = await out;
+            } finally {
+              socket?.cork();
+            }
+            this.opts.onWriteEnded?.(true);
+          }
+        } catch (error) {
+          this.opts.onWriteEnded?.(false);
+          failed = new WriteFailed(error);
         }
-      } catch (error) {
-        this.opts.onWriteEnded?.(false);
-        failed = new WriteFailed(error);
       }
-    }
-    if (failed === undefined) {
-      commit = client.query('COMMIT');
-      send(-2, commit);
+      if (failed === undefined) {
+        this.opts.flush?.(client);
+        commit = client.query('COMMIT');
+        send(-2, commit);
+      } else this.opts.discard?.(failed.error);
+    } finally {
+      socket?.uncork();
     }
     const answers = await Promise.allSettled(sent.map((s) => s.answer));
     const committed =
@@ -253,11 +276,13 @@ export class PgWriteQueue {
         await client.query('SAVEPOINT w');
         try {
           const out = w.run(client);
+          if (out instanceof Sent) this.opts.flush?.(client);
           const value = await (out instanceof Sent ? out.result : out);
           await client.query('RELEASE SAVEPOINT w');
           this.opts.onWriteEnded?.(true);
           results.push({ ok: true, value });
         } catch (error) {
+          this.opts.discard?.(error);
           this.opts.onWriteEnded?.(false);
           await client.query('ROLLBACK TO SAVEPOINT w');
           results.push({ ok: false, error });
@@ -300,6 +325,15 @@ export class PgWriteQueue {
       await client.end().catch(() => undefined);
     }
   }
+}
+
+/** The socket under a `pg` client, to send several queries in one write (`cork` … `uncork`); pg's own internals. */
+function corkable(client: pg.ClientBase): { cork(): void; uncork(): void } | undefined {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: unknown; uncork?: unknown } } })
+    .connection?.stream;
+  return typeof stream?.cork === 'function' && typeof stream.uncork === 'function'
+    ? (stream as { cork(): void; uncork(): void })
+    : undefined;
 }
 
 /** The one write of a batch run without savepoints threw. */

@@ -4,13 +4,17 @@
 // @ccagent/testkit. Every figure has a raw baseline measured in the same run. Run `npm run build` first.
 //
 //   node tools/bench/orchestrator/run.mjs [--quick] [--only roundtrip|idle|recovery] [--durability full|normal|both]
-//                                         [--cpu-prof DIR] [--store sqlite|postgres] [--clients 1,1000]
-//                                         [--warmup-ms 1500]
+//                                         [--cpu-prof DIR] [--store sqlite|postgres|both] [--clients 1,1000]
+//                                         [--warmup-ms 1500] [--rounds 1]
 //
 // --store postgres runs the round-trip and step-log sections on PostgreSQL (`--db postgres://…`, a fresh database per
 // server on the server named by CCAGENT_BENCH_PG_URL or CCAGENT_TEST_PG_URL, e.g. from
 // `eval "$(tools/postgres-test-server.sh --export)"`), the step-log baseline being a raw `pg` INSERT loop of the same
 // rows into a fresh database with the store's schema; results go to results/orchestrator-postgres.json.
+// --store both runs the round-trip section on PostgreSQL and on SQLite (`--durability`, default `full` here) in the
+// same run; with --rounds N every client count is measured N times, the stores taking turns (the order alternates
+// from one round to the next, so neither always runs first on a machine whose load drifts), and the summary gives
+// each figure's median over the rounds and the median of the per-round PostgreSQL ÷ SQLite ratios.
 //
 // --cpu-prof DIR runs each round-trip server under `node --cpu-prof` and stops it with SIGTERM (not kill -9) so that
 // its .cpuprofile lands in DIR (open it in Chrome DevTools or summarise it with tools/bench/lib/cpuprofile-top.mjs).
@@ -63,9 +67,12 @@ const { values: flags } = parseArgs({
     // Time every active client's task gets before the window opens (ms, default 1500): 1,000 tasks starting on
     // PostgreSQL need more than that to reach their command loop.
     'warmup-ms': { type: 'string' },
+    // Rounds of the round-trip section (each client count, each store); the summary reports medians.
+    rounds: { type: 'string', default: '1' },
   },
 });
-const POSTGRES = flags.store === 'postgres';
+const BOTH = flags.store === 'both';
+const POSTGRES = flags.store === 'postgres' || BOTH;
 const PG_SERVER = process.env.CCAGENT_BENCH_PG_URL || process.env.CCAGENT_TEST_PG_URL;
 if (POSTGRES && !PG_SERVER) {
   console.error(
@@ -100,11 +107,15 @@ const CLIENT_COUNTS = flags.clients
     ? [1, 100]
     : [1, 100, 1000];
 // PostgreSQL has one durability: acknowledged after COMMIT with synchronous_commit on (its default).
-const DURABILITIES = POSTGRES
-  ? ['postgres']
-  : flags.durability === 'both'
-    ? ['full', 'normal']
-    : [flags.durability];
+const SQLITE_DURABILITIES =
+  flags.durability === 'both' ? (BOTH ? ['full'] : ['full', 'normal']) : [flags.durability];
+/** The servers of the round-trip section: `postgres`, and/or SQLite at each durability. */
+const DURABILITIES = BOTH
+  ? ['postgres', ...SQLITE_DURABILITIES]
+  : POSTGRES
+    ? ['postgres']
+    : SQLITE_DURABILITIES;
+const ROUNDS = Math.max(1, Number.parseInt(flags.rounds, 10) || 1);
 const IDLE_TARGET = QUICK ? 2000 : 10_000;
 const RECOVERY_TASKS = QUICK ? 300 : 1000;
 const WARMUP_MS = flags['warmup-ms'] ? Number(flags['warmup-ms']) : 1500;
@@ -168,7 +179,7 @@ fake.script(MODEL, (req) => {
 });
 
 const sections = flags.only ? [flags.only] : POSTGRES ? ['roundtrip'] : ['roundtrip', 'idle', 'recovery'];
-if (POSTGRES) results.store = 'postgres';
+if (POSTGRES) results.store = BOTH ? 'postgres+sqlite' : 'postgres';
 try {
   if (sections.includes('roundtrip')) await roundTrips();
   if (sections.includes('idle')) await idleConnections();
@@ -179,7 +190,7 @@ try {
   rmSync(tmp, { recursive: true, force: true });
 }
 
-writeResults(POSTGRES ? 'orchestrator-postgres' : 'orchestrator', results);
+writeResults(BOTH ? 'orchestrator-stores' : POSTGRES ? 'orchestrator-postgres' : 'orchestrator', results);
 
 // ------------------------------------------------------------------------------------------------ 1 + 2
 
@@ -192,95 +203,119 @@ async function measureWindow(shared) {
   return { from, to: Date.now() };
 }
 
+/** Wait (at most 120 s) until every client got a command_call of its task; the time it took (ms). */
+async function untilLooping(clients) {
+  const t0 = performance.now();
+  while (clients.some((c) => c.lastCall === undefined) && performance.now() - t0 < 120_000) await sleep(50);
+  return performance.now() - t0;
+}
+
 async function roundTrips() {
   const rows = [];
   const stepRows = [];
   results.roundTrip = [];
   results.stepLog = [];
   for (const n of CLIENT_COUNTS) {
-    // Raw baseline first: the same clients against a bare ws echo server (shared by both durability runs).
-    const echo = await echoBaseline(n);
-    for (const durability of DURABILITIES) {
-      const db = POSTGRES ? await freshPgDatabase(`rt${n}`) : path.join(tmp, `rt-${n}-${durability}.db`);
-      const server = await startOrchestrator({
-        db,
-        configFile: path.join(tmp, `rt-${n}-${durability}.config.json`),
-        config: config(),
-        ollamaUrl: fake.url,
-        args: POSTGRES ? [] : ['--durability', durability],
-        nodeArgs: CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [],
-      });
-      const shared = { measuring: false, samples: { cycle: [], modelCycle: [], ack: [] } };
-      const clients = Array.from({ length: n }, (_, i) => new BenchClient(server.url, `bench-${i}`, shared));
-      await connectAll(clients);
-      const out = { clients: n, durability };
+    for (let round = 0; round < ROUNDS; round++) {
+      // Raw baseline first: the same clients against a bare ws echo server (shared by the servers of the round).
+      const echo = await echoBaseline(n);
+      const order = round % 2 === 0 ? DURABILITIES : [...DURABILITIES].reverse();
+      for (const durability of order) {
+        const pgServer = durability === 'postgres';
+        const db = pgServer
+          ? await freshPgDatabase(`rt${n}`)
+          : path.join(tmp, `rt-${n}-${durability}-${round}.db`);
+        const server = await startOrchestrator({
+          db,
+          configFile: path.join(tmp, `rt-${n}-${durability}.config.json`),
+          config: config(),
+          ollamaUrl: fake.url,
+          args: pgServer ? [] : ['--durability', durability],
+          nodeArgs: CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [],
+        });
+        const shared = { measuring: false, samples: { cycle: [], modelCycle: [], ack: [] } };
+        const clients = Array.from(
+          { length: n },
+          (_, i) => new BenchClient(server.url, `bench-${i}`, shared),
+        );
+        await connectAll(clients);
+        const out = { clients: n, durability, round, loadAverage: os.loadavg()[0] };
 
-      // A: one client active, the others connected and idle.
-      clients[0].startLoop();
-      await measureWindow(shared);
-      clients[0].stop();
-      out.oneActive = {
-        cycle: summarize(shared.samples.cycle),
-        ack: summarize(shared.samples.ack),
-        modelCycle: summarize(shared.samples.modelCycle),
-      };
-      await sleep(300);
+        // A: one client active, the others connected and idle.
+        clients[0].startLoop();
+        await measureWindow(shared);
+        clients[0].stop();
+        out.oneActive = {
+          cycle: summarize(shared.samples.cycle),
+          ack: summarize(shared.samples.ack),
+          modelCycle: summarize(shared.samples.modelCycle),
+        };
+        await sleep(300);
 
-      // B: every client active.
-      shared.samples = { cycle: [], modelCycle: [], ack: [] };
-      for (const c of clients) c.startLoop();
-      const window = await measureWindow(shared);
-      for (const c of clients) c.stop();
-      out.allActive = {
-        cycle: summarize(shared.samples.cycle),
-        ack: summarize(shared.samples.ack),
-        modelCycle: summarize(shared.samples.modelCycle),
-        cyclesPerSec: (shared.samples.cycle.length + shared.samples.modelCycle.length) / (WINDOW_MS / 1000),
-        failedTasks: shared.failed ?? 0,
-      };
-      out.rssMiB = +(server.rssKiB() / 1024).toFixed(1);
-      // A profiled server must exit on its own to write its profile.
-      await (CPU_PROF ? server.stop() : server.kill9());
-      for (const c of clients) c.terminate();
+        // B: every client active.
+        shared.samples = { cycle: [], modelCycle: [], ack: [] };
+        for (const c of clients) c.startLoop();
+        // The window opens once every task reached its command loop (1,000 tasks starting take seconds under load;
+        // a fixed warm-up alone measured a window with most tasks still starting), then after the warm-up.
+        const loopingAfterMs = await untilLooping(clients);
+        const window = await measureWindow(shared);
+        for (const c of clients) c.stop();
+        out.allActive = {
+          cycle: summarize(shared.samples.cycle),
+          ack: summarize(shared.samples.ack),
+          modelCycle: summarize(shared.samples.modelCycle),
+          cyclesPerSec: (shared.samples.cycle.length + shared.samples.modelCycle.length) / (WINDOW_MS / 1000),
+          failedTasks: shared.failed ?? 0,
+          loopingAfterMs,
+        };
+        out.rssMiB = +(server.rssKiB() / 1024).toFixed(1);
+        // A profiled server must exit on its own to write its profile.
+        await (CPU_PROF ? server.stop() : server.kill9());
+        for (const c of clients) c.terminate();
 
-      // Step-log rows the orchestrator committed in the window, against a raw insert loop of the same rows.
-      if (n > 1) {
-        const steps = POSTGRES ? await pgStepThroughput(db, window) : stepThroughput(db, window, durability);
-        out.stepLog = steps;
-        results.stepLog.push({ clients: n, durability, ...steps });
-        stepRows.push([
-          `${n} clients active, ${durability}`,
-          fmt(steps.orchestratorStepsPerSec, 0),
-          fmt(steps.rawAutocommitPerSec, 0),
-          fmt(steps.rawBatchedPerSec, 0),
-          fmt(steps.ratioVsAutocommit, 2),
-          fmt(steps.ratioVsBatched, 2),
-          steps.rawMultiRowPerSec === undefined ? '' : fmt(steps.rawMultiRowPerSec, 0),
-          steps.ratioVsMultiRow === undefined ? '' : fmt(steps.ratioVsMultiRow, 2),
-          fmt(steps.avgRowBytes, 0),
-        ]);
+        // Step-log rows the orchestrator committed in the window, against a raw insert loop of the same rows.
+        if (n > 1) {
+          const steps = pgServer
+            ? await pgStepThroughput(db, window)
+            : stepThroughput(db, window, durability);
+          out.stepLog = steps;
+          results.stepLog.push({ clients: n, durability, round, ...steps });
+          stepRows.push([
+            `${n} clients active, ${durability}`,
+            fmt(steps.orchestratorStepsPerSec, 0),
+            fmt(steps.rawAutocommitPerSec, 0),
+            fmt(steps.rawBatchedPerSec, 0),
+            fmt(steps.ratioVsAutocommit, 2),
+            fmt(steps.ratioVsBatched, 2),
+            steps.rawMultiRowPerSec === undefined ? '' : fmt(steps.rawMultiRowPerSec, 0),
+            steps.ratioVsMultiRow === undefined ? '' : fmt(steps.ratioVsMultiRow, 2),
+            fmt(steps.avgRowBytes, 0),
+          ]);
+        }
+        // The floor one durable cycle sits on: raw better-sqlite3 commits of the rows a cycle writes.
+        if (n === 1 && !results.rawCommit && !pgServer) results.rawCommit = rawCycleCommits(db);
+
+        out.echo = echo;
+        results.roundTrip.push(out);
+        const r = (shape, o, e) => [
+          `${n} connected, ${shape}, ${durability}`,
+          fmt(o.cycle.p50, 3),
+          fmt(o.cycle.p99, 3),
+          fmt(o.ack.p50, 3),
+          fmt(o.ack.p99, 3),
+          fmt(e.p50, 3),
+          fmt(e.p99, 3),
+          fmt(o.cycle.p50 / e.p50, 1),
+          fmt(o.cycle.p99 / e.p99, 1),
+          String(o.cycle.n),
+          n > 1 && shape === 'all active' ? fmt(o.cyclesPerSec, 0) : '',
+        ];
+        rows.push(r('1 active', out.oneActive, echo.oneActive));
+        if (n > 1) rows.push(r('all active', out.allActive, echo.allActive));
+        console.error(
+          `[bench] round trip with ${n} clients (${durability}, round ${round + 1}/${ROUNDS}) done`,
+        );
       }
-      // The floor one durable cycle sits on: raw better-sqlite3 commits of the rows a cycle writes.
-      if (n === 1 && !results.rawCommit && !POSTGRES) results.rawCommit = rawCycleCommits(db);
-
-      out.echo = echo;
-      results.roundTrip.push(out);
-      const r = (shape, o, e) => [
-        `${n} connected, ${shape}, ${durability}`,
-        fmt(o.cycle.p50, 3),
-        fmt(o.cycle.p99, 3),
-        fmt(o.ack.p50, 3),
-        fmt(o.ack.p99, 3),
-        fmt(e.p50, 3),
-        fmt(e.p99, 3),
-        fmt(o.cycle.p50 / e.p50, 1),
-        fmt(o.cycle.p99 / e.p99, 1),
-        String(o.cycle.n),
-        n > 1 && shape === 'all active' ? fmt(o.cyclesPerSec, 0) : '',
-      ];
-      rows.push(r('1 active', out.oneActive, echo.oneActive));
-      if (n > 1) rows.push(r('all active', out.allActive, echo.allActive));
-      console.error(`[bench] round trip with ${n} clients (${durability}) done`);
     }
   }
   console.log(
@@ -313,7 +348,7 @@ async function roundTrips() {
     );
   }
   console.log(
-    `\n# Step-log writes under load (rows/s): orchestrator vs raw ${POSTGRES ? 'pg' : 'better-sqlite3'} INSERT of the same rows\n`,
+    `\n# Step-log writes under load (rows/s): orchestrator vs raw ${BOTH ? 'pg / better-sqlite3' : POSTGRES ? 'pg' : 'better-sqlite3'} INSERT of the same rows\n`,
   );
   printTable(
     [
@@ -329,6 +364,93 @@ async function roundTrips() {
     ],
     stepRows,
   );
+  if (ROUNDS > 1 || BOTH) roundMedians();
+}
+
+// Declarations (hoisted): the sections run from the top-level await above this point.
+function median(xs) {
+  const v = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  const m = Math.floor(v.length / 2);
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+function range(xs) {
+  const v = xs.filter(Number.isFinite);
+  return v.length === 0 ? '' : `${fmt(Math.min(...v), 2)}–${fmt(Math.max(...v), 2)}`;
+}
+
+/**
+ * Medians over the rounds, per client count and server, and (with `--store both`) the median of the per-round
+ * PostgreSQL ÷ SQLite ratios: one noisy round on a shared machine moves a median little, and a ratio taken within a
+ * round compares two servers that ran minutes apart at most.
+ */
+function roundMedians() {
+  const rows = [];
+  const summary = [];
+  for (const n of CLIENT_COUNTS) {
+    for (const d of DURABILITIES) {
+      const rs = results.roundTrip.filter((r) => r.clients === n && r.durability === d);
+      const m = {
+        clients: n,
+        durability: d,
+        rounds: rs.length,
+        oneActiveP50: median(rs.map((r) => r.oneActive.cycle.p50)),
+        oneActiveP99: median(rs.map((r) => r.oneActive.cycle.p99)),
+        allActiveP50: n > 1 ? median(rs.map((r) => r.allActive.cycle.p50)) : NaN,
+        cyclesPerSec: n > 1 ? median(rs.map((r) => r.allActive.cyclesPerSec)) : NaN,
+        stepRowsPerSec: median(rs.map((r) => r.stepLog?.orchestratorStepsPerSec ?? NaN)),
+        ratioVsBatched: median(rs.map((r) => r.stepLog?.ratioVsBatched ?? NaN)),
+        ratioVsBatchedRange: range(rs.map((r) => r.stepLog?.ratioVsBatched ?? NaN)),
+      };
+      summary.push(m);
+      rows.push([
+        `${n} connected, ${d}`,
+        String(m.rounds),
+        fmt(m.oneActiveP50, 3),
+        fmt(m.oneActiveP99, 3),
+        fmt(m.allActiveP50, 1),
+        fmt(m.cyclesPerSec, 0),
+        fmt(m.stepRowsPerSec, 0),
+        fmt(m.ratioVsBatched, 2),
+        m.ratioVsBatchedRange,
+      ]);
+    }
+  }
+  console.log(`\n# Medians over ${ROUNDS} round(s), the servers taking turns\n`);
+  printTable(
+    [
+      'clients, server',
+      'rounds',
+      '1 active p50',
+      '1 active p99',
+      'all active p50',
+      'cycles/s',
+      'step rows/s',
+      '÷ raw txn/256',
+      'range',
+    ],
+    rows,
+  );
+  results.medians = summary;
+  if (!BOTH) return;
+  const sqlite = SQLITE_DURABILITIES[0];
+  const ratios = [];
+  const ratioRows = [];
+  for (const n of CLIENT_COUNTS) {
+    const per = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const at = (d) =>
+        results.roundTrip.find((r) => r.clients === n && r.round === round && r.durability === d);
+      const p = at('postgres');
+      const q = at(sqlite);
+      if (p && q) per.push(p.oneActive.cycle.p50 / q.oneActive.cycle.p50);
+    }
+    ratios.push({ clients: n, perRound: per, median: median(per) });
+    ratioRows.push([`${n} connected, 1 active`, per.map((x) => fmt(x, 2)).join(' '), fmt(median(per), 2)]);
+  }
+  console.log(`\n# PostgreSQL ÷ SQLite \`${sqlite}\` round trip p50, per round and median\n`);
+  printTable(['load', 'per round', 'median'], ratioRows);
+  results.postgresVsSqlite = { sqlite, ratios };
 }
 
 async function echoBaseline(n) {
