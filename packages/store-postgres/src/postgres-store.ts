@@ -77,6 +77,7 @@ import { checkPgSchema, migratePg, readPgSchemaVersion, PG_SCHEMA_VERSION } from
 import * as schema from './schema.js';
 import { PgSecurityTables } from './security-tables.js';
 import { PgScheduleTables } from './schedule-tables.js';
+import { PgTaskKindTables } from './task-kind-tables.js';
 import { SQL, valuesOf } from './sql.js';
 import { Staged } from './staged.js';
 import { PgWriteQueue, Sent, type BatchOutcome, type Work } from './write-queue.js';
@@ -219,6 +220,8 @@ export class PostgresStore implements TaskStore {
   readonly security: PgSecurityTables;
   /** Durable schedules and their firings (schema version 3): the engine's `ScheduleStore`, writes fenced. */
   readonly schedules: PgScheduleTables;
+  /** Task kinds saved at run time (schema version 4): the engine's `TaskKindStore`, writes fenced. */
+  readonly taskKinds: PgTaskKindTables;
 
   /** @internal Use {@link openPostgresStore}. */
   constructor(
@@ -263,6 +266,10 @@ export class PostgresStore implements TaskStore {
       write: (run) => this.writeStore(run),
     });
     this.schedules = new PgScheduleTables({
+      read: (run) => this.read(() => run(this.pool)),
+      write: (run) => this.write(run),
+    });
+    this.taskKinds = new PgTaskKindTables({
       read: (run) => this.read(() => run(this.pool)),
       write: (run) => this.write(run),
     });
