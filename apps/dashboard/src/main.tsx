@@ -6,6 +6,7 @@ import { live, type LiveState } from './events.js';
 import { Login } from './login.js';
 import { ChatPage } from './pages/chat.js';
 import { ComputersPage } from './pages/computers.js';
+import { KindsPage } from './pages/kinds.js';
 import { MinecraftPage } from './pages/minecraft.js';
 import { NewTaskPage } from './pages/new-task.js';
 import { TaskPage } from './pages/task.js';
@@ -80,6 +81,7 @@ function App() {
   } else if (path === '/new') page = <NewTaskPage />;
   else if (path === '/computers') page = <ComputersPage now={now} />;
   else if (path === '/minecraft') page = <MinecraftPage now={now} />;
+  else if (path === '/kinds') page = <KindsPage />;
   else page = <TasksPage now={now} />;
 
   const here = (p: string): 'page' | undefined =>
@@ -112,6 +114,9 @@ function App() {
           </a>
           <a href="#/minecraft" aria-current={here('/minecraft')}>
             Minecraft
+          </a>
+          <a href="#/kinds" aria-current={here('/kinds')}>
+            Kinds
           </a>
         </nav>
         <span class={`live ${state}`} role="status" aria-live="polite" data-testid="live-state">

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, startHarness, type Harness } from './support/harness.js';
+import { TestClient, type Msg } from './support/ws-test-client.js';
 
 const TOKEN = 'operator-token-for-task-kinds';
 
@@ -251,6 +252,55 @@ describe('task kinds at run time', () => {
     expect(k).toMatchObject({ source: 'stored', revision: 2, definition: { systemPrompt: 'VERSION TWO' } });
     expect(await follow()).toBe('reply under [VERSION ONE]');
     expect((await runTask(h, 'pirate_chat', 'hello')).message).toBe('reply under [VERSION TWO]');
+  });
+
+  it('a saved kind’s confirmation rule holds a destructive call for a yes, on a server whose file kinds have none', async () => {
+    const h = await start();
+    const saved = await save(h, 'careful_rt', {
+      definition: { strategy: 'native', confirm: { commands: ['fs_delete'] } },
+    });
+    expect(saved.status).toBe(200);
+    h.fake.script('qwen3:8b', [
+      { toolCalls: [{ name: 'fs_delete', arguments: { path: '/startup.lua' } }] },
+      'Deleted it.',
+    ]);
+    const c = await TestClient.connect(h.url, 'turtle-1', {
+      commands: [{ name: 'fs_delete' }],
+      token: TOKEN,
+    });
+    try {
+      c.ws.on('message', (data: Buffer) => {
+        const m = JSON.parse(data.toString('utf8')) as Msg;
+        if (m.type === 'command_call')
+          c.send({
+            type: 'command_result',
+            task_id: m.task_id,
+            call_id: m.call_id,
+            ok: true,
+            result: { ok: true },
+          });
+      });
+      c.send({
+        type: 'create_task',
+        request_id: 'r1',
+        task_kind: 'careful_rt',
+        client_id: 'turtle-1',
+        prompt: 'delete the startup file',
+        allowed_commands: [],
+      });
+      const taskId = String((await c.waitFor('task_created', { request_id: 'r1' })).task_id);
+      const ask = await c.waitFor('ask_user', { task_id: taskId }, 20_000);
+      expect(String(ask.question)).toContain('fs_delete always needs a yes for "careful_rt" tasks');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(c.messages.filter((m) => m.type === 'command_call')).toHaveLength(0);
+      c.send({ type: 'user_answer', task_id: taskId, question_id: ask.question_id, text: 'yes' });
+      await c.waitFor('task_completed', { task_id: taskId }, 20_000);
+      expect(c.messages.filter((m) => m.type === 'command_call').map((m) => m.command)).toEqual([
+        'fs_delete',
+      ]);
+    } finally {
+      c.terminate();
+    }
   });
 
   it('a viewer reads the kinds and cannot change them', async () => {
