@@ -65,3 +65,6 @@ export const TaskKindRemovedResponseSchema = z.object({
   removed: z.string(),
   source: z.enum(['config', 'stored', 'stored_over_config']).optional(),
 });
+
+/** One kind as `GET /api/task-kinds` shows it. */
+export type HttpTaskKind = z.infer<typeof HttpTaskKindSchema>;
