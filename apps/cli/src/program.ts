@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { openDbSource } from './db-source.js';
 import { addEvalCommand } from './eval-command.js';
+import { addKindCommands } from './kind-commands.js';
 import { addScheduleCommands } from './schedule-commands.js';
 import { addSecurityCommands } from './security-commands.js';
 import { CliError } from './errors.js';
@@ -671,6 +672,19 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
   });
 
   addScheduleCommands(program, {
+    admin: (what) => {
+      if (globals().db !== undefined) {
+        throw new CliError('usage', `${what} needs the running orchestrator (--url, default ${DEFAULT_URL})`);
+      }
+      return { url: globals().url || DEFAULT_URL, ...tokenOpt() };
+    },
+    json: () => globals().json === true,
+    view: (value) => (raw() || globals().json ? value : inertDeep(value, { multiline: false })),
+    print,
+    printJson,
+  });
+
+  addKindCommands(program, {
     admin: (what) => {
       if (globals().db !== undefined) {
         throw new CliError('usage', `${what} needs the running orchestrator (--url, default ${DEFAULT_URL})`);

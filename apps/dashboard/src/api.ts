@@ -24,6 +24,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The field the server named (`$.definition.strategy`), when it named one. */
+    readonly path?: string,
   ) {
     super(message);
   }
@@ -93,12 +95,13 @@ export async function request<T>(
     body = undefined;
   }
   if (!res.ok) {
-    const e = (body as { error?: { code?: string; message?: string } } | undefined)?.error;
+    const e = (body as { error?: { code?: string; message?: string; path?: string } } | undefined)?.error;
     if (res.status === 401) for (const l of authListeners) l();
     throw new ApiError(
       res.status,
       e?.code ?? `http_${res.status}`,
       e?.message ?? `${res.status} ${res.statusText}`,
+      e?.path,
     );
   }
   return body as T;

@@ -37,6 +37,11 @@ export function loadFeatures(): Promise<Features> {
   return cached;
 }
 
+/** Ask again on the next use (the kinds changed: a kind was saved or removed). */
+export function forgetFeatures(): void {
+  cached = undefined;
+}
+
 /** The features, re-rendering when they arrive. */
 export function useFeatures(): Features {
   const [f, setF] = useState<Features>({ features: [], taskKinds: [], role: 'operator', loaded: false });

@@ -7,6 +7,7 @@ import { Login } from './login.js';
 import { ChatPage } from './pages/chat.js';
 import { ComputerScreenPage } from './screen.js';
 import { ComputersPage } from './pages/computers.js';
+import { KindsPage } from './pages/kinds.js';
 import { MinecraftPage } from './pages/minecraft.js';
 import { NewTaskPage } from './pages/new-task.js';
 import { SchedulesPage } from './pages/schedules.js';
@@ -85,6 +86,7 @@ function App() {
     page = <ComputerScreenPage clientId={decodeURIComponent(path.slice('/computers/'.length))} now={now} />;
   else if (path === '/minecraft') page = <MinecraftPage now={now} />;
   else if (path === '/schedules') page = <SchedulesPage now={now} />;
+  else if (path === '/kinds') page = <KindsPage />;
   else page = <TasksPage now={now} />;
 
   const here = (p: string): 'page' | undefined =>
@@ -120,6 +122,9 @@ function App() {
           </a>
           <a href="#/schedules" aria-current={here('/schedules')}>
             Schedules
+          </a>
+          <a href="#/kinds" aria-current={here('/kinds')}>
+            Kinds
           </a>
         </nav>
         <span class={`live ${state}`} role="status" aria-live="polite" data-testid="live-state">

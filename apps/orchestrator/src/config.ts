@@ -157,7 +157,7 @@ const confirmSchema = z.strictObject({
   shellPatterns: z.array(regexString).default([]),
 });
 
-const taskKindSchema = z.strictObject({
+export const taskKindSchema = z.strictObject({
   description: z.string().optional(),
   /**
    * `planner_executor`, `native` (tool calling), or `chat`: the direct chat mode, which answers without tools and
@@ -224,7 +224,7 @@ const serverToolsSchema = z.strictObject({
   timeoutSeconds: z.number().positive().max(86_400).default(30),
 });
 
-const kindName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'task kind names are lower_snake_case');
+export const kindName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'task kind names are lower_snake_case');
 
 const serverSchema = z.strictObject({
   /** Largest WebSocket frame in bytes; bigger messages travel as protocol `chunk`s (CC:Tweaked's default). */

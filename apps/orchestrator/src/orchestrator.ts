@@ -16,10 +16,12 @@ import {
   confirmationCheck,
   Engine,
   InMemoryScheduleStore,
+  InMemoryTaskKindStore,
   systemClock,
   TaskOperations,
   withServerTools,
   type ConfirmationRule,
+  type TaskKindStore,
   type ScheduleStore,
   type Clock,
   type Logger,
@@ -51,7 +53,7 @@ import { OrchestratorError } from './orchestrator-error.js';
 import { ReplyStream } from './reply-stream.js';
 import { loadServerTools } from './server-tools.js';
 import { ollamaNumCtx, setupModels } from './strategies.js';
-import { confirmationRule } from './security/confirmation-rule.js';
+import { kindConfirmation } from './security/confirmation-rule.js';
 import {
   type CredentialStore,
   InMemoryCredentialStore,
@@ -65,6 +67,7 @@ import { ScheduleService } from './schedule-service.js';
 import { ScreenFrames } from './screens/screen-frames.js';
 import { ScreenHub } from './screens/screen-hub.js';
 import { kindCatalogue, menuOffer } from './task-catalogue.js';
+import { TaskKindService } from './task-kind-service.js';
 import { ArgsValidator } from './ws/args-validator.js';
 import { ClientRateLimits } from './ws/client-rate-limits.js';
 import { Handshake } from './ws/handshake.js';
@@ -130,6 +133,8 @@ export type DurableStore = TaskStore &
     readonly security: CredentialStore;
     /** Durable schedules and their firings, in the same database. */
     readonly schedules?: ScheduleStore;
+    /** Task kinds saved at run time, in the same database. */
+    readonly taskKinds?: TaskKindStore;
   };
 
 /** What startup found out, for the banner. */
@@ -217,6 +222,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   let modelPools: Map<string, ModelPool>;
   let roleModels: RoleModel[];
   let modelConcurrency: Record<string, number>;
+  let kindModels: Pick<ReturnType<typeof setupModels>, 'prepareKind' | 'useKinds'> | undefined;
   try {
     const models = setupModels(config, {
       ollamaUrl: o.ollamaUrl,
@@ -231,6 +237,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     modelPools = models.pools;
     roleModels = models.used;
     modelConcurrency = models.modelConcurrency;
+    // Run-time kinds run on the configured agent strategies (a test's own strategies know only the file's kinds).
+    if (o.strategies === undefined) kindModels = models;
     // Probes run in the background: a server that is down at startup is found by its first probe or call.
     for (const pool of modelPools.values()) void pool.start();
   } catch (err) {
@@ -292,16 +300,44 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     () => registry.connectedCount(),
     () => executor.pendingCount,
   );
+  // The kinds of the config file, and those an operator saved at run time (which win): one catalogue, updated in
+  // place when a kind is saved, read by the task operations and the schedules.
+  const kinds = kindCatalogue(config);
+  const taskKinds = new TaskKindService({
+    config,
+    store: durable?.taskKinds ?? new InMemoryTaskKindStore(),
+    catalogues: [kinds],
+    clock,
+    ...(kindModels ? { prepare: kindModels.prepareKind } : {}),
+    logger,
+  });
+  try {
+    await taskKinds.load();
+  } catch (err) {
+    await closeStore();
+    throw new OrchestratorError(
+      'store_failed',
+      `cannot read the stored task kinds: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
+  }
+  kindModels?.useKinds(taskKinds);
   // Destructive calls of kinds with a `confirm` setting: held by the engine until a yes, and checked again (on disk)
-  // by the executor as the last step before they leave for the computer.
-  const kindRule = confirmationRule(config);
-  const confirm: ConfirmationRule | undefined = kindRule
-    ? (task, command, args) => kindRule(task.kind, command, args)
-    : undefined;
+  // by the executor as the last step before they leave for the computer. Each task is judged by its kind's
+  // definition of its creation time; with no `confirm` anywhere the check reads nothing.
+  const confirm: ConfirmationRule = (task, command, args) => {
+    const v = taskKinds.versionOf(task);
+    return v?.spec.confirm ? kindConfirmation(task.kind, v, command, args) : undefined;
+  };
+  const checkOnDisk = confirmationCheck(store, confirm);
+  const lastCheck: typeof checkOnDisk = (call) =>
+    taskKinds.anyConfirm() ? checkOnDisk(call) : Promise.resolve(undefined);
   // The executor routes and sends; the engine owns each call's rules (its binding to a client, judging a result), and
   // hands the executor what it needs for one call with the call (ToolCallRequest), so neither refers to the other.
   const executor = new WsToolExecutor({
-    ...(confirm ? { confirmation: confirmationCheck(store, confirm) } : {}),
+    confirmation: lastCheck,
     registry,
     validator,
     onRoundTrip: (command, ms) => metrics.commandRoundTripMs(command, ms),
@@ -332,12 +368,12 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       })
     : undefined;
   const engine = new Engine({
-    ...(confirm ? { confirm } : {}),
+    confirm,
     store,
     strategies: minecraft ? minecraft.withStrategy(resolver) : resolver,
     // Server-side tools beside the computers' commands: run here, after the allow-list and confirmation checks.
     executor: withServerTools(minecraft ? minecraft.routeExecutor(executor) : executor, serverTools, {
-      ...(confirm ? { confirmation: confirmationCheck(store, confirm) } : {}),
+      confirmation: lastCheck,
       logger,
     }),
     clock,
@@ -351,7 +387,6 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   replyStream.attach(engine);
   await metrics.track(engine);
   metrics.trackPools(() => [...modelPools].map(([name, pool]) => ({ name, snapshot: pool.snapshot() })));
-  const kinds = kindCatalogue(config);
   const tasks = new TaskOperations({
     engine,
     store,
@@ -373,7 +408,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     store: durable?.schedules ?? new InMemoryScheduleStore(),
     engine,
     tasks,
-    kinds: kindCatalogue(config),
+    kinds,
     clock,
     logger,
   });
@@ -469,7 +504,10 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     security,
     events,
     screens,
-    taskKinds: [...Object.keys(config.taskKinds), ...Object.keys(config.kindAliases)],
+    get taskKinds() {
+      return [...Object.keys(taskKinds.kinds()), ...Object.keys(config.kindAliases)];
+    },
+    kindService: taskKinds,
     dbPath,
     checkDb: () =>
       durable ? durable.probeHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),

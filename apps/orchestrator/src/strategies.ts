@@ -55,6 +55,18 @@ export interface ModelSetup {
    * served by a pool, enough for every task to wait in the pool, which queues fairly and knows each server's limit.
    */
   modelConcurrency: Record<string, number>;
+  /** Builds and keeps the strategy of a kind's definition (throws `config_invalid` for a policy the agent refuses). */
+  prepareKind: (kind: string, spec: TaskKindConfig, version: string) => void;
+  /** From now on, each task runs the version of its kind in effect when it was created (run-time kinds). */
+  useKinds: (source: KindVersionSource) => void;
+}
+
+/** The kinds' definitions per task (the task-kind service). */
+export interface KindVersionSource {
+  /** Whether a kind of that name exists now or ever existed. */
+  known(kind: string): boolean;
+  /** The definition and its version key for a task, by its kind and creation time. */
+  versionOf(task: Pick<Task, 'kind' | 'createdAt'>): { spec: TaskKindConfig; version: string } | undefined;
 }
 
 /** The engine's limit for a pooled model: the pool does the limiting, per server. */
@@ -311,28 +323,22 @@ export function setupModels(
     }),
   );
   const availability = new ModelAvailability(inventories, opts.clock);
-  const gated = new Map<string, TaskStrategy>();
-  for (const [kind, s] of strategies)
-    gated.set(kind, gateOnModels(s, needsByKind.get(kind) ?? [], availability));
-  /** Strategies of tasks with settings, by kind and settings (a handful of distinct combinations in practice). */
+  /** Strategies of tasks with settings, by kind, version and settings (a handful of distinct combinations in practice). */
   const variants = new Map<string, TaskStrategy>();
-  const variantFor = (kind: string, settings: TaskSettings): TaskStrategy | undefined => {
-    const key = `${kind}\u0000${JSON.stringify(settings)}`;
-    let v = variants.get(key);
-    if (!v) {
-      const spec = config.taskKinds[kind];
-      if (spec === undefined) return undefined;
-      const needs = rolesFor(spec).map((r) => roleConfig(config, r, settings).name);
-      v = gateOnModels(build(kind, spec, settings), needs, availability);
-      if (variants.size >= 256) variants.delete(variants.keys().next().value as string);
-      variants.set(key, v);
-    }
-    return v;
-  };
-  const withSettings = new Map<string, TaskStrategy>();
   const readSteps = opts.readSteps ?? (() => Promise.resolve([]));
-  for (const [kind, base] of gated) {
-    const spec = config.taskKinds[kind] as TaskKindConfig;
+  /** A kind's strategy with a task's settings applied, and its run budgets. */
+  const finish = (kind: string, spec: TaskKindConfig, version: string, base: TaskStrategy): TaskStrategy => {
+    const variantFor = (settings: TaskSettings): TaskStrategy => {
+      const key = `${kind}\u0000${version}\u0000${JSON.stringify(settings)}`;
+      let v = variants.get(key);
+      if (!v) {
+        const needs = rolesFor(spec).map((r) => roleConfig(config, r, settings).name);
+        v = gateOnModels(build(kind, spec, settings), needs, availability);
+        if (variants.size >= 256) variants.delete(variants.keys().next().value as string);
+        variants.set(key, v);
+      }
+      return v;
+    };
     const budgetOf = (task: Task): RunBudget => {
       const run = runBudgetsOf(task, spec.budgets);
       const b: RunBudget = {};
@@ -345,7 +351,7 @@ export function setupModels(
     const inner: TaskStrategy = {
       async decide(task, history, ctx) {
         const settings = taskSettings(task);
-        const strategy = settings === undefined ? base : (variantFor(kind, settings) ?? base);
+        const strategy = settings === undefined ? base : variantFor(settings);
         deciding.set(task.id, task);
         try {
           return await strategy.decide(task, history, ctx);
@@ -355,15 +361,62 @@ export function setupModels(
       },
     };
     // Token budgets of each run, and progress as the share of the run's budgets used.
-    withSettings.set(kind, withRunBudget(inner, { budgetOf, readSteps }));
+    return withRunBudget(inner, { budgetOf, readSteps });
+  };
+  /** Strategies by kind and version (`file`: the configuration's; `r<n>`: a stored revision). */
+  const byVersion = new Map<string, TaskStrategy>();
+  for (const [kind, s] of strategies) {
+    const spec = config.taskKinds[kind] as TaskKindConfig;
+    byVersion.set(
+      `${kind}\u0000file`,
+      finish(kind, spec, 'file', gateOnModels(s, needsByKind.get(kind) ?? [], availability)),
+    );
   }
+  const prepare = (kind: string, spec: TaskKindConfig, version: string): TaskStrategy => {
+    const key = `${kind}\u0000${version}`;
+    let made = byVersion.get(key);
+    if (!made) {
+      const needs = rolesFor(spec).map((r) => config.models[r].name);
+      made = finish(kind, spec, version, gateOnModels(build(kind, spec), needs, availability));
+      byVersion.set(key, made);
+    }
+    return made;
+  };
+  /** Run-time kinds (set once the task-kind service has loaded): each task runs its kind's version of its creation. */
+  let kindSource: KindVersionSource | undefined;
+  const dynamic = new Map<string, TaskStrategy>();
+  const resolver: StrategyResolver = (kind) => {
+    if (kindSource === undefined) return byVersion.get(`${kind}\u0000file`);
+    const source = kindSource;
+    if (!source.known(kind)) return undefined;
+    let d = dynamic.get(kind);
+    if (!d) {
+      d = {
+        decide(task, history, ctx) {
+          const v = source.versionOf(task);
+          if (v === undefined) {
+            return Promise.reject(
+              new OrchestratorError('config_invalid', `task kind ${kind} is not defined`),
+            );
+          }
+          return prepare(kind, v.spec, v.version).decide(task, history, ctx);
+        },
+      };
+      dynamic.set(kind, d);
+    }
+    return d;
+  };
   const modelConcurrency: Record<string, number> = {};
   for (const name of [...configuredNames(config), ...(config.limits.models ?? [])]) {
     modelConcurrency[name] = config.server.modelConcurrency;
   }
   for (const name of pooledNames) modelConcurrency[name] = POOLED_MODEL_CONCURRENCY;
   return {
-    resolver: (kind) => withSettings.get(kind),
+    resolver,
+    prepareKind: (kind, spec, version) => void prepare(kind, spec, version),
+    useKinds: (source) => {
+      kindSource = source;
+    },
     availability,
     used: [...used.values()],
     pools: new Map([...pools.values()].map((p) => [p.server.url, p.pool])),

@@ -173,3 +173,5 @@ export {
   type ScheduleRunnerOptions,
 } from './schedule-runner.js';
 export { InMemoryScheduleStore } from './in-memory-schedule-store.js';
+export { taskKindsAt, type TaskKindRevision, type TaskKindStore } from './task-kind-store.js';
+export { InMemoryTaskKindStore } from './in-memory-task-kind-store.js';

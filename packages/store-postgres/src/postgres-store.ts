@@ -77,6 +77,7 @@ import { checkPgSchema, migratePg, readPgSchemaVersion, PG_SCHEMA_VERSION } from
 import * as schema from './schema.js';
 import { PgSecurityTables } from './security-tables.js';
 import { PgScheduleTables } from './schedule-tables.js';
+import { PgTaskKindTables } from './task-kind-tables.js';
 import { SQL, valuesOf } from './sql.js';
 import { Staged } from './staged.js';
 import { RowGroups } from './row-groups.js';
@@ -235,6 +236,8 @@ export class PostgresStore implements TaskStore {
   readonly security: PgSecurityTables;
   /** Durable schedules and their firings (schema version 3): the engine's `ScheduleStore`, writes fenced. */
   readonly schedules: PgScheduleTables;
+  /** Task kinds saved at run time (schema version 5): the engine's `TaskKindStore`, writes fenced. */
+  readonly taskKinds: PgTaskKindTables;
 
   /** @internal Use {@link openPostgresStore}. */
   constructor(
@@ -282,6 +285,10 @@ export class PostgresStore implements TaskStore {
       write: (run) => this.writeStore(run),
     });
     this.schedules = new PgScheduleTables({
+      read: (run) => this.read(() => run(this.pool)),
+      write: (run) => this.write(run),
+    });
+    this.taskKinds = new PgTaskKindTables({
       read: (run) => this.read(() => run(this.pool)),
       write: (run) => this.write(run),
     });

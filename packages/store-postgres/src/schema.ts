@@ -341,3 +341,17 @@ export const scheduleFirings = pgTable(
     index('schedule_firings_status_idx').on(t.status),
   ],
 );
+
+/** Task kinds saved at run time (schema version 5): the same columns as the SQLite store's `task_kind_revisions`. */
+export const taskKindRevisions = pgTable(
+  'task_kind_revisions',
+  {
+    name: text('name').notNull(),
+    revision: integer('revision').notNull(),
+    /** JSON definition, or NULL: removed. */
+    definition: text('definition'),
+    savedAt: ms('saved_at').notNull(),
+    savedBy: text('saved_by'),
+  },
+  (t) => [primaryKey({ columns: [t.name, t.revision] })],
+);

@@ -84,3 +84,4 @@ export {
   type RedeemResult,
 } from '@ccagent/security';
 export { SqliteScheduleTables, rowToFiring, rowToSchedule } from './schedule-tables.js';
+export { SqliteTaskKindTables } from './task-kind-tables.js';

@@ -88,6 +88,7 @@ describe('openSqliteStore', () => {
       'schedules',
       'step_messages',
       'steps',
+      'task_kind_revisions',
       'task_memory',
       'tasks',
     ]);

@@ -352,3 +352,21 @@ export const scheduleFirings = sqliteTable(
     index('schedule_firings_status_idx').on(t.status),
   ],
 );
+
+/**
+ * Task kinds saved at run time (schema version 10): one row per save of a kind — the definition (JSON, validated by
+ * the orchestrator; NULL when the stored kind was removed), who saved it and when. Append-only, so a task keeps the
+ * definition in effect when it was created.
+ */
+export const taskKindRevisions = sqliteTable(
+  'task_kind_revisions',
+  {
+    name: text('name').notNull(),
+    revision: integer('revision').notNull(),
+    /** JSON definition, or NULL: removed. */
+    definition: text('definition'),
+    savedAt: integer('saved_at').notNull(),
+    savedBy: text('saved_by'),
+  },
+  (t) => [primaryKey({ columns: [t.name, t.revision] })],
+);

@@ -32,6 +32,7 @@ import type {
 import Database from 'better-sqlite3';
 import { SecurityTables } from './security-tables.js';
 import { SqliteScheduleTables } from './schedule-tables.js';
+import { SqliteTaskKindTables } from './task-kind-tables.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { checkSchema, migrate, readSchemaInfo, SCHEMA_VERSION } from './migrate.js';
 import { SqliteClients } from './sqlite/clients.js';
@@ -167,6 +168,8 @@ export class SqliteStore implements TaskStore {
   readonly security: SecurityTables;
   /** Durable schedules and their firings (schema version 8): the engine's `ScheduleStore`. */
   readonly schedules: SqliteScheduleTables;
+  /** Task kinds saved at run time (schema version 10): the engine's `TaskKindStore`. */
+  readonly taskKinds: SqliteTaskKindTables;
 
   /** @internal Use {@link openSqliteStore}. */
   constructor(
@@ -195,6 +198,11 @@ export class SqliteStore implements TaskStore {
       read: (run) => c.read(run),
     });
     this.schedules = new SqliteScheduleTables({
+      orm: c.orm,
+      write: (run) => c.write(run),
+      read: (run) => c.read(run),
+    });
+    this.taskKinds = new SqliteTaskKindTables({
       orm: c.orm,
       write: (run) => c.write(run),
       read: (run) => c.read(run),

@@ -10,6 +10,7 @@ import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence } from '../client-persistence.js';
 import type { Metrics } from '../metrics.js';
 import type { ScheduleService } from '../schedule-service.js';
+import type { TaskKindService } from '../task-kind-service.js';
 import type { ModelsResponse } from '@ccagent/protocol';
 import type { ModelAvailability } from '../model-availability.js';
 import type { RouteAccess } from '../security/route-access.js';
@@ -67,6 +68,8 @@ export interface HttpApiOptions {
   now: () => number;
   /** A computer caller's group (`server.groups`): the tasks of its computers are as its own; absent: no groups. */
   peerOf?: ((who: Principal) => ((otherClientId: string) => boolean) | undefined) | undefined;
+  /** Run-time task kinds (`/api/task-kinds`); absent: only the config file's kinds, not editable. */
+  kindService?: TaskKindService | undefined;
   /** Durable schedules (`/api/schedules`); absent: the server keeps none. */
   schedules?: ScheduleService | undefined;
   /** The Minecraft side (mod endpoint, `minecraft_agent` tasks), when it runs in this process. */
@@ -120,7 +123,9 @@ export type AuditedAction =
   | 'schedule.add'
   | 'schedule.pause'
   | 'schedule.resume'
-  | 'schedule.remove';
+  | 'schedule.remove'
+  | 'task_kind.save'
+  | 'task_kind.remove';
 
 /** One entry of the route table: what the route is, who may call it, what it reads, and its handler. */
 export interface Route {

@@ -114,7 +114,7 @@ export class HttpAccess implements RouteGate {
   private auditAfter(route: Route, r: RouteRequest<unknown>, who: Principal): void {
     const action = route.audit as string;
     const { res } = r;
-    const fromPath = r.params['id'];
+    const fromPath = r.params['id'] ?? r.params['name'];
     let body = '';
     if (fromPath === undefined) {
       const end = res.end.bind(res) as (...a: unknown[]) => typeof res;

@@ -5,3 +5,4 @@
  */
 export { runTaskStoreContract, type StoreFactory } from './task-store-contract.js';
 export { runScheduleStoreContract, type ScheduleStoreFactory } from './schedule-store-contract.js';
+export { runTaskKindStoreContract, type TaskKindStoreFactory } from './task-kind-store-contract.js';

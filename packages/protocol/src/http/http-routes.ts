@@ -52,6 +52,14 @@ import {
   SchedulesResponseSchema,
 } from './schedule-schemas.js';
 import {
+  HttpTaskKindSchema,
+  RemoveTaskKindBodySchema,
+  SaveTaskKindBodySchema,
+  TaskKindRemovedResponseSchema,
+  TaskKindResponseSchema,
+  TaskKindsResponseSchema,
+} from './task-kind-schemas.js';
+import {
   HttpPairingSchema,
   PairCollectBodySchema,
   PairCollectPendingSchema,
@@ -120,6 +128,11 @@ export interface HttpRouteSpec {
 export const HTTP_RECORDS: ReadonlyArray<{ name: string; schema: z.ZodType; description: string }> = [
   { name: 'Task', schema: HttpTaskSchema, description: 'A task.' },
   { name: 'Schedule', schema: HttpScheduleSchema, description: 'A durable schedule.' },
+  {
+    name: 'TaskKind',
+    schema: HttpTaskKindSchema,
+    description: 'A task kind in effect, and where it comes from.',
+  },
   { name: 'Step', schema: HttpStepSchema, description: 'One record of the step log.' },
   {
     name: 'StepSummary',
@@ -254,6 +267,29 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     summary: 'A failed or cancelled task resumes from its memory with fresh budgets.',
     body: RetryBodySchema,
     responses: [{ status: 200, schema: TaskResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/task-kinds',
+    summary:
+      'The task kinds in effect: the config file’s, and those saved at run time, which win over a file kind of the same name.',
+    responses: [{ status: 200, schema: TaskKindsResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/task-kinds/:name',
+    summary:
+      'Save a task kind (operator): a new kind, or a new definition that wins over the current one; validated like the config file, stored and audited, used by tasks created after it (running tasks keep theirs).',
+    body: SaveTaskKindBodySchema,
+    responses: [{ status: 200, schema: TaskKindResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/task-kinds/:name/remove',
+    summary:
+      'Remove a stored task kind (operator): the config file’s definition applies again, or the kind is gone when the file has none.',
+    body: RemoveTaskKindBodySchema,
+    responses: [{ status: 200, schema: TaskKindRemovedResponseSchema }],
   },
   {
     method: 'GET',

@@ -9,3 +9,4 @@ export { HTTP_RECORDS, HTTP_ROUTES, type HttpRouteSpec } from './http-routes.js'
 export { HTTP_DOC_BEGIN, HTTP_DOC_END, renderHttpApiReference, withHttpApiReference } from './http-doc.js';
 export * from './event-schemas.js';
 export * from './schedule-schemas.js';
+export * from './task-kind-schemas.js';

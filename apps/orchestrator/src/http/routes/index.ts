@@ -45,6 +45,7 @@ import {
 } from './security.js';
 import { getScreen, watchScreen } from './screens.js';
 import { addSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule } from './schedules.js';
+import { listTaskKinds, removeTaskKind, saveTaskKind } from './task-kinds.js';
 import { postEvent, postMessage, retryTask } from './steering.js';
 import { answerTask, cancelTask, createTask, getSteps, getTask, listTasks } from './tasks.js';
 
@@ -125,6 +126,29 @@ export const ROUTES: readonly Route[] = [
     name: 'tasks.retry',
     access: 'operator',
     handler: retryTask,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/task-kinds$/,
+    name: 'task_kinds.list',
+    access: 'read',
+    handler: listTaskKinds,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/task-kinds\/(?<name>[^/]+)$/,
+    name: 'task_kinds.save',
+    access: 'operator',
+    audit: 'task_kind.save',
+    handler: saveTaskKind,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/task-kinds\/(?<name>[^/]+)\/remove$/,
+    name: 'task_kinds.remove',
+    access: 'operator',
+    audit: 'task_kind.remove',
+    handler: removeTaskKind,
   }),
   route({
     method: 'GET',
