@@ -81,6 +81,7 @@ import {
 import {
   HttpMinecraftInstanceSchema,
   MinecraftEmptyBodySchema,
+  MinecraftActivityResponseSchema,
   MinecraftInstancesResponseSchema,
   MinecraftStopResponseSchema,
   MinecraftTaskBodySchema,
@@ -428,6 +429,13 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     summary:
       'The Minecraft mod instances: connected or not, version, last state (503 when the mod endpoint does not run).',
     responses: [{ status: 200, schema: MinecraftInstancesResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/minecraft/instances/:id/activity',
+    summary:
+      'One instance now, its last `log` lines and its last actions with their outcomes and durations (viewer); `GET /api/events` streams what follows (`mc_instance`, `mc_log`, `mc_action`). 404 for an unknown instance.',
+    responses: [{ status: 200, schema: MinecraftActivityResponseSchema }],
   },
   {
     method: 'POST',
