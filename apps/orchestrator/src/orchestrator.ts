@@ -41,6 +41,7 @@ import { ComputerGroups } from './clients/computer-groups.js';
 import { TriggerLimits } from './ws/trigger-limits.js';
 import { DashboardAssets, defaultDashboardDir } from './http/dashboard-assets.js';
 import { EventHub } from './http/event-hub.js';
+import { publishMinecraftEvents } from './http/minecraft-events.js';
 import { HttpApi, type TaskPageSource } from './http/http-api.js';
 import { LuaAssets } from './http/lua-assets.js';
 import { rawResponseHeaderLines, withResponseHeaders } from './http/response-headers.js';
@@ -335,6 +336,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     inputLimits: s.inputLimits,
   });
   events.attach(engine);
+  const stopMcEvents = minecraft ? publishMinecraftEvents(events, minecraft.endpoint) : undefined;
   replyStream.attach(engine);
   await metrics.track(engine);
   metrics.trackPools(() => [...modelPools].map(([name, pool]) => ({ name, snapshot: pool.snapshot() })));
@@ -541,6 +543,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     executor.dispose();
     registry.dispose();
     await gateway.close();
+    stopMcEvents?.();
     await minecraft?.close();
     for (const pool of modelPools.values()) pool.close();
     await closeStore();
@@ -589,6 +592,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       executor.dispose();
       registry.dispose();
       await gateway.close();
+      stopMcEvents?.();
       await minecraft?.close();
       for (const pool of modelPools.values()) pool.close();
       server.closeAllConnections();
