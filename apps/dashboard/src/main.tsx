@@ -7,6 +7,7 @@ import { Login } from './login.js';
 import { ChatPage } from './pages/chat.js';
 import { ComputersPage } from './pages/computers.js';
 import { MinecraftPage } from './pages/minecraft.js';
+import { McInstancePage } from './pages/minecraft-instance.js';
 import { NewTaskPage } from './pages/new-task.js';
 import { TaskPage } from './pages/task.js';
 import { TasksPage } from './pages/tasks.js';
@@ -80,6 +81,8 @@ function App() {
   } else if (path === '/new') page = <NewTaskPage />;
   else if (path === '/computers') page = <ComputersPage now={now} />;
   else if (path === '/minecraft') page = <MinecraftPage now={now} />;
+  else if (path.startsWith('/minecraft/'))
+    page = <McInstancePage id={decodeURIComponent(path.slice('/minecraft/'.length))} />;
   else page = <TasksPage now={now} />;
 
   const here = (p: string): 'page' | undefined =>
@@ -110,7 +113,7 @@ function App() {
           <a href="#/computers" aria-current={here('/computers')}>
             Computers
           </a>
-          <a href="#/minecraft" aria-current={here('/minecraft')}>
+          <a href="#/minecraft" aria-current={path.startsWith('/minecraft') ? 'page' : undefined}>
             Minecraft
           </a>
         </nav>
