@@ -78,7 +78,7 @@ async function collect(
     signal: ctl.signal,
   });
   expect(res.status).toBe(200);
-  const reader = (res.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   const records: Array<{ event: string; data: Record<string, unknown> }> = [];
   let buf = '';
   const deadline = Date.now() + 20_000;
