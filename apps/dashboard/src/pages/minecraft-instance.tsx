@@ -100,7 +100,11 @@ export function McInstancePage({ id }: { id: string }) {
         .catch((e: unknown) => setError(e instanceof ApiError ? e.message : String(e)));
     };
     const off = live.on((e) => {
-      if (e.type === 'resync') return load();
+      if (e.type === 'resync') {
+        // Records until the new snapshot arrives are merged into it, as on the first load.
+        loaded = false;
+        return load();
+      }
       if (e.type !== 'mc_instance' && e.type !== 'mc_log' && e.type !== 'mc_action') return;
       if (e.data.instance_id !== id) return;
       if (!loaded) {
