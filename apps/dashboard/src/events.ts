@@ -18,7 +18,7 @@ const KNOWN: ReadonlySet<string> = new Set<HttpEventType>(HTTP_EVENT_TYPES);
 /** The task a record is about (`id` of a `task` record, `task_id` of the others), if any. */
 export function eventTaskId(e: LiveEvent): string | undefined {
   if (e.type === 'task') return e.data.id;
-  return 'task_id' in e.data ? e.data.task_id : undefined;
+  return 'task_id' in e.data ? (e.data.task_id ?? undefined) : undefined;
 }
 
 /** State of the connection, for the indicator in the header. */

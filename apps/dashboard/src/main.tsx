@@ -9,6 +9,7 @@ import { ComputerScreenPage } from './screen.js';
 import { ComputersPage } from './pages/computers.js';
 import { KindsPage } from './pages/kinds.js';
 import { MinecraftPage } from './pages/minecraft.js';
+import { McInstancePage } from './pages/minecraft-instance.js';
 import { NewTaskPage } from './pages/new-task.js';
 import { SchedulesPage } from './pages/schedules.js';
 import { TaskPage } from './pages/task.js';
@@ -87,10 +88,14 @@ function App() {
   else if (path === '/minecraft') page = <MinecraftPage now={now} />;
   else if (path === '/schedules') page = <SchedulesPage now={now} />;
   else if (path === '/kinds') page = <KindsPage />;
+  else if (path.startsWith('/minecraft/'))
+    page = <McInstancePage id={decodeURIComponent(path.slice('/minecraft/'.length))} />;
   else page = <TasksPage now={now} />;
 
   const here = (p: string): 'page' | undefined =>
-    path === p || ((p === '/tasks' || p === '/computers') && path.startsWith(`${p}/`)) ? 'page' : undefined;
+    path === p || ((p === '/tasks' || p === '/computers' || p === '/minecraft') && path.startsWith(`${p}/`))
+      ? 'page'
+      : undefined;
   return (
     <>
       <a
@@ -117,7 +122,7 @@ function App() {
           <a href="#/computers" aria-current={here('/computers')}>
             Computers
           </a>
-          <a href="#/minecraft" aria-current={here('/minecraft')}>
+          <a href="#/minecraft" aria-current={path.startsWith('/minecraft') ? 'page' : undefined}>
             Minecraft
           </a>
           <a href="#/schedules" aria-current={here('/schedules')}>

@@ -43,6 +43,7 @@ import { ComputerGroups } from './clients/computer-groups.js';
 import { TriggerLimits } from './ws/trigger-limits.js';
 import { DashboardAssets, defaultDashboardDir } from './http/dashboard-assets.js';
 import { EventHub } from './http/event-hub.js';
+import { publishMinecraftEvents } from './http/minecraft-events.js';
 import { HttpApi, type TaskPageSource } from './http/http-api.js';
 import { LuaAssets } from './http/lua-assets.js';
 import { rawResponseHeaderLines, withResponseHeaders } from './http/response-headers.js';
@@ -384,6 +385,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     inputLimits: s.inputLimits,
   });
   events.attach(engine);
+  const stopMcEvents = minecraft ? publishMinecraftEvents(events, minecraft.endpoint) : undefined;
   replyStream.attach(engine);
   await metrics.track(engine);
   metrics.trackPools(() => [...modelPools].map(([name, pool]) => ({ name, snapshot: pool.snapshot() })));
@@ -608,6 +610,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     executor.dispose();
     registry.dispose();
     await gateway.close();
+    stopMcEvents?.();
     await minecraft?.close();
     for (const pool of modelPools.values()) pool.close();
     await closeStore();
@@ -657,6 +660,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       executor.dispose();
       registry.dispose();
       await gateway.close();
+      stopMcEvents?.();
       await minecraft?.close();
       for (const pool of modelPools.values()) pool.close();
       server.closeAllConnections();

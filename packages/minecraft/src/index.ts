@@ -46,7 +46,9 @@ export {
   type ActionOutcome,
   type InstanceInfo,
   type InstanceStatus,
+  type McActivity,
   type MinecraftEndpointOptions,
+  type ModActionRecord,
   type ModLogLine,
 } from './endpoint/mc-endpoint.js';
 export type { StateChange } from './endpoint/state-history.js';

@@ -43,6 +43,9 @@ export const HTTP_EVENT_TYPES = [
   'delta',
   'resync',
   'hello',
+  'mc_instance',
+  'mc_log',
+  'mc_action',
 ] as const;
 
 /** One of {@link HTTP_EVENT_TYPES}. */

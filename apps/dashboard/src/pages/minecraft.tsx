@@ -2,8 +2,9 @@
  * Minecraft (seed 003's UI, on the orchestrator's `/api/minecraft` routes): the mod instances with their connection,
  * version and last state; a form that starts a `minecraft_agent` task on an instance with its settings (plan mode,
  * provider, model, temperature, LM Studio URL); Stop (sends `stop` to the mod and cancels its tasks); the Minecraft
- * tasks with their status and Retry for a failed or cancelled one. The task's step log is the ordinary task page.
- * Instances have no live events: the list is polled every 2 s while the page is open; tasks follow `task` events.
+ * tasks with their status and Retry for a failed or cancelled one. The task's step log is the ordinary task page;
+ * an instance's live page (state, mod log, actions) is `#/minecraft/<id>` (minecraft-instance.tsx). Instances follow
+ * the live stream's `mc_instance` records, tasks its `task` records; both are fetched again after a `resync`.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, request } from '../api.js';
@@ -98,9 +99,18 @@ export function MinecraftPage({ now }: { now: number }) {
   useEffect(() => {
     loadInstances();
     loadTasks();
-    const poll = setInterval(loadInstances, 2000);
     let pending: ReturnType<typeof setTimeout> | undefined;
     const off = live.on((e) => {
+      if (e.type === 'mc_instance') {
+        const next = e.data as WireMcInstance;
+        setInstances((list) => {
+          if (list === undefined) return list;
+          const at = list.findIndex((x) => x.instance_id === next.instance_id);
+          return at < 0 ? [...list, next] : list.map((x, n) => (n === at ? next : x));
+        });
+        return;
+      }
+      if (e.type === 'resync') loadInstances();
       if (e.type === 'task' && e.data.kind !== 'minecraft_agent') return;
       if (e.type !== 'task' && e.type !== 'resync') return;
       if (pending !== undefined) return;
@@ -110,7 +120,6 @@ export function MinecraftPage({ now }: { now: number }) {
       }, 100);
     });
     return () => {
-      clearInterval(poll);
       off();
       if (pending !== undefined) clearTimeout(pending);
     };
@@ -196,6 +205,11 @@ export function MinecraftPage({ now }: { now: number }) {
                     )}
                   </p>
                 )}
+                <p>
+                  <a href={`#/minecraft/${encodeURIComponent(i.instance_id)}`}>
+                    Live view: state, mod log and actions
+                  </a>
+                </p>
                 {i.open_action_id !== null && (
                   <p class="muted">
                     running action <code>{visible(i.open_action_id)}</code>

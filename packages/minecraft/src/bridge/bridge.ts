@@ -68,6 +68,11 @@ export async function startBridge(opts: BridgeOptions): Promise<Bridge> {
     ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
   });
   bot.onStateChange(() => client.sendState());
+  // The mod's `log` lines: what the player reads in the game (chat and server messages, not the action bar), so the
+  // dashboard shows the game's side of a task beside its actions.
+  bot.bot.on('messagestr', (message: string, position: string) => {
+    if (position !== 'game_info' && message.trim() !== '') client.log(message);
+  });
   const ended = new Promise<string>((resolve) => {
     bot.bot.once('end', (reason) => resolve(String(reason)));
   });

@@ -48,9 +48,13 @@ export class MinecraftActionExecutor implements ToolExecutor {
       };
     }
     const refused = this.refusal(args.data.instanceId, args.data.action.type);
-    if (refused !== null) return { ok: false, error: { code: 'action_refused', message: refused } };
+    if (refused !== null) {
+      this.endpoint.noteRefused(args.data.instanceId, args.data.action, refused, call.taskId);
+      return { ok: false, error: { code: 'action_refused', message: refused } };
+    }
     const o = await this.endpoint.executeAction(args.data.instanceId, args.data.action, {
       signal: call.signal,
+      taskId: call.taskId,
     });
     return o.ok
       ? { ok: true, result: (o.result ?? null) as JsonValue }

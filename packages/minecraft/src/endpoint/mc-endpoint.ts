@@ -53,6 +53,8 @@ export interface MinecraftEndpointOptions {
   logMemory?: number;
   /** State changes (`state_update` diffs) kept per instance besides the latest state (default 200). */
   historyMemory?: number;
+  /** Actions (each with its outcome and times, {@link ModActionRecord}) kept per instance (default 100). */
+  actionMemory?: number;
   clock?: Clock;
   logger?: Logger;
 }
@@ -100,6 +102,26 @@ export interface ModLogLine {
   message: string;
 }
 
+/**
+ * One action as the instance's activity shows it: sent (or refused before the mod), then ended with its outcome.
+ * `taskId`: the task that issued it, when the caller said. Times are epoch ms of the endpoint's clock.
+ */
+export interface ModActionRecord {
+  actionId: string;
+  type: string;
+  taskId: string | null;
+  startedAt: number;
+  /** Null while the action runs. */
+  endedAt: number | null;
+  /** Null while the action runs; `code` on failure as {@link ActionOutcome}'s, or `action_refused`. */
+  outcome: null | { ok: true; result: unknown } | { ok: false; code: string; error: string };
+}
+
+/** What {@link MinecraftEndpoint.onActivity} reports: a `log` line, or an action that started or ended. */
+export type McActivity =
+  | { kind: 'log'; instanceId: string; line: ModLogLine }
+  | { kind: 'action'; instanceId: string; action: ModActionRecord };
+
 interface OpenAction {
   action: Action;
   settle: (o: ActionOutcome) => void;
@@ -115,6 +137,8 @@ interface Instance {
   /** The last `log` lines, oldest first, and the number of the last one. */
   logs: ModLogLine[];
   logSeq: number;
+  /** The last actions (bounded), oldest first. */
+  actions: ModActionRecord[];
   /** The state changes since the instance first registered (bounded), oldest first. */
   changes: StateChange[];
   stateChanges: number;
@@ -152,6 +176,7 @@ export class MinecraftEndpoint {
   private readonly waiters = new Set<Waiter>();
   private readonly stateListeners = new Set<(instanceId: string) => void>();
   private readonly notifyPending = new Set<string>();
+  private readonly activityListeners = new Set<(a: McActivity) => void>();
   private wss: WebSocketServer | null = null;
   private server: Server | null = null;
   private closing = false;
@@ -209,6 +234,38 @@ export class MinecraftEndpoint {
     return (this.instances.get(instanceId)?.logs ?? []).filter((l) => l.seq > afterSeq);
   }
 
+  /** The last actions of an instance (running and ended, {@link ModActionRecord}), oldest first. */
+  actionsOf(instanceId: string): ModActionRecord[] {
+    return (this.instances.get(instanceId)?.actions ?? []).map((a) => ({ ...a }));
+  }
+
+  /**
+   * Call `fn` for every `log` line and every action start and end, as they happen (a host pushes them to its
+   * readers). A listener that throws is logged and does not affect the endpoint. Returns an unsubscribe function.
+   */
+  onActivity(fn: (a: McActivity) => void): () => void {
+    this.activityListeners.add(fn);
+    return () => this.activityListeners.delete(fn);
+  }
+
+  /**
+   * Record an action refused before it reached the mod (an allow/deny list), so the instance's activity shows it
+   * with its outcome like the actions that ran.
+   */
+  noteRefused(instanceId: string, action: Action, error: string, taskId?: string): void {
+    const inst = this.instances.get(instanceId);
+    if (inst === undefined) return;
+    const now = this.clock.now();
+    this.track(inst, {
+      actionId: action.id,
+      type: action.type,
+      taskId: taskId ?? null,
+      startedAt: now,
+      endedAt: now,
+      outcome: { ok: false, code: 'action_refused', error },
+    });
+  }
+
   /**
    * An instance's state history: the latest state and the changes that led to it (each `state_update` that changed
    * something, as the fields it changed; the last `historyMemory` of them), oldest first.
@@ -262,13 +319,14 @@ export class MinecraftEndpoint {
   executeAction(
     instanceId: string,
     action: Action,
-    opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+    opts: { timeoutMs?: number; signal?: AbortSignal; taskId?: string } = {},
   ): Promise<ActionOutcome> {
     return new Promise<ActionOutcome>((resolve) => {
       let settled = false;
       let timeout: TimerHandle | null = null;
       let keepTimer: TimerHandle | null = null;
       let waiter: Waiter | null = null;
+      let record: ModActionRecord | null = null;
       const cleanup = (): void => {
         if (timeout !== null) this.clock.clearTimeout(timeout);
         if (keepTimer !== null) this.clock.clearTimeout(keepTimer);
@@ -280,6 +338,13 @@ export class MinecraftEndpoint {
         settled = true;
         cleanup();
         const inst = this.instances.get(instanceId);
+        if (record !== null && inst !== undefined) {
+          record.endedAt = this.clock.now();
+          record.outcome = o.ok
+            ? { ok: true, result: o.result }
+            : { ok: false, code: o.code, error: o.error };
+          this.emitActivity({ kind: 'action', instanceId, action: { ...record } });
+        }
         if (inst !== undefined && inst.open.get(action.id)?.settle === settleOpen) {
           inst.open.delete(action.id);
           this.remember(inst, action.id, o);
@@ -310,6 +375,17 @@ export class MinecraftEndpoint {
       const attach = (inst: Instance): void => {
         const earlier = inst.closed.get(action.id);
         if (earlier !== undefined) return finish(earlier);
+        if (record === null) {
+          record = {
+            actionId: action.id,
+            type: action.type,
+            taskId: opts.taskId ?? null,
+            startedAt: this.clock.now(),
+            endedAt: null,
+            outcome: null,
+          };
+          this.track(inst, record);
+        }
         // One action open per instance: a player cannot walk two paths at once (the pathfinder drops one).
         const other = [...inst.open.keys()].find((id) => id !== action.id);
         if (other !== undefined) {
@@ -399,6 +475,26 @@ export class MinecraftEndpoint {
       stateUpdates: i.stateUpdates,
       stateChanges: i.stateChanges,
     };
+  }
+
+  /** Keep `record` in the instance's bounded action list and report it. */
+  private track(inst: Instance, record: ModActionRecord): void {
+    inst.actions.push(record);
+    if (inst.actions.length > (this.opts.actionMemory ?? 100)) inst.actions.shift();
+    this.emitActivity({ kind: 'action', instanceId: inst.id, action: { ...record } });
+  }
+
+  private emitActivity(a: McActivity): void {
+    for (const fn of this.activityListeners) {
+      try {
+        fn(a);
+      } catch (e) {
+        this.logger.warn(
+          { err: e instanceof Error ? e.message : String(e) },
+          'minecraft activity listener failed',
+        );
+      }
+    }
   }
 
   private remember(inst: Instance, actionId: string, o: ActionOutcome): void {
@@ -513,6 +609,7 @@ export class MinecraftEndpoint {
         platform: msg.platform ?? null,
         logs: [],
         logSeq: 0,
+        actions: [],
         changes: [],
         stateChanges: 0,
         bucket: new TokenBucket(this.rate.messagesPerSecond, this.rate.burst, now),
@@ -534,6 +631,8 @@ export class MinecraftEndpoint {
       'minecraft instance registered',
     );
     this.send(ws, { type: 'registered', success: true });
+    // Readers of the instance's state see it connected (and, below, disconnected or dead) at once.
+    this.scheduleNotify(instanceId);
     for (const open of inst.open.values()) this.send(ws, { type: 'execute_action', action: open.action });
     for (const w of [...this.waiters]) if (w.instanceId === instanceId) w.wake();
     return inst;
@@ -590,6 +689,11 @@ export class MinecraftEndpoint {
         inst.logSeq++;
         inst.logs.push({ seq: inst.logSeq, at: this.clock.now(), message: msg.message });
         if (inst.logs.length > (this.opts.logMemory ?? 500)) inst.logs.shift();
+        this.emitActivity({
+          kind: 'log',
+          instanceId: inst.id,
+          line: { ...(inst.logs.at(-1) as ModLogLine) },
+        });
         this.logger.info({ instance_id: inst.id, mod_message: msg.message }, 'minecraft mod log');
         return;
     }
@@ -608,11 +712,13 @@ export class MinecraftEndpoint {
     inst.socket = null;
     inst.disconnectedAt = this.clock.now();
     if (this.closing) return;
+    this.scheduleNotify(inst.id);
     this.logger.info({ instance_id: inst.id }, 'minecraft instance disconnected');
     inst.deadTimer = this.clock.setTimeout(() => {
       inst.deadTimer = null;
       inst.dead = true;
       inst.state = null;
+      this.scheduleNotify(inst.id);
       this.logger.warn({ instance_id: inst.id }, 'minecraft instance dead (not back within the keep period)');
       for (const open of [...inst.open.values()]) {
         open.settle({

@@ -9,6 +9,11 @@ import { HTTP_EVENT_TYPES, TASK_STATUSES, type HttpEventType, type ProtocolError
 import { TOOL_STATUSES } from '../messages.js';
 import { nestingExceeds, toJsonPath, type ProtocolResult } from '../parse.js';
 import { HttpErrorInfoSchema, HttpTaskSchema } from './http-schemas.js';
+import {
+  HttpMinecraftActionSchema,
+  HttpMinecraftInstanceSchema,
+  HttpMinecraftLogSchema,
+} from './minecraft-http-schemas.js';
 
 const time = z.number().describe('epoch ms');
 
@@ -101,6 +106,9 @@ export const HTTP_EVENT_SCHEMAS = {
   delta: HttpDeltaEventSchema,
   resync: HttpResyncEventSchema,
   hello: HttpHelloEventSchema,
+  mc_instance: HttpMinecraftInstanceSchema,
+  mc_log: HttpMinecraftLogSchema,
+  mc_action: HttpMinecraftActionSchema,
 } as const satisfies Record<HttpEventType, z.ZodType>;
 
 /** What each event kind says, for the generated reference (one entry per kind, in {@link HTTP_EVENT_TYPES} order). */
@@ -120,6 +128,11 @@ export const HTTP_EVENTS: ReadonlyArray<{ name: HttpEventType; schema: z.ZodType
       resync:
         'Records were missed (a resume from an id the server no longer holds, or a reader too slow to keep up): refetch.',
       hello: 'First record of a fresh stream; its `id` is the newest record’s, to resume from.',
+      mc_instance:
+        'A Minecraft instance connected, disconnected or sent a new state (at most 4 a second per instance; the whole instance, as `GET /api/minecraft/instances` lists it). Not sent to readers filtered to tasks.',
+      mc_log: 'A Minecraft mod sent a `log` line. Not sent to readers filtered to tasks.',
+      mc_action:
+        'An action on a Minecraft instance started (`ok` null) or ended with its outcome and duration. Not sent to readers filtered to tasks.',
     }[name],
   }));
 

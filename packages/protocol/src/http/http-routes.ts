@@ -90,6 +90,7 @@ import {
 import {
   HttpMinecraftInstanceSchema,
   MinecraftEmptyBodySchema,
+  MinecraftActivityResponseSchema,
   MinecraftInstancesResponseSchema,
   MinecraftStopResponseSchema,
   MinecraftTaskBodySchema,
@@ -331,7 +332,7 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     method: 'GET',
     path: '/api/events',
     summary:
-      'Server-Sent Events: task, step, question, call, client and tool events, and `delta` (a chat task’s reply as it is written); resumable with `Last-Event-ID`, `?task=ID[,ID…]` filters to those tasks, a `resync` event when a reader fell behind.',
+      'Server-Sent Events: task, step, question, call, client and tool events, `delta` (a chat task’s reply as it is written), and a Minecraft instance’s `mc_instance`, `mc_log` and `mc_action`; resumable with `Last-Event-ID`, `?task=ID[,ID…]` filters to those tasks, a `resync` event when a reader fell behind.',
     query: EventsQuerySchema,
     responses: [{ status: 200, contentType: 'text/event-stream' }],
     events: HTTP_EVENTS,
@@ -496,6 +497,13 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     summary:
       'The Minecraft mod instances: connected or not, version, last state (503 when the mod endpoint does not run).',
     responses: [{ status: 200, schema: MinecraftInstancesResponseSchema }],
+  },
+  {
+    method: 'GET',
+    path: '/api/minecraft/instances/:id/activity',
+    summary:
+      'One instance now, its last `log` lines and its last actions with their outcomes and durations (viewer); `GET /api/events` streams what follows (`mc_instance`, `mc_log`, `mc_action`). 404 for an unknown instance.',
+    responses: [{ status: 200, schema: MinecraftActivityResponseSchema }],
   },
   {
     method: 'POST',

@@ -39,6 +39,51 @@ export const HttpMinecraftInstanceSchema = z.object({
   state_changes: z.number(),
 });
 
+/** One `log` line a mod sent (`mc_log` event; `GET /api/minecraft/instances/:id/activity`). */
+export const HttpMinecraftLogSchema = z.object({
+  instance_id: z.string(),
+  /** Numbered per instance from 1 (a gap: lines the server no longer keeps). */
+  seq: z.number(),
+  at: time,
+  /** The mod's text as it sent it (at most 4,096 characters from the bridge): untrusted, show it as text. */
+  message: z.string(),
+});
+
+/**
+ * One action on an instance with its outcome (`mc_action` event, sent when it starts and when it ends;
+ * `GET /api/minecraft/instances/:id/activity`).
+ */
+export const HttpMinecraftActionSchema = z.object({
+  instance_id: z.string(),
+  action_id: z.string(),
+  /** `goto`, `mine`, `place`, … */
+  type: z.string(),
+  /** The task that issued it (null when the caller named none). */
+  task_id: z.string().nullable(),
+  started_at: time,
+  /** Null while it runs. */
+  ended_at: time.nullable(),
+  /** `ended_at - started_at`; null while it runs. */
+  duration_ms: z.number().nullable(),
+  /** Null while it runs. */
+  ok: z.boolean().nullable(),
+  /** On failure: `action_failed`, `action_timeout`, `action_refused` (an allow/deny list), `stopped`, `closed`, … */
+  code: z.string().optional(),
+  /** On failure: why (at most 1,000 characters). */
+  error: z.string().optional(),
+  /** On success: the mod's result as JSON, cut to 300 characters. */
+  result: z.string().optional(),
+});
+
+/** `GET /api/minecraft/instances/:id/activity`: the instance now, its last log lines and its last actions. */
+export const MinecraftActivityResponseSchema = z.object({
+  instance: HttpMinecraftInstanceSchema,
+  /** The last log lines kept (at most 200), oldest first. */
+  logs: z.array(HttpMinecraftLogSchema),
+  /** The last actions kept (at most 100), oldest first. */
+  actions: z.array(HttpMinecraftActionSchema),
+});
+
 /**
  * Body of `POST /api/minecraft/tasks`: which instance plays, the prompt, and the settings of this task. The provider
  * is chosen per task: `ollama` (at `ollama_url` or the server's), or `lmstudio` (any OpenAI-compatible server at
@@ -92,3 +137,9 @@ export type MinecraftTaskBody = z.infer<typeof MinecraftTaskBodySchema>;
 export type MinecraftInstancesResponse = z.infer<typeof MinecraftInstancesResponseSchema>;
 /** `POST /api/minecraft/instances/:id/stop` body. */
 export type MinecraftStopResponse = z.infer<typeof MinecraftStopResponseSchema>;
+/** A mod `log` line as the HTTP API sends it. */
+export type HttpMinecraftLog = z.infer<typeof HttpMinecraftLogSchema>;
+/** An action on an instance with its outcome, as the HTTP API sends it. */
+export type HttpMinecraftAction = z.infer<typeof HttpMinecraftActionSchema>;
+/** `GET /api/minecraft/instances/:id/activity` body. */
+export type MinecraftActivityResponse = z.infer<typeof MinecraftActivityResponseSchema>;

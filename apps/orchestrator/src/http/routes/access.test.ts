@@ -49,6 +49,7 @@ describe('who may call each route', () => {
       'POST security.deny: operator',
       'GET security.audit: operator',
       'GET minecraft.instances: view',
+      'GET minecraft.activity: view',
       'POST minecraft.stop: operator',
       'POST minecraft.create: operator',
       'POST minecraft.retry: operator',

@@ -20,6 +20,7 @@ import { health, metricsText } from './health.js';
 import { installer, luaFile, manifest } from './lua.js';
 import { listModels } from './models.js';
 import { createMinecraftTask, listInstances, retryMinecraftTask, stopInstance } from './minecraft.js';
+import { instanceActivity } from './minecraft-activity.js';
 import {
   connectInstance,
   detectInstances,
@@ -351,6 +352,14 @@ export const ROUTES: readonly Route[] = [
     name: 'minecraft.instances',
     access: 'view',
     handler: listInstances,
+  }),
+  // The instance page: what is happening now; `GET /api/events` streams what follows. A viewer may watch.
+  route({
+    method: 'GET',
+    pattern: /^\/api\/minecraft\/instances\/(?<id>[^/]+)\/activity$/,
+    name: 'minecraft.activity',
+    access: 'view',
+    handler: instanceActivity,
   }),
   route({
     method: 'POST',
