@@ -179,6 +179,7 @@ export async function createTask(d: HttpApiOptions, { req, res }: RouteRequest):
     ...(b.context !== undefined ? { context: b.context } : {}),
     ...(b.allowed_commands !== undefined ? { allowedCommands: b.allowed_commands } : {}),
     ...(b.request_id !== undefined ? { requestId: b.request_id, requestNamespace: 'http' } : {}),
+    ...(b.name !== undefined ? { name: b.name } : {}),
     ...(b.settings !== undefined ? { settings: b.settings } : {}),
   });
   if (!r.ok) throw serviceError(r.error);
