@@ -201,7 +201,11 @@ export class TaskRequests {
    * The task a `task_event` is for: its `task_id`, or the running task its `agent` names among those the sender may
    * act on (`resolveAgent`). Undefined after an error reply: neither or both given, an unknown or ambiguous name.
    */
-  private async eventTarget(conn: Connection, sender: string, msg: TaskEventMessage): Promise<string | undefined> {
+  private async eventTarget(
+    conn: Connection,
+    sender: string,
+    msg: TaskEventMessage,
+  ): Promise<string | undefined> {
     const ids = msg.request_id !== undefined ? { request_id: msg.request_id } : {};
     if ((msg.task_id === undefined) === (msg.agent === undefined)) {
       const both = msg.task_id !== undefined;
