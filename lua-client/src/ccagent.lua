@@ -929,8 +929,9 @@ M.TASK_SETTINGS = {
 --   `allowed_commands` (list of names; default every registered command and the server's tools), `client_id`
 --   (where the commands run; default this client; another computer of this one's group with `server.groups`),
 --   `settings` (per-task settings, see @{TASK_SETTINGS}: `{models = {native = "qwen3:8b"}, temperature = 0.2,
---   budgets = {max_steps = 20}}`), `trigger` (the name of the in-game trigger that starts it: rate-limited by the
---   server), `on_created` (function(task_id, status), or (nil, code, message) when refused)
+--   budgets = {max_steps = 20}}`), `name` (a name for the task, e.g. "farm-watcher": triggers and
+--   @{Client:agent_event} reach it by that name), `trigger` (the name of the in-game trigger that starts it:
+--   rate-limited by the server), `on_created` (function(task_id, status), or (nil, code, message) when refused)
 -- @treturn string the generated request_id
 function Client:create_task(opts)
     expect(1, opts, "table")
@@ -939,6 +940,7 @@ function Client:create_task(opts)
     field(opts, "allowed_commands", "table", "nil")
     field(opts, "client_id", "string", "nil")
     field(opts, "settings", "table", "nil")
+    field(opts, "name", "string", "nil")
     field(opts, "trigger", "string", "nil")
     field(opts, "on_created", "function", "nil")
     if opts.settings then
@@ -971,6 +973,7 @@ function Client:create_task(opts)
             context = opts.context,
             allowed_commands = allowed,
             settings = opts.settings,
+            name = opts.name,
             trigger = opts.trigger,
         }
     end
@@ -1038,6 +1041,24 @@ function Client:event(task_id, name, data, trigger)
     expect(4, trigger, "string", "nil")
     local request_id = self:_id("req")
     self:_send({ type = "task_event", task_id = task_id, name = name, data = data, request_id = request_id,
+        trigger = trigger })
+    return request_id
+end
+
+--- Push an event into a running task named by the name it was created with (`create_task{name = ...}`), or by its
+-- id. The server resolves the name among the running tasks this computer may act on; an unknown name is an
+-- `error` `not_found`, a name several running tasks share is `invalid_field` (the message lists them).
+-- @tparam string agent the task's name (or id)
+-- @tparam string name event name
+-- @param[opt] data any JSON-able value
+-- @tparam[opt] string trigger the name of the in-game trigger sending it
+-- @treturn string the generated request_id
+function Client:agent_event(agent, name, data, trigger)
+    expect(1, agent, "string")
+    expect(2, name, "string")
+    expect(4, trigger, "string", "nil")
+    local request_id = self:_id("req")
+    self:_send({ type = "task_event", agent = agent, name = name, data = data, request_id = request_id,
         trigger = trigger })
     return request_id
 end

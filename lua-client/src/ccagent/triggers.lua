@@ -1,11 +1,12 @@
 --- In-game triggers: CC events a player configures, forwarded to the orchestrator.
 --
 -- The triggers file (`/.ccagent/triggers.lua`) is a Lua file returning a list of triggers. Each one watches one
--- kind of event (`on`) and either posts it as an event into a running agent task (`agent = "<task id>"`) or starts
--- a new task from a template (`task = {prompt = ..., kind = ..., settings = ...}`):
+-- kind of event (`on`) and either posts it as an event into a running agent task (`agent = "<its name>"`: the name
+-- it was created with, resolved by the server among the running tasks this computer may act on; a task id works
+-- too) or starts a new task from a template (`task = {prompt = ..., kind = ..., settings = ...}`):
 --
 --     return {
---         { name = "crops", on = "redstone", side = "back", debounce = 2, agent = "3f1c…" },
+--         { name = "crops", on = "redstone", side = "back", debounce = 2, agent = "farm-watcher" },
 --         { name = "gate", on = "rednet", protocol = "farm", task = { prompt = "Open the gate for the visitor." } },
 --     }
 --
@@ -59,10 +60,10 @@ function M.check(t, i)
             .. "monitor_touch, timer, chat")
     end
     if (t.agent == nil) == (t.task == nil) then
-        return nil, bad(i, name, "give either agent (a task id) or task (a template)")
+        return nil, bad(i, name, "give either agent (a task name or id) or task (a template)")
     end
     if t.agent ~= nil and (type(t.agent) ~= "string" or t.agent == "") then
-        return nil, bad(i, name, "agent must be a task id")
+        return nil, bad(i, name, "agent must be a task name or id")
     end
     if t.task ~= nil then
         if type(t.task) ~= "table" or type(t.task.prompt) ~= "string" or t.task.prompt == "" then
@@ -158,7 +159,7 @@ function M.describe(t)
     if t.protocol then what = what .. " protocol " .. t.protocol end
     if t.every then what = what .. " every " .. t.every .. "s" end
     if t.pattern then what = what .. " matching " .. t.pattern end
-    local to = t.agent and ("event '" .. t.event .. "' to task " .. t.agent)
+    local to = t.agent and ("event '" .. t.event .. "' to agent " .. t.agent)
         or ("new " .. (t.task.kind or "task") .. ": " .. t.task.prompt)
     local debounce = t.debounce > 0 and (" (debounce " .. t.debounce .. "s)") or ""
     return ("%s: %s -> %s%s"):format(t.name, what, to, debounce)
@@ -259,7 +260,7 @@ function Watcher:_fire(t, data)
     end
     self.sent[t.name] = self.sent[t.name] + 1
     if t.agent then
-        self.client:event(t.agent, t.event, data, t.name)
+        self.client:agent_event(t.agent, t.event, data, t.name)
     else
         local tpl = t.task
         self.client:create_task({

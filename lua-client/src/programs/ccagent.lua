@@ -2,7 +2,8 @@
 -- usage: ccagent [ws://host:port/ws] [--id NAME] [--token T] [--kind KIND] [--sandbox DIR] [--config FILE]
 --        ccagent triggers [--triggers FILE] [--config FILE]   (list this computer's in-game triggers)
 -- Type a task and press Enter. While a task asks a question, the next line you type is the answer.
--- Commands: /tasks, /cancel <task id>, /msg <task id> <text>, /kind, /model, /set, /on <computer>, /help, /quit.
+-- Commands: /tasks, /cancel <task id>, /msg <task id> <text>, /kind, /model, /set, /on <computer>, /name <name>,
+-- /help, /quit.
 -- When ccagent-host already runs on this computer (another tab, or started at boot), this program uses its
 -- connection; otherwise it connects itself and serves the computer's tools while it runs.
 local root = fs.getDir(fs.getDir(shell.getRunningProgram()))
@@ -91,6 +92,8 @@ local model
 local chosen = {}
 -- Where new tasks run: this computer, or another of its group (/on).
 local target
+-- The name the next task gets (`/name`), then cleared: names address one running agent each.
+local next_name
 
 local questions = {}
 local last_seen = {}
@@ -197,6 +200,8 @@ local HELP = {
     "/settings       show what new tasks get",
     "/on [computer]  run new tasks on another",
     "                computer of your group",
+    "/name <name>    name the next task (triggers",
+    "                reach it by name)",
     "/quit           leave",
 }
 
@@ -333,6 +338,14 @@ local function handle(line)
     elseif line == "/on" or line:find("^/on%s") then
         target = line:match("^/on%s+(%S+)")
         log("new tasks run on " .. (target or client.client_id), colours.lime)
+    elseif line == "/name" or line:find("^/name%s") then
+        local name = line:match("^/name%s+(%S+)%s*$")
+        if name and name:find("^[A-Za-z0-9%._:@%+%-]+$") and #name <= 100 then
+            next_name = name
+            log("the next task is named " .. name, colours.lime)
+        else
+            log("usage: /name <name> (letters, digits and . _ - : @ +)", colours.red)
+        end
     elseif line:sub(1, 1) == "/" then
         log("unknown command " .. line .. " (try /help)", colours.red)
     elseif #questions > 0 then
@@ -342,8 +355,11 @@ local function handle(line)
         draw_header()
     else
         log("> " .. line, colours.lightBlue)
+        local name = next_name
+        next_name = nil
         client:create_task({
             prompt = line,
+            name = name,
             kind = kind,
             settings = task_settings(),
             client_id = target,
@@ -352,7 +368,7 @@ local function handle(line)
             on_created = function(task_id, status, message)
                 if task_id then
                     log(("[%s] created (%s)"):format(short(task_id), tostring(status)), colours.grey)
-                    -- the whole id, for a triggers file (agent = "<task id>") or the CLI
+                    -- the whole id, for the CLI (a triggers file can use the task's /name instead)
                     log("  id " .. task_id, colours.grey)
                 else
                     log(("refused: %s %s"):format(tostring(status), tostring(message)), colours.red)

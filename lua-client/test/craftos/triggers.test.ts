@@ -18,14 +18,14 @@ type CreateTask = Extract<ClientMessage, { type: 'create_task' }>;
 
 const TRIGGERS = `-- the farm watcher's triggers (docs/agents.md)
 return {
-    { name = "crops", on = "redstone", side = "back", debounce = 0.5, agent = "task-farm" },
+    { name = "crops", on = "redstone", side = "back", debounce = 0.5, agent = "farm-watcher" },
     { name = "new_device", on = "peripheral", task = { kind = "general_agent",
         prompt = "A device was attached: find out what it is.", settings = { temperature = 0.2 } } },
-    { name = "farm_msgs", on = "rednet", protocol = "farm", agent = "task-farm", event = "farm_message" },
-    { name = "harvest_cmd", on = "chat", pattern = "^harvest", agent = "task-farm" },
-    { name = "screen", on = "monitor_touch", debounce = 0, agent = "task-farm",
+    { name = "farm_msgs", on = "rednet", protocol = "farm", agent = "farm-watcher", event = "farm_message" },
+    { name = "harvest_cmd", on = "chat", pattern = "^harvest", agent = "farm-watcher" },
+    { name = "screen", on = "monitor_touch", debounce = 0, agent = "farm-watcher",
         when = function(d) return d.y == 1 end },
-    { name = "tick", on = "timer", every = 1, agent = "task-farm" },
+    { name = "tick", on = "timer", every = 1, agent = "farm-watcher" },
 }
 `;
 
@@ -105,7 +105,8 @@ describe.skipIf(!craftos)('in-game triggers in CraftOS', () => {
 
     // three changes on the watched line made one event; the flicker back to on made none; the left side none
     expect(events('crops').map((e) => e.data)).toEqual([{ side: 'back', on: true, level: 15 }]);
-    expect(events('crops')[0]).toMatchObject({ task_id: 'task-farm', name: 'redstone' });
+    expect(events('crops')[0]).toMatchObject({ agent: 'farm-watcher', name: 'redstone' });
+    expect(events('crops')[0]).not.toHaveProperty('task_id');
     expect(events('farm_msgs').map((e) => [e.name, e.data])).toEqual([
       ['farm_message', { sender: 12, message: 'ripe', protocol: 'farm' }],
     ]);
@@ -129,7 +130,9 @@ describe.skipIf(!craftos)('in-game triggers in CraftOS', () => {
     expect((await c.exited).code).toBe(0);
     const screen = screenText(c);
     expect(screen).toContain('6 trigger(s) in /.ccagent/triggers.lua');
-    expect(screen).toContain("crops: redstone back -> event 'redstone' to task task-farm (debounce 0.5s)");
+    expect(screen).toContain(
+      "crops: redstone back -> event 'redstone' to agent farm-watcher (debounce 0.5s)",
+    );
     expect(screen).toContain('farm_msgs: rednet protocol farm');
     expect(screen).toContain('new_device: peripheral -> new general_agent');
     expect(screen).toContain('trigger #1 (broken): on must be one of');

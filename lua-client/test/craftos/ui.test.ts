@@ -76,6 +76,7 @@ end, function()
     os.pullEvent("ccagent_connection")
     for _, line in ipairs({ "/kind", "/kind 2", "/model", "/model nope", "/model 2", "/set temperature 0.3",
         "/set max_steps 12", "/set deadline_s 600", "/set colour blue", "/on farm-host", "/settings",
+        "/name two words", "/name hen-keeper",
         "collect the eggs" }) do
         sleep(0.1)
         os.queueEvent("paste", line)
@@ -102,6 +103,7 @@ describe.skipIf(!craftos)('settings from the ccagent terminal program in CraftOS
       const ct = await s.server.waitFor<CreateTask>((m) => m.type === 'create_task', 20_000);
       expect(ct).toMatchObject({
         prompt: 'collect the eggs',
+        name: 'hen-keeper',
         task_kind: 'code_job',
         client_id: 'farm-host',
         allowed_commands: [],
@@ -116,6 +118,7 @@ describe.skipIf(!craftos)('settings from the ccagent terminal program in CraftOS
       expect(screen).toContain('2 code_job');
       expect(screen).toContain("no model 'nope' on this server");
       expect(screen).toContain('usage: /set');
+      expect(screen).toContain('usage: /name');
       expect(screen).toContain('kind code_job on farm-host');
     } finally {
       expect(await s.end()).toEqual([]);

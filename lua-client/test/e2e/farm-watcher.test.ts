@@ -1,6 +1,7 @@
 // End to end: the farm watcher of docs/agents.md on a real CC computer (CraftOS-PC) and the built orchestrator. A
-// long-lived task (a native kind with the wait tool) sleeps on `farm-host`; the host's triggers file sends a redstone
-// change on the back as an event to it; the task wakes, does its work on the host through its tools and sleeps
+// long-lived task (a native kind with the wait tool) named `farm-watcher` sleeps on `farm-host`; the host's triggers
+// file sends a redstone change on the back as an event to it by that name (no task id in the file; the server
+// resolves it); the task wakes, does its work on the host through its tools and sleeps
 // again. While it sleeps no model call happens.
 //
 // CraftOS-PC cannot drive a redstone input: the host program swaps the `redstone` API's input readers for a table
@@ -75,12 +76,13 @@ describe.skipIf(!craftos)('end to end: the farm watcher', () => {
     const created = await stack.post<{ task: { id: string } }>('/api/tasks', {
       task_kind: 'farm_watcher',
       client_id: 'farm-host',
+      name: 'farm-watcher',
       prompt: 'Watch the wheat farm. When an event "redstone" says on = true, harvest, then sleep again.',
     });
     expect(created.status).toBe(201);
     const id = created.body.task.id;
     const triggers = `return {
-    { name = "crops", on = "redstone", side = "back", debounce = 0.5, agent = "${id}" },
+    { name = "crops", on = "redstone", side = "back", debounce = 0.5, agent = "farm-watcher" },
 }`;
     const host = startComputer(craftos!, HOST, {
       args: [stack.wsUrl],

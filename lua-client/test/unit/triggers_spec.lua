@@ -91,7 +91,8 @@ t.test("a flickering redstone line sends one change after the quiet period, or n
     t.eq(#evs, 1)
     t.same(evs[1].data, { side = "back", on = true, level = 15 })
     t.eq(evs[1].trigger, "crops")
-    t.eq(evs[1].task_id, "task-9")
+    t.eq(evs[1].agent, "task-9")
+    t.eq(evs[1].task_id, nil)
     t.eq(evs[1].name, "redstone")
     -- bounces back to on: nothing
     inputs.back = 0
@@ -179,8 +180,35 @@ t.test("describe says what a trigger watches and where it goes", function()
         { name = "crops", on = "redstone", side = "back", agent = "t-1" },
         { name = "tick", on = "timer", every = 60, task = { prompt = "Check the farm.", kind = "code_job" } },
     })
-    t.eq(triggers.describe(list[1]), "crops: redstone back -> event 'redstone' to task t-1 (debounce 1s)")
+    t.eq(triggers.describe(list[1]), "crops: redstone back -> event 'redstone' to agent t-1 (debounce 1s)")
     t.eq(triggers.describe(list[2]), "tick: timer every 60s -> new code_job: Check the farm.")
+end)
+
+t.test("a trigger names its agent: the name goes as task_event.agent for the server to resolve (no task id needed)",
+    function()
+    local w, ws = watcher({ { name = "words", on = "chat", agent = "farm-watcher", event = "harvest_now" } })
+    w:handle_event("chat", "Steve", "harvest")
+    local ev = sent(ws, "task_event")[1]
+    t.eq(ev.agent, "farm-watcher")
+    t.eq(ev.task_id, nil)
+    t.eq(ev.name, "harvest_now")
+    t.eq(ev.trigger, "words")
+    local list, problems = triggers.from_list({ { name = "x", on = "chat", agent = 7 } })
+    t.eq(#list, 0)
+    t.truthy(problems[1]:find("agent must be a task name or id"), problems[1])
+end)
+
+t.test("create_task carries the task's name; agent_event sends by name", function()
+    local c, ws = ready_client()
+    c:create_task({ prompt = "p", kind = "resident_agent", name = "farm-watcher" })
+    t.eq(sent(ws, "create_task")[1].name, "farm-watcher")
+    t.raises(function() c:create_task({ prompt = "p", name = 5 }) end, "name")
+    c:agent_event("farm-watcher", "tick", { n = 1 })
+    local ev = sent(ws, "task_event")[1]
+    t.eq(ev.agent, "farm-watcher")
+    t.eq(ev.task_id, nil)
+    t.same(ev.data, { n = 1 })
+    t.raises(function() c:agent_event(nil, "tick") end, "bad argument")
 end)
 
 t.test("create_task passes per-task settings and refuses an unknown or mistyped one where it is called", function()

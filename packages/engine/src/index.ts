@@ -93,11 +93,14 @@ export {
   isOwnTask,
   mayAccessTask,
   mayCreateTaskFor,
+  resolveAgent,
   runBudgetsJson,
   runBudgetsOf,
   storedRunBudgets,
   taskCreator,
+  taskName,
   taskSettings,
+  type AgentResolution,
   type TaskAccessRights,
 } from './task-metadata.js';
 export {

@@ -79,11 +79,55 @@ describe('dueFiring: the missed-firing policy', () => {
     });
   });
 
-  it('a skip schedule still fires the latest occurrence when it is within the grace', () => {
-    expect(dueFiring(daily('skip', seven - 48 * HOUR), seven + 30_000, 60_000)).toMatchObject({
+  it('a skip schedule records the missed occurrence and still fires the one within the grace after it', () => {
+    const s = daily('skip', seven - 48 * HOUR);
+    expect(dueFiring(s, seven + 30_000, 60_000)).toEqual({
+      dueAt: seven - 24 * HOUR,
+      fire: false,
+      occurrences: 1,
+    });
+    expect(dueFiring({ ...s, lastDueAt: seven - 24 * HOUR }, seven + 30_000, 60_000)).toEqual({
       dueAt: seven,
       fire: true,
-      occurrences: 2,
+      occurrences: 1,
     });
+  });
+
+  it('fires each occurrence within the grace by itself: a takeover of a few seconds drops none (guards against merging them into the latest)', () => {
+    const every = (missed: Schedule['missed'], lastDueAt: number): Schedule => ({
+      ...daily(missed, lastDueAt),
+      spec: { type: 'interval', everyMs: 1000 },
+    });
+    // fired up to T0+5 s, then no leader for 4.5 s: 6, 7, 8 and 9 s are due, each at most 60 s late
+    const now = T0 + 9_500;
+    const fired: number[] = [];
+    let s = every('skip', T0 + 5000);
+    for (let d = dueFiring(s, now, 60_000); d; d = dueFiring(s, now, 60_000)) {
+      expect(d).toMatchObject({ fire: true, occurrences: 1 });
+      fired.push(d.dueAt - T0);
+      s = { ...s, lastDueAt: d.dueAt };
+    }
+    expect(fired).toEqual([6000, 7000, 8000, 9000]);
+  });
+
+  it('after a downtime longer than the grace: one record for the missed occurrences, then the on-time ones', () => {
+    const s: Schedule = { ...daily('run_once', T0), spec: { type: 'interval', everyMs: 10_000 } };
+    // down from T0 to T0+100 s: 10..40 s are more than 60 s late (one record, run once), 50..100 s are on time
+    const seen: Array<[number, boolean, number]> = [];
+    let cur = s;
+    for (let d = dueFiring(cur, T0 + 100_000, 60_000); d; d = dueFiring(cur, T0 + 100_000, 60_000)) {
+      seen.push([(d.dueAt - T0) / 1000, d.fire, d.occurrences]);
+      cur = { ...cur, lastDueAt: d.dueAt };
+    }
+    expect(seen).toEqual([
+      [30, true, 3],
+      [40, true, 1],
+      [50, true, 1],
+      [60, true, 1],
+      [70, true, 1],
+      [80, true, 1],
+      [90, true, 1],
+      [100, true, 1],
+    ]);
   });
 });

@@ -209,28 +209,32 @@ const MAX_CATCH_UP = 100_000;
 
 /**
  * The firing due of `s` at `now`, or undefined when nothing is due (paused, or its next occurrence is later). The
- * latest occurrence at or before `now` is the one recorded; it is fired when at most `graceMs` late, or, later than
- * that (missed while no server ran), when the policy is `run_once`.
+ * earliest occurrence not yet recorded comes first: when it is at most `graceMs` late it is fired by itself, so the
+ * occurrences due while a restart or a leader takeover lasted a few seconds each fire once, none merged into another.
+ * Occurrences more than `graceMs` late (missed while no server ran) are recorded as one firing, the latest of them,
+ * fired when the policy is `run_once`; the on-time ones after them come in the next calls.
  */
 export function dueFiring(s: Schedule, now: number, graceMs: number): DueFiring | undefined {
   if (s.paused) return undefined;
   const from = s.lastDueAt ?? s.createdAt;
   const first = nextOccurrence(s.spec, from, s.createdAt);
   if (first === undefined || first > now) return undefined;
+  if (now - first <= graceMs) return { dueAt: first, fire: true, occurrences: 1 };
+  // Missed: every occurrence before `cutoff` is more than graceMs late.
+  const cutoff = now - graceMs;
   let latest = first;
   let occurrences = 1;
   if (s.spec.type === 'interval') {
-    const steps = Math.floor((now - first) / s.spec.everyMs);
+    const steps = Math.ceil((cutoff - first) / s.spec.everyMs) - 1;
     latest = first + steps * s.spec.everyMs;
     occurrences += steps;
   } else {
     for (;;) {
       const n = nextOccurrence(s.spec, latest, s.createdAt);
-      if (n === undefined || n > now || occurrences >= MAX_CATCH_UP) break;
+      if (n === undefined || n >= cutoff || occurrences >= MAX_CATCH_UP) break;
       latest = n;
       occurrences++;
     }
   }
-  const onTime = now - latest <= graceMs;
-  return { dueAt: latest, fire: onTime || s.missed === 'run_once', occurrences };
+  return { dueAt: latest, fire: s.missed === 'run_once', occurrences };
 }

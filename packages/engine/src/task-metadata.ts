@@ -18,7 +18,47 @@ export const TASK_METADATA_KEYS = {
   settings: 'settings',
   /** The budgets of one run ({@link RunBudgets}). */
   runBudgets: 'run_budgets',
+  /** The name the player gave the task (an in-game trigger may address a running agent by it). */
+  name: 'name',
 } as const;
+
+/** The name `task` was given at creation, if any. */
+export function taskName(task: Task): string | undefined {
+  const name = task.metadata[TASK_METADATA_KEYS.name];
+  return typeof name === 'string' ? name : undefined;
+}
+
+/** What {@link resolveAgent} found: the one task, or why there is none. */
+export type AgentResolution =
+  | { ok: true; task: Task }
+  | { ok: false; code: 'not_found' | 'ambiguous'; message: string; candidates: string[] };
+
+/**
+ * The running task an in-game trigger means by `agent`: among `live` (the tasks that have not ended, already narrowed
+ * to those the sender may act on), the one named `agent`; when none is, the one whose id is `agent` (a triggers file
+ * written with the task id). Two or more with that name are ambiguous: nothing is chosen, and the message lists them.
+ */
+export function resolveAgent(live: readonly Task[], agent: string): AgentResolution {
+  const named = live.filter((t) => taskName(t) === agent);
+  if (named.length === 1) return { ok: true, task: named[0] as Task };
+  if (named.length > 1) {
+    const ids = named.map((t) => t.id).sort();
+    return {
+      ok: false,
+      code: 'ambiguous',
+      message: `${ids.length} running tasks are named "${agent}" (${ids.join(', ')}); give each agent its own name, or use the task id`,
+      candidates: ids,
+    };
+  }
+  const byId = live.find((t) => t.id === agent);
+  if (byId) return { ok: true, task: byId };
+  return {
+    ok: false,
+    code: 'not_found',
+    message: `no running task named "${agent}" that this computer may reach (start the agent with that name, or check the spelling)`,
+    candidates: [],
+  };
+}
 
 /** The client that created `task`, if one did. */
 export function taskCreator(task: Task): string | undefined {

@@ -69,6 +69,8 @@ export interface CreateTaskRequest {
   requestNamespace?: string;
   /** Per-task settings (checked here against the kind and the operator maximums; stored as given). */
   settings?: TaskSettings;
+  /** The name the player gives the task (a printable id; an in-game trigger may address the task by it). */
+  name?: string;
   /**
    * More metadata of the task, from the adapter (e.g. the Minecraft instance the task plays on). The operation's own
    * keys (creator, request id, settings, run budgets) are set over it.
@@ -210,6 +212,7 @@ export class TaskOperations {
     const metadata: Record<string, JsonValue> = { ...req.metadata };
     if (req.creator !== undefined) metadata[TASK_METADATA_KEYS.creator] = req.creator;
     if (req.requestId !== undefined) metadata[TASK_METADATA_KEYS.requestId] = req.requestId;
+    if (req.name !== undefined) metadata[TASK_METADATA_KEYS.name] = req.name;
     if (req.settings !== undefined && Object.keys(req.settings).length > 0) {
       metadata[TASK_METADATA_KEYS.settings] = req.settings as JsonValue;
     }

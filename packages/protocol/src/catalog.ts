@@ -189,7 +189,7 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
     direction: 'client_to_server',
     extension: true,
     description:
-      'Something happened that a task should know: a redstone signal, a turtle’s inventory, a game `state_update`. It enters the task’s history (the model sees it in its prompt) and wakes a task that is waiting for an event or a timer. The server answers `task_update` with the task’s status, or `error`. An event an in-game trigger sends names it in `trigger`; more than the server’s `triggerRateLimit` per computer and trigger is refused with `error` (`rate_limited`).',
+      'Something happened that a task should know: a redstone signal, a turtle’s inventory, a game `state_update`. It enters the task’s history (the model sees it in its prompt) and wakes a task that is waiting for an event or a timer. The server answers `task_update` with the task’s status, or `error`. Give `task_id`, or `agent`: the name the task was created with (`create_task.name`) — the server resolves it among the running tasks this client may act on (`not_found` when none is, `invalid_field` with the candidates when several are). An event an in-game trigger sends names it in `trigger`; more than the server’s `triggerRateLimit` per computer and trigger is refused with `error` (`rate_limited`).',
     schema: TaskEventSchema,
     examples: [
       { type: 'task_event', task_id: 't-42', name: 'redstone', data: { side: 'left', on: true } },
@@ -200,6 +200,14 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
         data: { side: 'back', on: false },
         trigger: 'crop_sensor',
         request_id: 'req-9',
+      },
+      {
+        type: 'task_event',
+        agent: 'farm-watcher',
+        name: 'redstone',
+        data: { side: 'back', on: true, level: 15 },
+        trigger: 'crops',
+        request_id: 'req-10',
       },
     ],
   },

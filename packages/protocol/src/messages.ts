@@ -180,6 +180,11 @@ export const CreateTaskSchema = z.object({
     .array(PrintableIdSchema)
     .describe('Command names the task may call on this client; a subset of the registered commands.'),
   settings: TaskSettingsSchema.optional(),
+  name: PrintableIdSchema.max(100)
+    .describe(
+      'A name for the task (e.g. `farm-watcher`): an in-game trigger may send events to it by this name (`task_event.agent`).',
+    )
+    .optional(),
   trigger: PrintableIdSchema.max(100)
     .describe(
       'Name of the in-game trigger that sent this (the computer’s triggers file); such requests are rate-limited per computer and trigger.',
@@ -247,7 +252,12 @@ export const TaskMessageSchema = z.object({
 /** `task_event`: something happened on the computer that a task should know (a redstone signal, an inventory). */
 export const TaskEventSchema = z.object({
   type: z.literal('task_event'),
-  task_id: taskId,
+  task_id: taskId.optional(),
+  agent: PrintableIdSchema.max(100)
+    .describe(
+      'Instead of `task_id`: the name of a running task (given at its creation), or its id. The server picks the one task of that name this client may act on; none is `not_found`, several are `invalid_field`.',
+    )
+    .optional(),
   name: PrintableIdSchema.max(100).describe('Event name, e.g. `redstone` or `state_update`.'),
   data: anyJson('Event payload.').optional(),
   request_id: requestId.optional(),

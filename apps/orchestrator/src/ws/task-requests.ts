@@ -6,12 +6,14 @@
  */
 import {
   isEngineError,
+  resolveAgent,
   taskCreator,
   type Clock,
   type Engine,
   type Logger,
   type SubmitResult,
   type TaskOperations,
+  type TaskStatus,
 } from '@ccagent/engine';
 import type {
   CommandResultMessage,
@@ -31,6 +33,9 @@ import { authorizedTask } from './task-access.js';
 import { deliverTaskEvent } from './trigger-delivery.js';
 import type { TriggerLimits } from './trigger-limits.js';
 import type { WsReplies } from './ws-replies.js';
+
+/** The statuses of a task that has not ended: the tasks an event may be addressed to by name. */
+const LIVE_STATUSES: TaskStatus[] = ['queued', 'running', 'waiting_for_command', 'waiting_for_user'];
 
 /** Dependencies of {@link TaskRequests}. */
 export interface TaskRequestsOptions {
@@ -87,6 +92,7 @@ export class TaskRequests {
       creator: sender,
       requestId: msg.request_id,
       requestNamespace: sender,
+      ...(msg.name !== undefined ? { name: msg.name } : {}),
     };
     const id = this.o.tasks.taskIdFor(req);
     this.o.subscriptions.hold(id);
@@ -178,15 +184,53 @@ export class TaskRequests {
 
   /** `task_event`: something happened on the computer that the task should know; a sleeping task wakes. */
   async taskEvent(conn: Connection, sender: string, msg: TaskEventMessage): Promise<void> {
-    const task = await authorizedTask(this.o, conn, sender, msg.task_id, msg.request_id);
+    const taskId = await this.eventTarget(conn, sender, msg);
+    if (taskId === undefined) return;
+    const task = await authorizedTask(this.o, conn, sender, taskId, msg.request_id);
     if (!task) return;
     const ids = {
-      task_id: msg.task_id,
+      task_id: taskId,
       ...(msg.request_id !== undefined ? { request_id: msg.request_id } : {}),
     };
     if (!this.triggerAdmitted(conn, sender, msg.trigger, ids)) return;
-    const r = await deliverTaskEvent(this.o.tasks, msg.task_id, msg.name, msg.data);
-    this.answerSteering(conn, sender, msg.task_id, msg.request_id, task.status, r);
+    const r = await deliverTaskEvent(this.o.tasks, taskId, msg.name, msg.data);
+    this.answerSteering(conn, sender, taskId, msg.request_id, task.status, r);
+  }
+
+  /**
+   * The task a `task_event` is for: its `task_id`, or the running task its `agent` names among those the sender may
+   * act on (`resolveAgent`). Undefined after an error reply: neither or both given, an unknown or ambiguous name.
+   */
+  private async eventTarget(
+    conn: Connection,
+    sender: string,
+    msg: TaskEventMessage,
+  ): Promise<string | undefined> {
+    const ids = msg.request_id !== undefined ? { request_id: msg.request_id } : {};
+    if ((msg.task_id === undefined) === (msg.agent === undefined)) {
+      const both = msg.task_id !== undefined;
+      this.o.replies.error(
+        conn,
+        both ? 'invalid_message' : 'missing_field',
+        both ? 'give either task_id or agent, not both' : 'a task_event needs task_id or agent',
+        { ...ids, path: both ? '$.agent' : '$.task_id' },
+      );
+      return undefined;
+    }
+    if (msg.task_id !== undefined) return msg.task_id;
+    const agent = msg.agent as string;
+    const observeOthers = false;
+    const peer = this.o.groups?.peerOf(sender, conn.principal);
+    const live = (await this.o.engine.listTasks({ status: LIVE_STATUSES })).filter((t) =>
+      this.o.tasks.canAccess(t, sender, 'act', { observeOthers, ...(peer ? { peer } : {}) }),
+    );
+    const found = resolveAgent(live, agent);
+    if (found.ok) return found.task.id;
+    this.o.replies.error(conn, found.code === 'not_found' ? 'not_found' : 'invalid_field', found.message, {
+      ...ids,
+      path: '$.agent',
+    });
+    return undefined;
   }
 
   /** A request a trigger sent is charged to its bucket; over the limit it is refused (`rate_limited`). */

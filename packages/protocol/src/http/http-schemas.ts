@@ -193,6 +193,9 @@ export const CreateTaskBodySchema = z.strictObject({
   allowed_commands: z.array(PrintableIdSchema).optional(),
   request_id: PrintableIdSchema.max(200).optional(),
   settings: TaskSettingsSchema.optional(),
+  name: PrintableIdSchema.max(100)
+    .describe('A name for the task: an in-game trigger may send events to it by this name.')
+    .optional(),
 });
 
 /** Default `limit` of `GET /api/tasks/:id/steps`. */

@@ -199,6 +199,7 @@ export async function createTask(d: HttpApiOptions, { req, res, caller }: RouteR
     ...(b.context !== undefined ? { context: b.context } : {}),
     ...(b.allowed_commands !== undefined ? { allowedCommands: b.allowed_commands } : {}),
     ...(b.request_id !== undefined ? { requestId: b.request_id, requestNamespace: namespace } : {}),
+    ...(b.name !== undefined ? { name: b.name } : {}),
     ...(b.settings !== undefined ? { settings: b.settings } : {}),
     ...(computer !== undefined ? { creator: computer } : {}),
   });
