@@ -55,6 +55,8 @@ export interface McMemory {
   completed: number;
   /** Number of the last mod `log` line written to the step log (absent: none yet). */
   logSeq?: number;
+  /** Retries (`resume` entries with reason `retry` in the history) this memory has taken in (absent: none). */
+  retries?: number;
   /** The model conversation of the `conversation` layout (absent in memories written before it). */
   conversation?: McConversation;
 }

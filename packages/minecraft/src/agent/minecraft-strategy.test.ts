@@ -186,6 +186,43 @@ describe('minecraft_agent strategy', () => {
     expect(fake.chatRequests('qwen3:8b')).toHaveLength(3);
   });
 
+  it('a retry of a task that failed on exhausted re-plans starts with the re-plan budget fresh and plans again from the failure (it does not send the failed action again)', async () => {
+    await setup();
+    world.failWhen = (a) => (a.type === 'place' ? 'no solid block next to 3 64 0' : null);
+    const place = { json: { actions: [{ type: 'place', block: 'cobblestone', x: 3, y: 64, z: 0 }] } };
+    fake.script('qwen3:8b', [place, place]);
+    const failed = await run({ mode: 'low-level', maxReplans: 1 }, 'place a block');
+    expect(failed.status).toBe('failed');
+    expect(failed.error?.message).toMatch(/no re-plans left: 1 used/);
+    expect(world.ran.map((a) => a.type)).toEqual(['place', 'place']);
+    const calls = fake.chatRequests('qwen3:8b').length;
+    // The retry: the model plans from the failure (a place again, which fails again) and then re-plans once more
+    // within the fresh budget of 1, to a chat.
+    fake.script('qwen3:8b', [place, { json: { actions: [{ type: 'chat', message: 'gave up placing' }] } }]);
+    const ended = new Promise<Task>((resolve) => {
+      const done = ({ task: t }: { task: Task }): void => {
+        if (t.id === failed.id) resolve(t);
+      };
+      engine.on('taskCompleted', done);
+      engine.on('taskFailed', done);
+    });
+    await engine.reopenTask(failed.id, { reason: 'retry', budgets: failed.budgets });
+    const retried = await ended;
+    expect(retried.status, JSON.stringify(retried.error)).toBe('completed');
+    expect(world.chat).toEqual(['gave up placing']);
+    expect(world.ran.map((a) => a.type)).toEqual(['place', 'place', 'place', 'chat']);
+    // Each action sent had an id of its own: the failed one was not sent again under its old id.
+    expect(new Set(mod.executed).size).toBe(mod.executed.length);
+    expect(fake.chatRequests('qwen3:8b')).toHaveLength(calls + 2);
+    // The retry's first request told the model what the task had failed on.
+    expect(userText(calls)).toMatch(/no solid block next to 3 64 0/);
+    expect((retried.result as { replans: number }).replans).toBe(1);
+    const steps = await engine.getSteps(failed.id);
+    expect(steps.filter((st) => st.kind === 'mc_retry').map((st) => st.directive)).toEqual([
+      { retry: 1, after: expect.stringMatching(/no solid block/) as unknown },
+    ]);
+  });
+
   it('fails an action that is not answered within its timeout and re-plans instead of waiting for ever', async () => {
     await setup();
     world.hangOn = 'interact';

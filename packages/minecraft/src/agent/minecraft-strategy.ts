@@ -13,7 +13,7 @@ import type { InstanceInfo } from '../endpoint/mc-endpoint.js';
 import type { Action, ActionSpec } from '../protocol/messages.js';
 import { expand, plan } from './mc-plan.js';
 import { actionsText } from './mc-prompt.js';
-import { readPendingResult } from './mc-results.js';
+import { problemOf, readPendingResult } from './mc-results.js';
 import {
   DEFAULT_CONVERSATION_CHARS,
   loadMcMemory,
@@ -21,6 +21,7 @@ import {
   toJson,
   type McConfig,
   type McMemory,
+  type McProblem,
   type McStep,
 } from './mc-step.js';
 import { MinecraftTaskSettingsSchema, type MinecraftTaskSettings, type ModelFactory } from './settings.js';
@@ -111,6 +112,19 @@ async function decide(
       return toolCall(settings, mem, read.resend.id, read.resend.action, 'resending the open action');
     mem = read.mem;
     const problem = read.problem;
+    const retried = takeRetry(mem, history);
+    if (retried !== null) {
+      // A retry starts with the re-plan budget fresh; when the task had failed on an action, the plan starts over
+      // from that failure as a new plan (not a re-plan), instead of sending the failed action's id again.
+      mem = retried.mem;
+      await ctx.logStep({
+        kind: 'mc_retry',
+        directive: toJson({ retry: mem.retries, after: retried.problem?.text ?? null }),
+      });
+      if (retried.problem !== null && problem === null) {
+        mem = await plan(s, mem, retried.problem, { counted: false });
+      }
+    }
     if (problem !== null) {
       if (mem.replans >= settings.maxReplans) {
         return {
@@ -137,6 +151,25 @@ async function decide(
     if (e instanceof StepFailure) return { type: 'fail', memory: toJson(mem), error: e.info };
     throw e;
   }
+}
+
+/**
+ * A retry the memory has not taken in yet (the engine's `resume` with reason `retry` in the history): the memory with
+ * its re-plan counter at 0, and the problem the last plan ended on (its current action failed), if any.
+ */
+function takeRetry(
+  mem: McMemory,
+  history: readonly HistoryEntry[],
+): { mem: McMemory; problem: McProblem | null } | null {
+  const retries = history.filter((e) => e.type === 'resume' && e.reason === 'retry').length;
+  if (retries <= (mem.retries ?? 0)) return null;
+  const fresh: McMemory = { ...mem, replans: 0, retries };
+  const last = mem.results.at(-1);
+  const current = mem.goals[mem.goalIndex]?.actions?.[mem.actionIndex];
+  if (mem.pending !== null || last === undefined || last.ok || current === undefined) {
+    return { mem: fresh, problem: null };
+  }
+  return { mem: fresh, problem: problemOf(last) };
 }
 
 /**
