@@ -333,7 +333,7 @@ describe('seed 003 through the minecraft_agent strategy on a real server', () =>
     expect(far.x - later.x).toBeGreaterThan(40);
   }, 60_000);
 
-  it('an action the instance’s deny list refuses never reaches the mod, and the model is told in its re-plan', async () => {
+  it('an action the instance’s deny list refuses is not offered in the prompt, never reaches the mod when planned anyway, and the model is told in its re-plan', async () => {
     expect(agent.setActionPolicy('Bot', { deny: ['chat'] }).ok).toBe(true);
     try {
       const before = bridge.client.executed.length;
@@ -354,6 +354,14 @@ describe('seed 003 through the minecraft_agent strategy on a real server', () =>
         .map((r) => JSON.stringify((r.body as Record<string, unknown>)['messages']))
         .find((m) => m.includes('TASK: denied') && m.includes('did not work out'));
       expect(replan).toMatch(/refused on instance Bot \(its deny list\)/);
+      // The lists were in the prompt from the first request (the model was told not to plan chat); the model double
+      // planned it anyway, and the executor refused it at the last point.
+      const first = fake
+        .chatRequests(MODEL)
+        .map((r) => JSON.stringify((r.body as Record<string, unknown>)['messages']))
+        .find((m) => m.includes('TASK: denied'));
+      expect(first).toContain('Refused on instance Bot (its deny list), never plan them: chat.');
+      expect(first).not.toContain('- {\\"type\\": \\"chat\\"');
     } finally {
       agent.setActionPolicy('Bot', {});
     }

@@ -16,7 +16,7 @@ export interface McConfig {
   tolerance: number;
   layout: 'conversation' | 'single';
   conversationChars: number;
-  /** The action catalogue as prompt text. */
+  /** The action catalogue as prompt text (an instance without allow/deny lists). */
   actions: string;
 }
 
@@ -27,6 +27,8 @@ export interface McStep {
   settings: MinecraftTaskSettings;
   ctx: StepContext;
   info: InstanceInfo | undefined;
+  /** The actions the prompt offers: the catalogue as the instance's allow/deny lists leave it at this step. */
+  actions: string;
 }
 
 export interface Goal {

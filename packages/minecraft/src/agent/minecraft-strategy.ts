@@ -12,7 +12,7 @@ import { MC_ACTION_COMMAND } from '../endpoint/action-executor.js';
 import type { InstanceInfo } from '../endpoint/mc-endpoint.js';
 import type { Action, ActionSpec } from '../protocol/messages.js';
 import { expand, plan } from './mc-plan.js';
-import { actionsText } from './mc-prompt.js';
+import { actionsText, type McActionLists } from './mc-prompt.js';
 import { problemOf, readPendingResult } from './mc-results.js';
 import {
   DEFAULT_CONVERSATION_CHARS,
@@ -45,6 +45,12 @@ export interface MinecraftStrategyOptions {
    * `single`: every request one message rebuilt from the prompt files (the layout before; the bench's baseline).
    */
   layout?: 'conversation' | 'single';
+  /**
+   * An instance's action allow/deny lists, read at every step: the prompt offers only the actions they let through
+   * and names the refused ones, so the model does not plan them (the executor still refuses them, whatever the
+   * model answers). Absent or undefined: the whole catalogue.
+   */
+  actionListsOf?: (instanceId: string) => McActionLists | undefined;
   /**
    * Characters of conversation (after the system message) past which the next request restarts it from one fresh
    * message with the task, the state and the last results (default 8,000: with the system message, well inside a
@@ -104,7 +110,15 @@ async function decide(
       state: info?.lastState ?? null,
     }),
   });
-  const s: McStep = { cfg, task, settings, ctx, info };
+  const lists = cfg.opts.actionListsOf?.(settings.instanceId);
+  const s: McStep = {
+    cfg,
+    task,
+    settings,
+    ctx,
+    info,
+    actions: lists === undefined ? cfg.actions : actionsText(lists, settings.instanceId),
+  };
   try {
     const read = readPendingResult(mem, history, info, cfg.tolerance);
     // Sent but no result in the history (cannot happen while the engine drives us): send it again, same id.

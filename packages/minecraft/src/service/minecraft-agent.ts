@@ -207,6 +207,8 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
     modelFor:
       opts.modelFor ?? defaultModelFactory(opts.ollamaUrl !== undefined ? { ollamaUrl: opts.ollamaUrl } : {}),
     ...(opts.numCtxFor !== undefined ? { numCtxFor: opts.numCtxFor } : {}),
+    // The instance's allow/deny lists in the prompt (the executor below still refuses at the last point).
+    actionListsOf: (instanceId) => policies.get(instanceId),
   });
   const instanceOf = (t: Task): string | undefined => {
     const ctx = t.context as { instanceId?: unknown } | undefined;
