@@ -77,6 +77,7 @@ import { checkPgSchema, migratePg, readPgSchemaVersion, PG_SCHEMA_VERSION } from
 import * as schema from './schema.js';
 import { PgSecurityTables } from './security-tables.js';
 import { PgScheduleTables } from './schedule-tables.js';
+import { PgSettingsDocument } from './settings-documents.js';
 import { SQL, valuesOf } from './sql.js';
 import { Staged } from './staged.js';
 import { PgWriteQueue, Sent, type BatchOutcome, type Work } from './write-queue.js';
@@ -219,6 +220,11 @@ export class PostgresStore implements TaskStore {
   readonly security: PgSecurityTables;
   /** Durable schedules and their firings (schema version 3): the engine's `ScheduleStore`, writes fenced. */
   readonly schedules: PgScheduleTables;
+  /**
+   * The Minecraft side's settings document (schema version 4): active instance and action allow/deny lists, saved
+   * fenced through the write queue like the schedules.
+   */
+  readonly minecraftSettings: PgSettingsDocument;
 
   /** @internal Use {@link openPostgresStore}. */
   constructor(
@@ -266,6 +272,13 @@ export class PostgresStore implements TaskStore {
       read: (run) => this.read(() => run(this.pool)),
       write: (run) => this.write(run),
     });
+    this.minecraftSettings = new PgSettingsDocument(
+      {
+        read: (run) => this.read(() => run(this.pool)),
+        write: (run) => this.write(run),
+      },
+      'seat',
+    );
   }
 
   /**

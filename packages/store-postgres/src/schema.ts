@@ -339,3 +339,15 @@ export const scheduleFirings = pgTable(
     index('schedule_firings_status_idx').on(t.status),
   ],
 );
+
+/**
+ * The Minecraft side's own settings (schema version 4): one JSON document per key — `seat`: the active instance (the
+ * seed's `connect-instance`) and each instance's action allow/deny lists. The SQLite deployment keeps the same
+ * document in a file beside its database.
+ */
+export const minecraftSettings = pgTable('minecraft_settings', {
+  key: text('key').primaryKey(),
+  /** JSON document. */
+  value: text('value').notNull(),
+  updatedAt: ms('updated_at').notNull(),
+});
