@@ -334,7 +334,7 @@ describe('seed 003 through the minecraft_agent strategy on a real server', () =>
   }, 60_000);
 
   it('an action the instance’s deny list refuses is not offered in the prompt, never reaches the mod when planned anyway, and the model is told in its re-plan', async () => {
-    expect(agent.setActionPolicy('Bot', { deny: ['chat'] }).ok).toBe(true);
+    expect((await agent.setActionPolicy('Bot', { deny: ['chat'] })).ok).toBe(true);
     try {
       const before = bridge.client.executed.length;
       const t = await run(
@@ -363,7 +363,7 @@ describe('seed 003 through the minecraft_agent strategy on a real server', () =>
       expect(first).toContain('Refused on instance Bot (its deny list), never plan them: chat.');
       expect(first).not.toContain('- {\\"type\\": \\"chat\\"');
     } finally {
-      agent.setActionPolicy('Bot', {});
+      await agent.setActionPolicy('Bot', {});
     }
   }, 60_000);
 
