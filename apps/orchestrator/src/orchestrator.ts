@@ -448,6 +448,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     security,
     events,
     taskKinds: [...Object.keys(config.taskKinds), ...Object.keys(config.kindAliases)],
+    serverTools,
     dbPath,
     checkDb: () =>
       durable ? durable.probeHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),
