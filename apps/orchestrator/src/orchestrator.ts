@@ -136,6 +136,8 @@ export type DurableStore = TaskStore &
     readonly schedules?: ScheduleStore;
     /** Task kinds saved at run time, in the same database. */
     readonly taskKinds?: TaskKindStore;
+    /** The Minecraft side's settings document in the same database (PostgreSQL); absent: a file beside it. */
+    readonly minecraftSettings?: { load(): Promise<unknown>; save(doc: unknown): Promise<void> };
   };
 
 /** What startup found out, for the banner. */
@@ -360,10 +362,13 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
         // wss:// with the server's own certificate when it serves HTTPS; frames limited like a computer's.
         ...(o.tls !== undefined ? { tls: o.tls } : {}),
         rateLimit: s.rateLimit,
-        // The active instance and the action allow/deny lists, beside a SQLite file (in memory otherwise).
-        ...(durable !== undefined && dbPath !== ':memory:'
-          ? { settingsFile: `${dbPath}.minecraft.json` }
-          : {}),
+        // The active instance and the action allow/deny lists: in the database when the store keeps them
+        // (PostgreSQL), else beside a SQLite file (in memory otherwise).
+        ...(durable?.minecraftSettings !== undefined
+          ? { settingsStore: durable.minecraftSettings }
+          : durable !== undefined && dbPath !== ':memory:'
+            ? { settingsFile: `${dbPath}.minecraft.json` }
+            : {}),
         clock,
         logger,
       })
@@ -510,6 +515,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       return [...Object.keys(taskKinds.kinds()), ...Object.keys(config.kindAliases)];
     },
     kindService: taskKinds,
+    serverTools,
     dbPath,
     checkDb: () =>
       durable ? durable.probeHealth() : store.listTasks({ limit: 1 }).then(() => ({ ok: true as const })),
@@ -526,6 +532,17 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const unfinished = await engine.listTasks({
     status: ['queued', 'running', 'waiting_for_command', 'waiting_for_user'],
   });
+  // The Minecraft settings (active instance, action lists) before any task resumes: no step reads the lists before.
+  if (minecraft) {
+    try {
+      await minecraft.loadSettings();
+    } catch (err) {
+      executor.dispose();
+      registry.dispose();
+      await closeStore();
+      throw new OrchestratorError('store_failed', (err as Error).message, { cause: err });
+    }
+  }
   await engine.start();
   // After the engine (a firing creates tasks through it); only this process fires: on PostgreSQL it holds the lease.
   await schedules.start();

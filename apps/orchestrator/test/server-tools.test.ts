@@ -150,3 +150,19 @@ describe('a computer registering a command under a server tool’s name', () => 
     expect(body.clients[0]?.commands.map((x) => x.name)).toEqual(['fs_read']);
   });
 });
+
+describe('GET /api/tools', () => {
+  it('lists the server-side tools (name, description, parameters, timeout) beside the model-written ones', async () => {
+    const h = await t.start();
+    const body = (await (await h.http('/api/tools')).json()) as {
+      tools: unknown[];
+      server_tools: Array<{ name: string; description?: string; parameters?: unknown; timeout_ms?: number }>;
+    };
+    expect(body.tools).toEqual([]);
+    expect(body.server_tools.map((x) => x.name)).toEqual(['echo', 'get_time', 'get_system_info']);
+    const time = body.server_tools.find((x) => x.name === 'get_time');
+    expect(time?.description).toMatch(/time/i);
+    expect(time?.timeout_ms).toBe(5_000);
+    expect(JSON.stringify(time?.parameters)).toContain('"enum":["iso","readable","timestamp"]');
+  });
+});

@@ -96,6 +96,7 @@ export {
 } from './bridge/mineflayer-runner.js';
 export { fromSeedShape, isSeedShape, seedAction } from './agent/seed-formats.js';
 export { ActionPolicySchema, policyRefusal, type ActionPolicy } from './service/action-policy.js';
+export { fileSettingsStore, type McSettingsStore } from './service/instance-seat.js';
 export {
   createMinecraftAgent,
   McTaskRequestSchema,

@@ -10,6 +10,7 @@ export type MinecraftErrorCode =
   | 'plan_invalid'
   | 'model_failed'
   | 'bridge_failed'
+  | 'settings_invalid'
   | 'closed';
 
 /** The one error class of `@ccagent/minecraft`; `code` is stable, `cause` keeps the original error. */

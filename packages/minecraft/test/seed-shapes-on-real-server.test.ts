@@ -2,7 +2,8 @@
 // offline mode): the seed's three answer shapes (test/fixtures/seed-003) given by the model double, carried out by
 // the bridge bot and checked from the server's side; an action given up on (timeout) stopped in the game; an action
 // refused by the instance's deny list never reaching the mod, with the model told; mod log lines kept with the task;
-// max_tokens sent as num_predict; one task per instance. Crafting: flying-squid keeps no crafting recipes, so the
+// max_tokens sent as num_predict; one task per instance; interact by name with an entity (a villager the server
+// spawns), its use received by the server. Crafting: flying-squid keeps no crafting recipes, so the
 // seed's craft actions are checked at the protocol level (the mod got the seed's form and answered it).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -255,8 +256,6 @@ describe('seed 003 through the minecraft_agent strategy on a real server', () =>
   }, 120_000);
 
   it('interact without coordinates looks for an entity: the bridge searches the entities by name and says when none is near', async () => {
-    // flying-squid did not show the bridge a second player as an entity within the test's time, so a successful
-    // entity interaction is not shown here; the entity path of the bridge runs and its answer reaches the model.
     const none = await run(
       'no-entity',
       { actions: [{ type: 'interact', target: 'villager' }] },
@@ -269,6 +268,44 @@ describe('seed 003 through the minecraft_agent strategy on a real server', () =>
     expect(none.error?.message).toMatch(/no villager within 32 blocks/);
     const sent = await actionsOf(none.id);
     expect(sent.map(({ id: _id, ...a }) => a)).toEqual([{ type: 'interact', target: 'villager' }]);
+  }, 60_000);
+
+  it('interact by target name with an entity: a villager spawned on the server is walked to and used, and the server receives the use', async () => {
+    online();
+    const at = await server.playerPosition('Bot');
+    if (at === null) throw new Error('Bot is offline');
+    const villager = await server.spawnEntity(
+      'villager',
+      Math.floor(at.x) + 0.5,
+      Math.floor(at.y),
+      Math.floor(at.z) + 5.5,
+    );
+    // The bot sees it once the spawn packet has travelled (before, an interact would say none is near).
+    await expect
+      .poll(
+        () => Object.values(bridge.bot.bot.entities).some((e) => e.id === villager && e.name === 'villager'),
+        {
+          timeout: 30_000,
+        },
+      )
+      .toBe(true);
+    const usesBefore = (await server.entityUses()).length;
+    const t = await run(
+      'villager',
+      { actions: [{ type: 'interact', target: 'villager' }] },
+      { mode: 'low-level', maxReplans: 0 },
+    );
+    const results = await resultsOf(t.id);
+    expect(t.status, JSON.stringify(results)).toBe('completed');
+    expect(results[0]).toMatchObject({ ok: true });
+    expect(JSON.parse(results[0]?.text ?? '{}')).toMatchObject({ used: 'villager', entity: villager });
+    // From the server's side: the bot's client sent an interact (mouse 0) on that villager, and it walked there.
+    const uses = (await server.entityUses()).slice(usesBefore);
+    expect(uses).toContainEqual({ username: 'Bot', target: villager, mouse: 0, name: 'villager' });
+    const v = await server.entity(villager);
+    const p = await server.playerPosition('Bot');
+    if (v === null || p === null) throw new Error('the villager or the bot is gone');
+    expect(Math.hypot(p.x - v.x, p.z - v.z)).toBeLessThan(3.5);
   }, 60_000);
 
   it('a timed-out walk is stopped in the game: the player stands still on the server after the task gave up', async () => {
@@ -296,8 +333,8 @@ describe('seed 003 through the minecraft_agent strategy on a real server', () =>
     expect(far.x - later.x).toBeGreaterThan(40);
   }, 60_000);
 
-  it('an action the instance’s deny list refuses never reaches the mod, and the model is told in its re-plan', async () => {
-    expect(agent.setActionPolicy('Bot', { deny: ['chat'] }).ok).toBe(true);
+  it('an action the instance’s deny list refuses is not offered in the prompt, never reaches the mod when planned anyway, and the model is told in its re-plan', async () => {
+    expect((await agent.setActionPolicy('Bot', { deny: ['chat'] })).ok).toBe(true);
     try {
       const before = bridge.client.executed.length;
       const t = await run(
@@ -317,8 +354,16 @@ describe('seed 003 through the minecraft_agent strategy on a real server', () =>
         .map((r) => JSON.stringify((r.body as Record<string, unknown>)['messages']))
         .find((m) => m.includes('TASK: denied') && m.includes('did not work out'));
       expect(replan).toMatch(/refused on instance Bot \(its deny list\)/);
+      // The lists were in the prompt from the first request (the model was told not to plan chat); the model double
+      // planned it anyway, and the executor refused it at the last point.
+      const first = fake
+        .chatRequests(MODEL)
+        .map((r) => JSON.stringify((r.body as Record<string, unknown>)['messages']))
+        .find((m) => m.includes('TASK: denied'));
+      expect(first).toContain('Refused on instance Bot (its deny list), never plan them: chat.');
+      expect(first).not.toContain('- {\\"type\\": \\"chat\\"');
     } finally {
-      agent.setActionPolicy('Bot', {});
+      await agent.setActionPolicy('Bot', {});
     }
   }, 60_000);
 

@@ -7,6 +7,8 @@ const { Vec3 } = require('vec3');
 
 const [port, version] = [Number(process.argv[2]), process.argv[3]];
 const chat = [];
+/** The entity uses (`use_entity`) each player's client sent, as the server received them. */
+const used = [];
 const serv = mcServer.createMCServer({
   motd: 'ccagent test server',
   port,
@@ -31,19 +33,24 @@ serv.on('newPlayer', (player) => {
   player.on('chat', (m) => {
     chat.push({ username: player.username, message: m.message });
   });
+  player._client.on('use_entity', (p) => {
+    const e = serv.entities[p.target];
+    used.push({ username: player.username, target: p.target, mouse: p.mouse, name: e ? e.name : null });
+  });
 });
 /**
  * flying-squid 1.11 writes an entity's spawn velocity as velocityX/Y/Z, while the protocol of minecraft-data 3.119
- * for 1.18.2 has one `velocity` (vec3i16) field: the packet fails to serialize and the server drops the player. It
- * happens when a block mined in survival drops its item (a dug log), so a test that mines lost its bot at random.
- * The server side is the test's fixture, not the system under test: fill the field both ways before writing.
+ * for 1.18.2 has one `velocity` (vec3i16) field in both spawn packets: `spawn_entity` (objects: the item a mined
+ * block drops) and `spawn_entity_living` (mobs: a villager). The packet fails to serialize and the server drops the
+ * player; a test that mines lost its bot at random. The server side is the test's fixture, not the system under
+ * test: fill the field both ways before writing.
  */
 function patchSpawnPacket(player) {
   const client = player._client;
   const write = client.write.bind(client);
   client.write = (name, params) => {
     if (
-      name === 'spawn_entity' &&
+      (name === 'spawn_entity' || name === 'spawn_entity_living') &&
       params &&
       params.velocity === undefined &&
       params.velocityX !== undefined
@@ -72,6 +79,26 @@ const queries = {
   },
   async chat() {
     return chat;
+  },
+  /**
+   * Spawn a living entity (`villager`, `cow`…) at x y z; answers its entity id. flying-squid's spawnMob looks the
+   * type up in the registry's `mobs`, which for 1.18.2 holds only the 8 entities typed 'mob' (a villager is
+   * 'passive'), so the entity is added there first.
+   */
+  async spawnEntity({ name, x, y, z }) {
+    const e = serv.registry.entitiesByName[name];
+    if (!e) throw new Error(`no entity named ${name}`);
+    if (!serv.registry.mobs[e.id]) serv.registry.mobs[e.id] = e;
+    return serv.spawnMob(e.id, serv.overworld, new Vec3(x, y, z)).id;
+  },
+  /** Where an entity is on the server, or null when it is gone. */
+  async entity({ entityId }) {
+    const e = serv.entities[entityId];
+    return e ? { name: e.name, x: e.position.x, y: e.position.y, z: e.position.z } : null;
+  },
+  /** The entity uses the server received from players, in order. */
+  async entityUses() {
+    return used;
   },
   async players() {
     return serv.players.map((p) => p.username);

@@ -118,6 +118,7 @@ describe('@ccagent/protocol', () => {
       'HttpStepSchema',
       'HttpTaskSchema',
       'HttpToolSchema',
+      'HttpServerToolSchema',
       'LuaManifestResponseSchema',
       'STEP_PAGE_DEFAULT',
       'STEP_PAGE_MAX',

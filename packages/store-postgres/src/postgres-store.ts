@@ -78,6 +78,7 @@ import * as schema from './schema.js';
 import { PgSecurityTables } from './security-tables.js';
 import { PgScheduleTables } from './schedule-tables.js';
 import { PgTaskKindTables } from './task-kind-tables.js';
+import { PgSettingsDocument } from './settings-documents.js';
 import { SQL, valuesOf } from './sql.js';
 import { Staged } from './staged.js';
 import { RowGroups } from './row-groups.js';
@@ -238,6 +239,11 @@ export class PostgresStore implements TaskStore {
   readonly schedules: PgScheduleTables;
   /** Task kinds saved at run time (schema version 5): the engine's `TaskKindStore`, writes fenced. */
   readonly taskKinds: PgTaskKindTables;
+  /**
+   * The Minecraft side's settings document (schema version 6): active instance and action allow/deny lists, saved
+   * fenced through the write queue like the schedules.
+   */
+  readonly minecraftSettings: PgSettingsDocument;
 
   /** @internal Use {@link openPostgresStore}. */
   constructor(
@@ -292,6 +298,13 @@ export class PostgresStore implements TaskStore {
       read: (run) => this.read(() => run(this.pool)),
       write: (run) => this.write(run),
     });
+    this.minecraftSettings = new PgSettingsDocument(
+      {
+        read: (run) => this.read(() => run(this.pool)),
+        write: (run) => this.write(run),
+      },
+      'seat',
+    );
   }
 
   /**

@@ -355,3 +355,15 @@ export const taskKindRevisions = pgTable(
   },
   (t) => [primaryKey({ columns: [t.name, t.revision] })],
 );
+
+/**
+ * The Minecraft side's own settings (schema version 6): one JSON document per key — `seat`: the active instance (the
+ * seed's `connect-instance`) and each instance's action allow/deny lists. The SQLite deployment keeps the same
+ * document in a file beside its database.
+ */
+export const minecraftSettings = pgTable('minecraft_settings', {
+  key: text('key').primaryKey(),
+  /** JSON document. */
+  value: text('value').notNull(),
+  updatedAt: ms('updated_at').notNull(),
+});

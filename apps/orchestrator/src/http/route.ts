@@ -3,7 +3,7 @@
  * composition root) and the request, parsed once. Route modules live in routes/; the table is routes/index.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Engine, Task, TaskOperations, TaskStatus, TaskStore } from '@ccagent/engine';
+import type { CommandDescriptor, Engine, Task, TaskOperations, TaskStatus, TaskStore } from '@ccagent/engine';
 import type { MinecraftAgent } from '@ccagent/minecraft';
 import type { z } from 'zod';
 import type { ClientRegistry } from '../clients/client-registry.js';
@@ -59,6 +59,8 @@ export interface HttpApiOptions {
   screens?: ScreenHub | undefined;
   /** Task kinds and aliases a create request may name (the dashboard's kind list). */
   taskKinds: readonly string[];
+  /** The server-side tools (listed by `GET /api/tools`); absent: none. */
+  serverTools?: { descriptors(): CommandDescriptor[] };
   dbPath: string;
   /** DB health: answers a query, and writes are not failing (locked, disk full, I/O error). */
   checkDb: () => Promise<{ ok: true } | { ok: false; error: string; code?: string }>;

@@ -204,9 +204,23 @@ export class ServerToolRegistry {
         finish(thrown(err));
         return;
       }
+      // A tool that ignores its signal may still settle after its timeout (or the call's end): the call was already
+      // answered, so that late result is dropped (logged), never a second outcome.
+      const late = (): boolean => {
+        if (!done) return false;
+        this.logger.warn(
+          log,
+          'server tool finished after its call ended (timeout or abort); its result is dropped',
+        );
+        return true;
+      };
       Promise.resolve(pending).then(
-        (value) => finish(resultOutcome(call.command, value)),
-        (err: unknown) => finish(thrown(err)),
+        (value) => {
+          if (!late()) finish(resultOutcome(call.command, value));
+        },
+        (err: unknown) => {
+          if (!late()) finish(thrown(err));
+        },
       );
     });
   }

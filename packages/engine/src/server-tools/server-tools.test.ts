@@ -279,6 +279,65 @@ describe('server tools in a task', () => {
     expect((results[1]?.at ?? 0) - (results[0]?.at ?? 0)).toBeLessThan(2_000);
   });
 
+  it('a tool that ignores its abort signal does not hold the task past its timeout, and its late result is dropped and logged (guards: a tool that never looks at ctx.signal)', async () => {
+    const clock = new ManualClock(1_000);
+    const late: Array<(v: JsonValue) => void> = [];
+    const warnings: string[] = [];
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (_o: unknown, msg?: string) => warnings.push(msg ?? ''),
+      error: () => undefined,
+    };
+    const registry = new ServerToolRegistry({ clock, logger });
+    registry.register(
+      defineServerTool({
+        name: 'stubborn',
+        description: 'ignores its signal; answers when released',
+        parameters: { type: 'object' },
+        timeoutSeconds: 1,
+        execute: () => new Promise<JsonValue>((resolve) => late.push(resolve)),
+      }),
+    );
+    registry.register(
+      defineServerTool({
+        name: 'release',
+        description: 'lets the stubborn calls answer now, while the task still runs',
+        parameters: { type: 'object' },
+        execute: () => {
+          for (const r of late) r({ late: true });
+          return 'released';
+        },
+      }),
+    );
+    const run = await runTask(
+      registry,
+      [
+        { command: 'stubborn', args: {}, timeoutMs: 60_000 },
+        { command: 'release', args: {} },
+        { command: 'release', args: {} },
+      ],
+      { clock },
+    );
+    expect(run.task?.status).toBe('completed');
+    expect(run.outcomes).toEqual([
+      { ok: false, error: { code: 'timeout', message: 'server tool "stubborn" timed out after 1 s' } },
+      { ok: true, result: 'released' },
+      { ok: true, result: 'released' },
+    ]);
+    // Ended at the tool's 1 s on the clock, not at the 60 s the strategy allowed, though the tool never stopped.
+    const calls = run.history.filter((e) => e.type === 'tool_call');
+    const results = run.history.filter((e) => e.type === 'tool_result');
+    expect((results[0]?.at ?? 0) - (calls[0]?.at ?? 0)).toBeLessThanOrEqual(1_100);
+    // The stubborn call's result came while the task ran: dropped, no outcome of its own, said in the log.
+    expect(late).toHaveLength(1);
+    expect(results).toHaveLength(3);
+    expect(JSON.stringify(run.history)).not.toContain('"late"');
+    expect(warnings).toContain(
+      'server tool finished after its call ended (timeout or abort); its result is dropped',
+    );
+  });
+
   it('a tool that throws fails the call with its code; the task goes on (guards: a tool error failing the task)', async () => {
     const registry = new ServerToolRegistry();
     registry.register(

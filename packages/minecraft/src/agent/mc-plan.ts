@@ -8,8 +8,16 @@ import { ask, baseVars, MODE_RULES } from './mc-prompt.js';
 import { toJson, type Goal, type McMemory, type McProblem, type McStep } from './mc-step.js';
 import { planJsonSchema, planReplySchema } from './plan-modes.js';
 
-/** A new plan (`problem` null) or a re-plan after `problem`; the memory starts on its first goal. */
-export async function plan(s: McStep, mem: McMemory, problem: McProblem | null): Promise<McMemory> {
+/**
+ * A new plan (`problem` null) or a re-plan after `problem`; the memory starts on its first goal. `counted: false`:
+ * a plan after `problem` that does not use the re-plan budget (the first plan of a retry).
+ */
+export async function plan(
+  s: McStep,
+  mem: McMemory,
+  problem: McProblem | null,
+  opts: { counted?: boolean } = {},
+): Promise<McMemory> {
   const settings = s.settings;
   const p = loadMcPrompt('plan');
   const mode = MODE_RULES[settings.mode];
@@ -42,7 +50,7 @@ export async function plan(s: McStep, mem: McMemory, problem: McProblem | null):
   const next: McMemory = {
     ...mem,
     planNo: mem.planNo + 1,
-    replans: mem.replans + (problem === null ? 0 : 1),
+    replans: mem.replans + (problem === null || opts.counted === false ? 0 : 1),
     goals,
     goalIndex: 0,
     actionIndex: 0,

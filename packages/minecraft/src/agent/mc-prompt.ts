@@ -33,13 +33,37 @@ export const MODE_RULES: Record<PlanMode, { rule: string; shape: string }> = {
   },
 };
 
-export function actionsText(): string {
-  return MC_ACTION_CATALOG.map((a) => {
+/** An instance's action allow/deny lists as the prompt reads them (the service's `ActionPolicy`). */
+export interface McActionLists {
+  allow?: readonly string[] | undefined;
+  deny?: readonly string[] | undefined;
+}
+
+/**
+ * The action catalogue as prompt text: the actions the instance's lists let through, then (when the lists refuse
+ * any) one line naming the refused ones, so the model does not plan them. The executor still refuses them at the
+ * last point, whatever the model answers. Without lists the text is the whole catalogue, as before.
+ */
+export function actionsText(lists?: McActionLists, instanceId?: string): string {
+  const denied = (t: string): boolean => lists?.deny?.includes(t) === true;
+  const notAllowed = (t: string): boolean => lists?.allow !== undefined && !lists.allow.includes(t);
+  const usable = MC_ACTION_CATALOG.filter((a) => !denied(a.type) && !notAllowed(a.type));
+  const lines = usable.map((a) => {
     const params = Object.keys((z.toJSONSchema(a.schema) as { properties: object }).properties).filter(
       (k) => k !== 'type',
     );
     return `- {"type": "${a.type}"${params.map((p) => `, "${p}": …`).join('')}}: ${a.description}`;
-  }).join('\n');
+  });
+  const refused = MC_ACTION_CATALOG.filter((a) => denied(a.type) || notAllowed(a.type)).map((a) => a.type);
+  if (refused.length === 0) return lines.join('\n');
+  const which = [
+    ...(refused.some(denied) ? ['deny list'] : []),
+    ...(refused.some(notAllowed) ? ['allow list'] : []),
+  ].join(' and ');
+  return [
+    ...(lines.length > 0 ? lines : ['(none: this instance refuses every action)']),
+    `Refused on instance ${instanceId ?? 'this instance'} (its ${which}), never plan them: ${refused.join(', ')}.`,
+  ].join('\n');
 }
 
 function stateText(info: InstanceInfo | undefined): string {
@@ -65,7 +89,7 @@ function resultsText(results: ResultNote[], none = 'none yet'): string {
 /** The variables every `single`-layout prompt file uses. */
 export function baseVars(s: McStep, mem: McMemory): Record<string, string> {
   return {
-    actions: s.cfg.actions,
+    actions: s.actions,
     task: s.task.prompt,
     state: stateText(s.info),
     results: resultsText(mem.results),
@@ -88,7 +112,7 @@ function systemMessage(s: McStep): ChatMessage {
   return {
     role: 'system',
     content: fillMcPrompt(systemPrompt.text, {
-      actions: s.cfg.actions,
+      actions: s.actions,
       mode: s.settings.mode,
       modeRule: mode.rule,
       shape: mode.shape,

@@ -6,7 +6,7 @@
 import type { HistoryEntry, JsonValue } from '@ccagent/engine';
 import type { InstanceInfo } from '../endpoint/mc-endpoint.js';
 import type { ActionSpec, PlayerState } from '../protocol/messages.js';
-import { MAX_RESULTS_IN_MEMORY, type McMemory, type McProblem } from './mc-step.js';
+import { MAX_RESULTS_IN_MEMORY, type McMemory, type McProblem, type ResultNote } from './mc-step.js';
 import { actionText } from './turn-text.js';
 
 /** The last outcome recorded for the pending action (by its id in the tool call's args). */
@@ -61,21 +61,26 @@ export function readPendingResult(
         ...(o.error.code ? { code: o.error.code } : {}),
         ...(entry.timedOut ? { timedOut: true } : {}),
       };
+  const note: ResultNote = { id, action, ok, detail };
   const next: McMemory = {
     ...mem,
     pending: null,
-    results: [...mem.results, { id, action, ok, detail }].slice(-MAX_RESULTS_IN_MEMORY),
+    results: [...mem.results, note].slice(-MAX_RESULTS_IN_MEMORY),
     completed: mem.completed + (ok ? 1 : 0),
     actionIndex: ok ? mem.actionIndex + 1 : mem.actionIndex,
   };
-  if (ok) return { mem: next, problem: null };
+  return { mem: next, problem: ok ? null : problemOf(note) };
+}
+
+/** What went wrong in a failed result note: its error, or the state's contradiction of a completed action. */
+export function problemOf(note: ResultNote): McProblem {
+  const d = note.detail as { error?: unknown; contradiction?: unknown } | null;
+  const contra = typeof d?.contradiction === 'string' ? d.contradiction : null;
   return {
-    mem: next,
-    problem: {
-      text: o.ok
+    text:
+      contra !== null
         ? `the state contradicts the plan: ${contra}`
-        : `action ${JSON.stringify(action)} failed: ${o.error.message}`,
-      note: `the last action (${actionText(action)}) ${o.ok ? 'did not end where planned' : 'failed'}, see its result above.`,
-    },
+        : `action ${JSON.stringify(note.action)} failed: ${String(d?.error ?? 'no result')}`,
+    note: `the last action (${actionText(note.action)}) ${contra !== null ? 'did not end where planned' : 'failed'}, see its result above.`,
   };
 }

@@ -16,7 +16,7 @@ export interface McConfig {
   tolerance: number;
   layout: 'conversation' | 'single';
   conversationChars: number;
-  /** The action catalogue as prompt text. */
+  /** The action catalogue as prompt text (an instance without allow/deny lists). */
   actions: string;
 }
 
@@ -27,6 +27,8 @@ export interface McStep {
   settings: MinecraftTaskSettings;
   ctx: StepContext;
   info: InstanceInfo | undefined;
+  /** The actions the prompt offers: the catalogue as the instance's allow/deny lists leave it at this step. */
+  actions: string;
 }
 
 export interface Goal {
@@ -55,6 +57,8 @@ export interface McMemory {
   completed: number;
   /** Number of the last mod `log` line written to the step log (absent: none yet). */
   logSeq?: number;
+  /** Retries (`resume` entries with reason `retry` in the history) this memory has taken in (absent: none). */
+  retries?: number;
   /** The model conversation of the `conversation` layout (absent in memories written before it). */
   conversation?: McConversation;
 }

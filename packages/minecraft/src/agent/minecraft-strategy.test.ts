@@ -52,7 +52,11 @@ let engine: Engine;
 let mod: ModClient;
 let world: ScriptedWorld;
 
+/** The instances' allow/deny lists the strategy reads (set by a test; read at every step). */
+const lists = new Map<string, { allow?: string[]; deny?: string[] }>();
+
 async function setup(): Promise<void> {
+  lists.clear();
   fake = await startFakeOllama();
   endpoint = new MinecraftEndpoint({ port: 0 });
   const { url } = await endpoint.start();
@@ -62,7 +66,11 @@ async function setup(): Promise<void> {
   engine = new Engine({
     store: new InMemoryTaskStore(),
     strategies: {
-      [MINECRAFT_TASK_KIND]: createMinecraftStrategy({ states: endpoint, modelFor: defaultModelFactory() }),
+      [MINECRAFT_TASK_KIND]: createMinecraftStrategy({
+        states: endpoint,
+        modelFor: defaultModelFactory(),
+        actionListsOf: (id) => lists.get(id),
+      }),
     },
     executor: new MinecraftActionExecutor(endpoint),
   });
@@ -184,6 +192,86 @@ describe('minecraft_agent strategy', () => {
     expect(done.error?.message).toMatch(/contradicts the plan.*20 64 20/);
     expect(world.ran).toHaveLength(3);
     expect(fake.chatRequests('qwen3:8b')).toHaveLength(3);
+  });
+
+  it('a retry of a task that failed on exhausted re-plans starts with the re-plan budget fresh and plans again from the failure (it does not send the failed action again)', async () => {
+    await setup();
+    world.failWhen = (a) => (a.type === 'place' ? 'no solid block next to 3 64 0' : null);
+    const place = { json: { actions: [{ type: 'place', block: 'cobblestone', x: 3, y: 64, z: 0 }] } };
+    fake.script('qwen3:8b', [place, place]);
+    const failed = await run({ mode: 'low-level', maxReplans: 1 }, 'place a block');
+    expect(failed.status).toBe('failed');
+    expect(failed.error?.message).toMatch(/no re-plans left: 1 used/);
+    expect(world.ran.map((a) => a.type)).toEqual(['place', 'place']);
+    const calls = fake.chatRequests('qwen3:8b').length;
+    // The retry: the model plans from the failure (a place again, which fails again) and then re-plans once more
+    // within the fresh budget of 1, to a chat.
+    fake.script('qwen3:8b', [place, { json: { actions: [{ type: 'chat', message: 'gave up placing' }] } }]);
+    const ended = new Promise<Task>((resolve) => {
+      const done = ({ task: t }: { task: Task }): void => {
+        if (t.id === failed.id) resolve(t);
+      };
+      engine.on('taskCompleted', done);
+      engine.on('taskFailed', done);
+    });
+    await engine.reopenTask(failed.id, { reason: 'retry', budgets: failed.budgets });
+    const retried = await ended;
+    expect(retried.status, JSON.stringify(retried.error)).toBe('completed');
+    expect(world.chat).toEqual(['gave up placing']);
+    expect(world.ran.map((a) => a.type)).toEqual(['place', 'place', 'place', 'chat']);
+    // Each action sent had an id of its own: the failed one was not sent again under its old id.
+    expect(new Set(mod.executed).size).toBe(mod.executed.length);
+    expect(fake.chatRequests('qwen3:8b')).toHaveLength(calls + 2);
+    // The retry's first request told the model what the task had failed on.
+    expect(userText(calls)).toMatch(/no solid block next to 3 64 0/);
+    expect((retried.result as { replans: number }).replans).toBe(1);
+    const steps = await engine.getSteps(failed.id);
+    expect(steps.filter((st) => st.kind === 'mc_retry').map((st) => st.directive)).toEqual([
+      { retry: 1, after: expect.stringMatching(/no solid block/) as unknown },
+    ]);
+  });
+
+  it('puts the instance’s allow/deny lists in the prompt (only the actions they let through, the refused ones named), read again at every step, so a change reaches the next request', async () => {
+    await setup();
+    const systemOf = (i: number): string =>
+      (fake.chatRequests('qwen3:8b')[i]?.body as { messages: Array<{ role: string; content: string }> })
+        .messages[0]?.content ?? '';
+    const offers = (text: string, type: string): boolean => text.includes(`- {"type": "${type}"`);
+    // No lists: the whole catalogue, no refusal line.
+    fake.script('qwen3:8b', [{ json: { actions: [{ type: 'chat', message: 'one' }] } }]);
+    expect((await run({ mode: 'low-level' })).status).toBe('completed');
+    expect(offers(systemOf(0), 'chat')).toBe(true);
+    expect(systemOf(0)).not.toMatch(/Refused on instance/);
+    // A deny list: chat is not offered and is named as refused; the rest stays.
+    lists.set('steve', { deny: ['chat', 'place'] });
+    fake.script('qwen3:8b', [{ json: { actions: [{ type: 'goto', x: 1, y: 64, z: 1 }] } }]);
+    expect((await run({ mode: 'low-level' })).status).toBe('completed');
+    expect(offers(systemOf(1), 'chat')).toBe(false);
+    expect(offers(systemOf(1), 'place')).toBe(false);
+    expect(offers(systemOf(1), 'goto')).toBe(true);
+    expect(systemOf(1)).toContain('Refused on instance steve (its deny list), never plan them: place, chat.');
+    // The lists change while a task runs: its re-plan request offers what the new lists allow.
+    // The lists change while a task runs (as its first action runs): its re-plan request offers what they allow now.
+    world.failWhen = (a) => {
+      if (a.type !== 'goto' || a.x !== 2) return null;
+      lists.set('steve', { allow: ['goto'] });
+      return 'path blocked';
+    };
+    fake.script('qwen3:8b', [
+      { json: { actions: [{ type: 'goto', x: 2, y: 64, z: 2 }] } },
+      { json: { actions: [{ type: 'goto', x: 3, y: 64, z: 3 }] } },
+    ]);
+    const mid = fake.chatRequests('qwen3:8b').length;
+    const t = await run({ mode: 'low-level' });
+    expect(t.status).toBe('completed');
+    expect(offers(systemOf(mid), 'chat')).toBe(false);
+    expect(offers(systemOf(mid), 'mine')).toBe(true);
+    const after = systemOf(mid + 1);
+    expect(offers(after, 'goto')).toBe(true);
+    expect(offers(after, 'mine')).toBe(false);
+    expect(after).toMatch(
+      /Refused on instance steve \(its allow list\), never plan them: mine, place, craft, smelt, interact, chat\./,
+    );
   });
 
   it('fails an action that is not answered within its timeout and re-plans instead of waiting for ever', async () => {

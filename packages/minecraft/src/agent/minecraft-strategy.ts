@@ -12,8 +12,8 @@ import { MC_ACTION_COMMAND } from '../endpoint/action-executor.js';
 import type { InstanceInfo } from '../endpoint/mc-endpoint.js';
 import type { Action, ActionSpec } from '../protocol/messages.js';
 import { expand, plan } from './mc-plan.js';
-import { actionsText } from './mc-prompt.js';
-import { readPendingResult } from './mc-results.js';
+import { actionsText, type McActionLists } from './mc-prompt.js';
+import { problemOf, readPendingResult } from './mc-results.js';
 import {
   DEFAULT_CONVERSATION_CHARS,
   loadMcMemory,
@@ -21,6 +21,7 @@ import {
   toJson,
   type McConfig,
   type McMemory,
+  type McProblem,
   type McStep,
 } from './mc-step.js';
 import { MinecraftTaskSettingsSchema, type MinecraftTaskSettings, type ModelFactory } from './settings.js';
@@ -44,6 +45,12 @@ export interface MinecraftStrategyOptions {
    * `single`: every request one message rebuilt from the prompt files (the layout before; the bench's baseline).
    */
   layout?: 'conversation' | 'single';
+  /**
+   * An instance's action allow/deny lists, read at every step: the prompt offers only the actions they let through
+   * and names the refused ones, so the model does not plan them (the executor still refuses them, whatever the
+   * model answers). Absent or undefined: the whole catalogue.
+   */
+  actionListsOf?: (instanceId: string) => McActionLists | undefined;
   /**
    * Characters of conversation (after the system message) past which the next request restarts it from one fresh
    * message with the task, the state and the last results (default 8,000: with the system message, well inside a
@@ -103,7 +110,15 @@ async function decide(
       state: info?.lastState ?? null,
     }),
   });
-  const s: McStep = { cfg, task, settings, ctx, info };
+  const lists = cfg.opts.actionListsOf?.(settings.instanceId);
+  const s: McStep = {
+    cfg,
+    task,
+    settings,
+    ctx,
+    info,
+    actions: lists === undefined ? cfg.actions : actionsText(lists, settings.instanceId),
+  };
   try {
     const read = readPendingResult(mem, history, info, cfg.tolerance);
     // Sent but no result in the history (cannot happen while the engine drives us): send it again, same id.
@@ -111,6 +126,19 @@ async function decide(
       return toolCall(settings, mem, read.resend.id, read.resend.action, 'resending the open action');
     mem = read.mem;
     const problem = read.problem;
+    const retried = takeRetry(mem, history);
+    if (retried !== null) {
+      // A retry starts with the re-plan budget fresh; when the task had failed on an action, the plan starts over
+      // from that failure as a new plan (not a re-plan), instead of sending the failed action's id again.
+      mem = retried.mem;
+      await ctx.logStep({
+        kind: 'mc_retry',
+        directive: toJson({ retry: mem.retries, after: retried.problem?.text ?? null }),
+      });
+      if (retried.problem !== null && problem === null) {
+        mem = await plan(s, mem, retried.problem, { counted: false });
+      }
+    }
     if (problem !== null) {
       if (mem.replans >= settings.maxReplans) {
         return {
@@ -137,6 +165,25 @@ async function decide(
     if (e instanceof StepFailure) return { type: 'fail', memory: toJson(mem), error: e.info };
     throw e;
   }
+}
+
+/**
+ * A retry the memory has not taken in yet (the engine's `resume` with reason `retry` in the history): the memory with
+ * its re-plan counter at 0, and the problem the last plan ended on (its current action failed), if any.
+ */
+function takeRetry(
+  mem: McMemory,
+  history: readonly HistoryEntry[],
+): { mem: McMemory; problem: McProblem | null } | null {
+  const retries = history.filter((e) => e.type === 'resume' && e.reason === 'retry').length;
+  if (retries <= (mem.retries ?? 0)) return null;
+  const fresh: McMemory = { ...mem, replans: 0, retries };
+  const last = mem.results.at(-1);
+  const current = mem.goals[mem.goalIndex]?.actions?.[mem.actionIndex];
+  if (mem.pending !== null || last === undefined || last.ok || current === undefined) {
+    return { mem: fresh, problem: null };
+  }
+  return { mem: fresh, problem: problemOf(last) };
 }
 
 /**

@@ -162,7 +162,9 @@ export const MC_ACTION_CATALOG: ReadonlyArray<{
   {
     type: 'interact',
     schema: ActionParamsSchemas.interact,
-    description: 'Use (right-click) the block `target` at x y z: a door, a lever, a chest.',
+    description:
+      'Use (right-click) the block `target` at x y z (a door, a lever, a chest), or without x y z the nearest ' +
+      'entity named `target` (a villager, a cow).',
   },
   { type: 'chat', schema: ActionParamsSchemas.chat, description: 'Say `message` in chat.' },
 ];

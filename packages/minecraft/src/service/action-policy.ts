@@ -35,8 +35,9 @@ export class ActionPolicies {
     return this.seat.policy(instanceId);
   }
 
-  set(instanceId: string, policy: ActionPolicy): void {
-    this.seat.setPolicy(instanceId, policy);
+  /** Resolves once the lists are saved (then the executor and the prompt read them). */
+  set(instanceId: string, policy: ActionPolicy): Promise<void> {
+    return this.seat.setPolicy(instanceId, policy);
   }
 
   /** Why `type` is refused on `instanceId`, or null. */

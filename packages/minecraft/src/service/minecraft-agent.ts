@@ -33,7 +33,7 @@ import { MC_ACTION_COMMAND, MinecraftActionExecutor } from '../endpoint/action-e
 import { MinecraftEndpoint, type InstanceInfo } from '../endpoint/mc-endpoint.js';
 import type { McTls, McUpgradeCheck } from '../endpoint/mod-server.js';
 import { ActionPolicies, ActionPolicySchema, type ActionPolicy } from './action-policy.js';
-import { InstanceSeat } from './instance-seat.js';
+import { fileSettingsStore, InstanceSeat, type McSettingsStore } from './instance-seat.js';
 
 /** The engine operations the Minecraft API needs (the orchestrator's `Engine` satisfies it). */
 export interface McTaskHost {
@@ -95,9 +95,14 @@ export interface MinecraftAgentOptions {
   rateLimit?: { messagesPerSecond: number; burst: number };
   /**
    * A JSON file keeping the per-instance action allow/deny lists and the active instance (`connect-instance`) across
-   * restarts; absent: kept in memory only.
+   * restarts (the SQLite deployment: beside its database); absent, and no `settingsStore`: kept in memory only.
    */
   settingsFile?: string;
+  /**
+   * Where the same settings are kept instead of a file (the PostgreSQL deployment: `PostgresStore.minecraftSettings`).
+   * Read by {@link MinecraftAgent.loadSettings}; each change is saved before it is acknowledged.
+   */
+  settingsStore?: McSettingsStore;
   clock?: Clock;
   logger?: Logger;
 }
@@ -119,7 +124,16 @@ export type McResult<T> =
 /** The composed Minecraft side of a host. */
 export interface MinecraftAgent {
   endpoint: MinecraftEndpoint;
-  /** Start the mod endpoint; resolves with its URL. Rejects with `MinecraftError('listen_failed')`. */
+  /**
+   * Read the kept settings (active instance, action lists); once, later calls answer the same promise. A host calls
+   * it before it resumes tasks, so no step reads the lists before they are there; `start` calls it too. Rejects with
+   * `MinecraftError('settings_invalid')` when the kept document is not valid, or the store's error.
+   */
+  loadSettings(): Promise<void>;
+  /**
+   * Read the settings (see `loadSettings`), then start the mod endpoint; resolves with its URL. Rejects with
+   * `MinecraftError('listen_failed')`.
+   */
   start(): Promise<string>;
   close(): Promise<void>;
   /** `executor` with `minecraft_action` calls routed to the mod endpoint. */
@@ -136,14 +150,20 @@ export interface MinecraftAgent {
   retryTask(host: McTaskHost, ops: McTaskOperations, taskId: string): Promise<McResult<Task>>;
   /** The instance a prompt without an instance id goes to (the seed's `connect-instance`), or null. */
   activeInstance(): string | null;
-  /** Make `instanceId` the active instance (kept in the settings file before it returns). */
-  connectInstance(instanceId: string): void;
+  /**
+   * Make `instanceId` the active instance (kept before it resolves); `unavailable` when it could not be kept (nothing
+   * changed).
+   */
+  connectInstance(instanceId: string): Promise<McResult<string>>;
   /** The instance's unfinished task, else its last one (newest first), or undefined. */
   currentTask(host: McTaskHost, instanceId: string): Promise<Task | undefined>;
   /** An instance's action allow/deny lists (undefined: none). */
   actionPolicy(instanceId: string): ActionPolicy | undefined;
-  /** Set an instance's lists (validated; on disk before it returns when there is a settings file). */
-  setActionPolicy(instanceId: string, policy: unknown): McResult<ActionPolicy>;
+  /**
+   * Set an instance's lists (validated: `invalid_input`; kept before it resolves: `unavailable` when they could not
+   * be, and nothing changed).
+   */
+  setActionPolicy(instanceId: string, policy: unknown): Promise<McResult<ActionPolicy>>;
 }
 
 const UNFINISHED: Task['status'][] = ['queued', 'running', 'waiting_for_command', 'waiting_for_user'];
@@ -159,7 +179,10 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
     ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
     ...(opts.rateLimit !== undefined ? { rateLimit: opts.rateLimit } : {}),
   });
-  const seat = new InstanceSeat(opts.settingsFile);
+  const seat = new InstanceSeat(
+    opts.settingsStore ??
+      (opts.settingsFile !== undefined ? fileSettingsStore(opts.settingsFile) : undefined),
+  );
   const policies = new ActionPolicies(seat);
   const actions = new MinecraftActionExecutor(endpoint, (id, type) => policies.refusal(id, type));
   // One plan per instance: creations for one instance run one at a time, and each checks that no task of the
@@ -207,6 +230,8 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
     modelFor:
       opts.modelFor ?? defaultModelFactory(opts.ollamaUrl !== undefined ? { ollamaUrl: opts.ollamaUrl } : {}),
     ...(opts.numCtxFor !== undefined ? { numCtxFor: opts.numCtxFor } : {}),
+    // The instance's allow/deny lists in the prompt (the executor below still refuses at the last point).
+    actionListsOf: (instanceId) => policies.get(instanceId),
   });
   const instanceOf = (t: Task): string | undefined => {
     const ctx = t.context as { instanceId?: unknown } | undefined;
@@ -214,7 +239,11 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
   };
   return {
     endpoint,
-    start: async () => (await endpoint.start()).url,
+    loadSettings: () => seat.load(),
+    start: async () => {
+      await seat.load();
+      return (await endpoint.start()).url;
+    },
     close: () => endpoint.close(),
     routeExecutor: (executor) => ({
       execute: (call: ToolCallRequest): Promise<CommandOutcome> =>
@@ -276,7 +305,18 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
       );
     },
     activeInstance: () => seat.active(),
-    connectInstance: (instanceId) => seat.setActive(instanceId),
+    async connectInstance(instanceId) {
+      try {
+        await seat.setActive(instanceId);
+      } catch (e) {
+        return {
+          ok: false,
+          code: 'unavailable',
+          message: `the active instance was not kept: ${(e as Error).message}`,
+        };
+      }
+      return { ok: true, value: instanceId };
+    },
     async currentTask(host, instanceId) {
       const busy = await busyWith(host, instanceId);
       if (busy !== undefined) return busy;
@@ -286,7 +326,7 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
       return mine.sort((a, b) => b.createdAt - a.createdAt)[0];
     },
     actionPolicy: (instanceId) => policies.get(instanceId),
-    setActionPolicy(instanceId, policy) {
+    async setActionPolicy(instanceId, policy) {
       const parsed = ActionPolicySchema.safeParse(policy);
       if (!parsed.success) {
         const i = parsed.error.issues[0];
@@ -297,7 +337,15 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
           path: (i?.path ?? []).map(String),
         };
       }
-      policies.set(instanceId, parsed.data);
+      try {
+        await policies.set(instanceId, parsed.data);
+      } catch (e) {
+        return {
+          ok: false,
+          code: 'unavailable',
+          message: `the action lists were not kept: ${(e as Error).message}`,
+        };
+      }
       return { ok: true, value: policies.get(instanceId) ?? {} };
     },
   };

@@ -26,6 +26,12 @@ export interface TestMinecraftServer {
   chat(): Promise<Array<{ username: string; message: string }>>;
   /** Usernames online. */
   players(): Promise<string[]>;
+  /** Spawn a living entity (`villager`, `cow`…) at x y z in the server's world; resolves to its entity id. */
+  spawnEntity(name: string, x: number, y: number, z: number): Promise<number>;
+  /** An entity's name and position as the server sees it, or null when it is gone. */
+  entity(id: number): Promise<{ name: string; x: number; y: number; z: number } | null>;
+  /** The entity uses (`use_entity` packets) the server received, in order; `mouse` 0 is interact, 1 attack. */
+  entityUses(): Promise<Array<{ username: string; target: number; mouse: number; name: string | null }>>;
   close(): Promise<void>;
 }
 
@@ -105,6 +111,9 @@ export async function startTestServer(
     },
     chat: () => ask('chat'),
     players: () => ask('players'),
+    spawnEntity: (name, x, y, z) => ask('spawnEntity', { name, x, y, z }),
+    entity: (entityId) => ask('entity', { entityId }),
+    entityUses: () => ask('entityUses'),
     close: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));

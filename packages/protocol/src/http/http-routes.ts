@@ -24,6 +24,7 @@ import {
   HttpStepSchema,
   HttpTaskSchema,
   HttpToolSchema,
+  HttpServerToolSchema,
   LuaManifestResponseSchema,
   StepsQuerySchema,
   TaskDetailQuerySchema,
@@ -153,6 +154,12 @@ export const HTTP_RECORDS: ReadonlyArray<{ name: string; schema: z.ZodType; desc
     name: 'Tool',
     schema: HttpToolSchema,
     description: 'A model-written tool as its client last reported it.',
+  },
+  {
+    name: 'ServerTool',
+    schema: HttpServerToolSchema,
+    description:
+      'A server-side tool: run by the orchestrator, offered to every task beside the computers’ commands.',
   },
   {
     name: 'Credential',
@@ -393,7 +400,8 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
   {
     method: 'GET',
     path: '/api/tools',
-    summary: 'Model-written tools as each client last reported them.',
+    summary:
+      'Model-written tools as each client last reported them (filtered by `client` and `status`), and the server-side tools the orchestrator runs itself (`server_tools`, always all of them).',
     query: ToolsQuerySchema,
     responses: [{ status: 200, schema: ToolsResponseSchema }],
   },

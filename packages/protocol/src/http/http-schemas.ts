@@ -331,7 +331,21 @@ export const TaskResponseSchema = z.object({ task: HttpTaskSchema });
 export const ClientsResponseSchema = z.object({ clients: z.array(HttpClientSchema) });
 
 /** `GET /api/tools`. */
-export const ToolsResponseSchema = z.object({ tools: z.array(HttpToolSchema) });
+/** A server-side tool: run by the orchestrator itself, offered to every task beside the computers' commands. */
+export const HttpServerToolSchema = z.object({
+  name: z.string(),
+  description: z.string().optional(),
+  /** JSON Schema of its parameters (types, defaults, enums). */
+  parameters: z.unknown().optional(),
+  /** Its timeout, milliseconds. */
+  timeout_ms: z.number().optional(),
+});
+
+export const ToolsResponseSchema = z.object({
+  tools: z.array(HttpToolSchema),
+  /** The server-side tools, in registration order (absent from servers that have none). */
+  server_tools: z.array(HttpServerToolSchema).optional(),
+});
 
 /** `GET /api/dashboard`: what the dashboard may offer on this server, and who is asking. */
 export const DashboardFeaturesResponseSchema = z.object({
@@ -399,6 +413,7 @@ export type HttpCommand = z.infer<typeof HttpCommandSchema>;
 export type HttpClient = z.infer<typeof HttpClientSchema>;
 /** A model-written tool as the HTTP API sends it. */
 export type HttpTool = z.infer<typeof HttpToolSchema>;
+export type HttpServerTool = z.infer<typeof HttpServerToolSchema>;
 /** The error body of every route. */
 export type HttpErrorBody = z.infer<typeof HttpErrorBodySchema>;
 /** `GET /api/tasks` body. */

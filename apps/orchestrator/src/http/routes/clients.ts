@@ -24,7 +24,7 @@ export async function listClients(d: HttpApiOptions, { res }: RouteRequest): Pro
   sendJson(res, 200, body);
 }
 
-/** `GET /api/tools`: model-written tools, by client and status. */
+/** `GET /api/tools`: model-written tools, by client and status, and the server-side tools. */
 export async function listTools(
   d: HttpApiOptions,
   { res, query: q }: RouteRequest<QueryOf<typeof ToolsQuerySchema>>,
@@ -43,6 +43,13 @@ export async function listTools(
       ...(t.file !== undefined ? { file: t.file } : {}),
       ...(t.updatedAt !== undefined ? { updated_at: t.updatedAt } : {}),
       ...(t.recordedAt !== undefined ? { recorded_at: t.recordedAt } : {}),
+    })),
+    // The orchestrator's own tools, which every task is offered beside its computer's commands.
+    server_tools: (d.serverTools?.descriptors() ?? []).map((t) => ({
+      name: t.name,
+      ...(t.description !== undefined ? { description: t.description } : {}),
+      ...(t.argsSchema !== undefined ? { parameters: t.argsSchema } : {}),
+      ...(t.timeoutMs !== undefined ? { timeout_ms: t.timeoutMs } : {}),
     })),
   };
   sendJson(res, 200, body);

@@ -44,7 +44,8 @@ export function detectInstances(d: HttpApiOptions, { res }: RouteRequest): Promi
 export async function connectInstance(d: HttpApiOptions, { req, res }: RouteRequest): Promise<void> {
   const mc = agent(d);
   const b = parseWith(MinecraftConnectBodySchema, await readJson(req), 'body');
-  mc.connectInstance(b.instance_id);
+  const r = await mc.connectInstance(b.instance_id);
+  if (!r.ok) throw new HttpError(503, 'unavailable', r.message);
   const now = mc.listInstances().find((i) => i.instanceId === b.instance_id);
   sendJson(res, 200, { active_instance: b.instance_id, connected: now?.status === 'connected' });
 }
@@ -115,7 +116,8 @@ export function getActionPolicy(d: HttpApiOptions, { res, params }: RouteRequest
 export async function setActionPolicy(d: HttpApiOptions, { req, res, params }: RouteRequest): Promise<void> {
   const id = params['id'] ?? '';
   const b = parseWith(MinecraftActionPolicySchema, await readJson(req, true), 'body');
-  const r = agent(d).setActionPolicy(id, b);
+  const r = await agent(d).setActionPolicy(id, b);
+  if (!r.ok && r.code === 'unavailable') throw new HttpError(503, 'unavailable', r.message);
   if (!r.ok) throw new HttpError(400, 'invalid_body', r.message);
   sendJson(res, 200, policyToWire(d, id));
 }
