@@ -6,14 +6,14 @@
  * definition shows the server's field and saves nothing; the created kind is offered on the New task page and the
  * next task created with it runs with its system prompt. A viewer key sees the kinds and no way to change them.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot, type Browser } from './support/browser.js';
-import { serve, type Served } from './support/spawn.js';
+import { type Served, serveWithConfig } from './support/spawn.js';
 
 const MODEL = 'kinds-model';
 const TOKEN = 'operator-token-for-the-kinds-page';
@@ -54,9 +54,10 @@ beforeAll(async () => {
     },
     { repeat: true },
   );
-  writeFileSync(
-    path.join(dir, 'ccagent.json'),
-    JSON.stringify({
+  server = await serveWithConfig(
+    dir,
+    fake.url,
+    {
       models: { planner: { name: MODEL }, executor: { name: MODEL }, native: { name: MODEL } },
       taskKinds: {
         careful_agent: {
@@ -67,22 +68,9 @@ beforeAll(async () => {
           confirm: { commands: ['fs_delete'], sandbox: '/work', shellPatterns: ['\\brm\\b'] },
         },
       },
-    }),
+    },
+    ['--token', TOKEN, '--log-level', 'warn'],
   );
-  server = await serve([
-    '--port',
-    '0',
-    '--db',
-    path.join(dir, 'ccagent.db'),
-    '--ollama-url',
-    fake.url,
-    '--config',
-    path.join(dir, 'ccagent.json'),
-    '--token',
-    TOKEN,
-    '--log-level',
-    'warn',
-  ]);
   const key = await http('/api/credentials/keys', { method: 'POST', body: { role: 'viewer', name: 'wall' } });
   expect(key.status).toBe(201);
   viewerKey = ((await key.json()) as { key: string }).key;

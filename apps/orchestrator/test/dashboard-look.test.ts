@@ -5,14 +5,14 @@
  * against the background it is painted on), the dark theme is dark, and the task states have one set of colours — six
  * different ones (queued, running, waiting, completed, failed, cancelled), the same in every place that shows a state.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type Browser } from './support/browser.js';
-import { serve, type Served } from './support/spawn.js';
+import { type Served, serveWithConfig } from './support/spawn.js';
 
 const PLANNER = 'look-planner';
 const KIND = 'look_job';
@@ -52,29 +52,17 @@ beforeAll(async () => {
   fake.script(PLANNER, () => 'ASK_USER\nQUESTION: Which side is north?\nWHY: the map is missing\nNEXT: dig', {
     repeat: true,
   });
-  writeFileSync(
-    path.join(dir, 'ccagent.json'),
-    JSON.stringify({
+  server = await serveWithConfig(
+    dir,
+    fake.url,
+    {
       models: { planner: { name: PLANNER }, executor: { name: PLANNER }, native: { name: PLANNER } },
       taskKinds: {
         [KIND]: { strategy: 'planner_executor', executorMode: 'parser', allowedCommands: ['fs_write'] },
       },
-    }),
+    },
+    ['--log-level', 'warn', '--durability', 'normal'],
   );
-  server = await serve([
-    '--port',
-    '0',
-    '--db',
-    path.join(dir, 'ccagent.db'),
-    '--ollama-url',
-    fake.url,
-    '--config',
-    path.join(dir, 'ccagent.json'),
-    '--log-level',
-    'warn',
-    '--durability',
-    'normal',
-  ]);
   waitingId = await createAndWait('find north');
   cancelledId = await createAndWait('find south');
   expect((await http(`/api/tasks/${cancelledId}/cancel`, { method: 'POST', body: {} })).status).toBe(200);

@@ -4,14 +4,14 @@
  * server: the operator signs in through the login field and can act; a viewer key sees the tasks with every action
  * disabled, and the server refuses the actions anyway. No credential ever appears in a URL.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot, type Browser } from './support/browser.js';
-import { serve, type Served } from './support/spawn.js';
+import { type Served, serveWithConfig } from './support/spawn.js';
 
 const PLANNER = 'roles-planner';
 const KIND = 'roles_job';
@@ -50,29 +50,17 @@ beforeAll(async () => {
   fake.script(PLANNER, () => 'ASK_USER\nQUESTION: Which side is north?\nWHY: the map is missing\nNEXT: dig', {
     repeat: true,
   });
-  writeFileSync(
-    path.join(dir, 'ccagent.json'),
-    JSON.stringify({
+  server = await serveWithConfig(
+    dir,
+    fake.url,
+    {
       models: { planner: { name: PLANNER }, executor: { name: PLANNER }, native: { name: PLANNER } },
       taskKinds: {
         [KIND]: { strategy: 'planner_executor', executorMode: 'parser', allowedCommands: ['fs_write'] },
       },
-    }),
+    },
+    ['--token', TOKEN, '--log-level', 'warn'],
   );
-  server = await serve([
-    '--port',
-    '0',
-    '--db',
-    path.join(dir, 'ccagent.db'),
-    '--ollama-url',
-    fake.url,
-    '--config',
-    path.join(dir, 'ccagent.json'),
-    '--token',
-    TOKEN,
-    '--log-level',
-    'warn',
-  ]);
   const key = await http('/api/credentials/keys', {
     method: 'POST',
     token: TOKEN,

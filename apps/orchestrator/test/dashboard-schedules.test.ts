@@ -7,7 +7,7 @@
  * every action disabled, and the server refuses the actions anyway. A schedule's hostile text (HTML, script, ANSI)
  * stays inert text. The bundle stays under its 40 KB gzip budget with the page in it.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,7 @@ import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot, type Browser } from './support/browser.js';
-import { serve, type Served } from './support/spawn.js';
+import { type Served, serveWithConfig } from './support/spawn.js';
 
 const MODEL = 'sched-model';
 const KIND = 'sched_job';
@@ -71,27 +71,15 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'cco-dash-sched-'));
   fake = await startFakeOllama({ installed: [MODEL] });
   fake.script(MODEL, () => 'DONE\nSUMMARY: nothing to do', { repeat: true });
-  writeFileSync(
-    path.join(dir, 'ccagent.json'),
-    JSON.stringify({
+  server = await serveWithConfig(
+    dir,
+    fake.url,
+    {
       models: { planner: { name: MODEL }, executor: { name: MODEL }, native: { name: MODEL } },
       taskKinds: { [KIND]: { strategy: 'planner_executor', executorMode: 'parser', allowedCommands: [] } },
-    }),
+    },
+    ['--token', TOKEN, '--log-level', 'warn'],
   );
-  server = await serve([
-    '--port',
-    '0',
-    '--db',
-    path.join(dir, 'ccagent.db'),
-    '--ollama-url',
-    fake.url,
-    '--config',
-    path.join(dir, 'ccagent.json'),
-    '--token',
-    TOKEN,
-    '--log-level',
-    'warn',
-  ]);
   const key = await http('/api/credentials/keys', {
     method: 'POST',
     body: { role: 'viewer', name: 'wall screen' },

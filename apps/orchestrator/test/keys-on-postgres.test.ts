@@ -3,62 +3,31 @@
  * in the database, so a restarted orchestrator (or the standby that takes over) knows them. Needs the PostgreSQL
  * test server (CCAGENT_TEST_PG_URL); skipped with a notice without it.
  */
-import { randomBytes } from 'node:crypto';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
-import pg from 'pg';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { startOnPostgres, type PostgresServe } from '../src/high-availability.js';
+import type { PostgresServe } from '../src/high-availability.js';
+import { createTestDatabase, pgTestServer, servePostgres } from './support/postgres.js';
 import { TestClient } from './support/ws-test-client.js';
 
-const PG_SERVER = process.env.CCAGENT_TEST_PG_URL || undefined;
-if (PG_SERVER === undefined) {
-  console.log(
-    '[keys-on-postgres] SKIPPED: CCAGENT_TEST_PG_URL is not set (see packages/store-postgres/README.md)',
-  );
-}
+const PG_SERVER = pgTestServer('keys-on-postgres');
 const TOKEN = 'pg-operator-token';
-
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG_SERVER });
-  await c.connect();
-  await c.query(sql).finally(() => c.end());
-}
 
 describe.skipIf(!PG_SERVER)('keys on the PostgreSQL store', () => {
   let fake: FakeOllama;
-  let dbName: string;
-  let dbUrl: string;
+  let db: { url: string; drop(): Promise<void> };
   const open: PostgresServe[] = [];
   beforeAll(async () => {
     fake = await startFakeOllama({ installed: ['qwen3:8b'] });
-    dbName = `ccagent_keys_${randomBytes(5).toString('hex')}`;
-    await admin(`CREATE DATABASE ${dbName}`);
-    const u = new URL(PG_SERVER as string);
-    u.pathname = `/${dbName}`;
-    dbUrl = u.toString();
+    db = await createTestDatabase(PG_SERVER as string, 'ccagent_keys');
   });
   afterAll(async () => {
     for (const s of open) await s.close().catch(() => undefined);
     await fake?.close();
-    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+    await db?.drop();
   });
 
   async function serve(): Promise<{ url: string; serve: PostgresServe }> {
-    const loaded = loadConfig({});
-    if (!loaded.ok) throw loaded.error;
-    const s = await startOnPostgres({
-      config: loaded.value,
-      dbUrl,
-      host: '127.0.0.1',
-      port: 0,
-      ollamaUrl: fake.url,
-      token: TOKEN,
-      logger: pino({ level: 'silent' }),
-      env: {},
-      onLost: () => undefined,
-    });
+    const s = await servePostgres(db.url, fake.url, TOKEN);
     open.push(s);
     return { url: (await s.active).url, serve: s };
   }

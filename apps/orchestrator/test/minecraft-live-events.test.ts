@@ -4,7 +4,6 @@
 // stream and watching the page in real Chromium. Hostile text from the mod (log lines, item and dimension names, an
 // action's error and result) must stay text; the page's lists stay bounded.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ModClient, type ActionRunner, type PlayerState, type RunOutcome } from '@ccagent/minecraft';
@@ -13,6 +12,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type Browser } from './support/browser.js';
 import { serve, type Served } from './support/spawn.js';
+import { freePort } from './support/minecraft.js';
 
 const TOKEN = 'operator-token-live';
 const MODEL = 'mc-live';
@@ -44,16 +44,6 @@ const runner: ActionRunner = {
     return { ok: true, result: { said: HOSTILE } };
   },
 };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 async function http(p: string, key: string, body?: unknown): Promise<Response> {
   return fetch(`${orch.url}${p}`, {

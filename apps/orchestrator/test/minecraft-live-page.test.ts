@@ -2,10 +2,8 @@
 // (the built `ccagent-mc-bridge`, a separate process), the built orchestrator and a scripted model. The dashboard's
 // instance page is open in real Chromium while tasks run: the player's position, each action with its outcome and
 // duration, and the mod's log lines (what the bot reads in the game's chat) must appear without a reload.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestServer, type TestMinecraftServer } from '@ccagent/minecraft/testing';
@@ -13,14 +11,9 @@ import { startFakeOllama, type FakeChatRequest, type FakeOllama, type FakeReply 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot } from './support/browser.js';
 import { serve, type Served } from './support/spawn.js';
+import { freePort, spawnBridge } from './support/minecraft.js';
 
 const MODEL = 'mc-live-planner';
-const require = createRequire(import.meta.url);
-const BRIDGE = path.join(
-  path.dirname(require.resolve('@ccagent/minecraft/package.json')),
-  'dist',
-  'bridge-bin.js',
-);
 
 let squid: TestMinecraftServer;
 let fake: FakeOllama;
@@ -39,16 +32,6 @@ function reply(req: FakeChatRequest): FakeReply {
   const p = plans.get(task);
   if (p === undefined) return { content: `no plan scripted for ${task}` };
   return { json: /did not work out/.test(text) && p.replan !== undefined ? p.replan : p.plan };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
 }
 
 async function api<T>(method: string, p: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -103,21 +86,7 @@ beforeAll(async () => {
     '--ollama-url',
     fake.url,
   ]);
-  bridge = spawn(
-    process.execPath,
-    [
-      BRIDGE,
-      '--server',
-      `${squid.host}:${squid.port}`,
-      '--username',
-      'Bot',
-      '--orchestrator',
-      `ws://127.0.0.1:${mcPort}`,
-      '--mc-version',
-      squid.version,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  bridge = spawnBridge(squid, mcPort);
   bridge.stderr?.on('data', (b: Buffer) => (bridgeLog += b.toString()));
   const deadline = Date.now() + 60_000;
   let p: { x: number; y: number; z: number } | undefined;

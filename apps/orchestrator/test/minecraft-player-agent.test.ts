@@ -3,10 +3,8 @@
 // scripted model (the testkit's fake Ollama). Everything the tasks did is checked from the server's side: the
 // player's position, the chat log, the blocks of the world. The dashboard's Minecraft page in real Chromium. Then
 // kill -9 of the orchestrator mid-action, and mid model call (the step log keeps the request, as a CC task's does).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestServer, type TestMinecraftServer } from '@ccagent/minecraft/testing';
@@ -14,14 +12,9 @@ import { startFakeOllama, type FakeChatRequest, type FakeOllama, type FakeReply 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot } from './support/browser.js';
 import { serve, type Served } from './support/spawn.js';
+import { freePort, spawnBridge } from './support/minecraft.js';
 
 const MODEL = 'mc-planner';
-const require = createRequire(import.meta.url);
-const BRIDGE = path.join(
-  path.dirname(require.resolve('@ccagent/minecraft/package.json')),
-  'dist',
-  'bridge-bin.js',
-);
 
 let squid: TestMinecraftServer;
 let fake: FakeOllama;
@@ -45,16 +38,6 @@ function reply(req: FakeChatRequest): FakeReply {
   return { json: /did not work out/.test(text) && p.replan !== undefined ? p.replan : p.plan, ...hang };
 }
 const hanging = new Set<string>();
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 function startOrchestrator(): Promise<Served> {
   return serve([
@@ -130,21 +113,7 @@ beforeAll(async () => {
   fake.script(MODEL, reply);
   mcPort = await freePort();
   orch = await startOrchestrator();
-  bridge = spawn(
-    process.execPath,
-    [
-      BRIDGE,
-      '--server',
-      `${squid.host}:${squid.port}`,
-      '--username',
-      'Bot',
-      '--orchestrator',
-      `ws://127.0.0.1:${mcPort}`,
-      '--mc-version',
-      squid.version,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  bridge = spawnBridge(squid, mcPort);
   bridge.stderr?.on('data', (b: Buffer) => (bridgeLog += b.toString()));
   const deadline = Date.now() + 60_000;
   while ((await instance())?.last_state == null) {

@@ -5,12 +5,12 @@
  * In process, real sockets, a scripted mod (ModClient) whose walk is held until the test releases it.
  */
 import { readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { ModClient, type ActionRunner, type PlayerState, type RunOutcome } from '@ccagent/minecraft';
 import type { FakeChatRequest, FakeReply } from '@ccagent/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, startHarness, type Harness } from './support/harness.js';
 import { useHarness } from './support/session.js';
+import { freePort } from './support/minecraft.js';
 
 const t = useHarness();
 const TOKEN = 'operator-token-1';
@@ -227,16 +227,6 @@ describe("seed 003's channels over HTTP", () => {
     expect(audit?.target).toBe('Bot');
   });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 describe('a Minecraft task across a restart', () => {
   it('leaves a "resumed" record for the action that was open, does not run it twice, and a step waits for the mod to be back before it plans', async () => {

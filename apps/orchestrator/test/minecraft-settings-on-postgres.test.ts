@@ -6,60 +6,30 @@
  * (CCAGENT_TEST_PG_URL); skipped with a notice without it.
  */
 import { existsSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
-import pg from 'pg';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { startOnPostgres, type PostgresServe } from '../src/high-availability.js';
+import type { PostgresServe } from '../src/high-availability.js';
+import { createTestDatabase, pgQuery, pgTestServer, servePostgres } from './support/postgres.js';
 
-const PG_SERVER = process.env.CCAGENT_TEST_PG_URL || undefined;
-if (PG_SERVER === undefined) {
-  console.log(
-    '[minecraft-settings-on-postgres] SKIPPED: CCAGENT_TEST_PG_URL is not set (see packages/store-postgres/README.md)',
-  );
-}
+const PG_SERVER = pgTestServer('minecraft-settings-on-postgres');
 const TOKEN = 'pg-operator-token';
-
-async function admin(sql: string, url = PG_SERVER): Promise<pg.QueryResult> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  return c.query(sql).finally(() => c.end());
-}
 
 describe.skipIf(!PG_SERVER)('Minecraft settings on the PostgreSQL store', () => {
   let fake: FakeOllama;
-  let dbName: string;
-  let dbUrl: string;
+  let db: { url: string; drop(): Promise<void> };
   const open: PostgresServe[] = [];
   beforeAll(async () => {
     fake = await startFakeOllama({ installed: ['qwen3:8b'] });
-    dbName = `ccagent_mcset_${randomBytes(5).toString('hex')}`;
-    await admin(`CREATE DATABASE ${dbName}`);
-    const u = new URL(PG_SERVER as string);
-    u.pathname = `/${dbName}`;
-    dbUrl = u.toString();
+    db = await createTestDatabase(PG_SERVER as string, 'ccagent_mcset');
   });
   afterAll(async () => {
     for (const s of open) await s.close().catch(() => undefined);
     await fake?.close();
-    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+    await db?.drop();
   });
 
   async function serve(): Promise<{ url: string; serve: PostgresServe }> {
-    const loaded = loadConfig({});
-    if (!loaded.ok) throw loaded.error;
-    const s = await startOnPostgres({
-      config: loaded.value,
-      dbUrl,
-      host: '127.0.0.1',
-      port: 0,
-      ollamaUrl: fake.url,
-      token: TOKEN,
-      logger: pino({ level: 'silent' }),
-      env: {},
-      onLost: () => undefined,
+    const s = await servePostgres(db.url, fake.url, TOKEN, {
       minecraft: { host: '127.0.0.1', port: 0, required: true },
     });
     open.push(s);
@@ -91,7 +61,7 @@ describe.skipIf(!PG_SERVER)('Minecraft settings on the PostgreSQL store', () => 
       }),
     ).toEqual({ status: 200, body: { instance_id: 'Bot', allow: ['goto', 'chat'], deny: ['chat'] } });
     // In the database as soon as the answers came, before any shutdown.
-    const rows = await admin('SELECT "key", "value" FROM minecraft_settings', dbUrl);
+    const rows = await pgQuery(db.url, 'SELECT "key", "value" FROM minecraft_settings');
     expect(
       rows.rows.map((r: { key: string; value: string }) => [r.key, JSON.parse(r.value) as unknown]),
     ).toEqual([['seat', { active: 'Bot', actions: { Bot: { allow: ['goto', 'chat'], deny: ['chat'] } } }]]);
@@ -111,7 +81,7 @@ describe.skipIf(!PG_SERVER)('Minecraft settings on the PostgreSQL store', () => 
     });
     // A change on the new process replaces the document; removing the lists removes the instance's entry.
     expect((await call(second.url, '/api/minecraft/instances/Bot/actions', {})).status).toBe(200);
-    const after = await admin('SELECT "value" FROM minecraft_settings WHERE "key" = \'seat\'', dbUrl);
+    const after = await pgQuery(db.url, 'SELECT "value" FROM minecraft_settings WHERE "key" = \'seat\'');
     expect(JSON.parse((after.rows[0] as { value: string }).value)).toEqual({ active: 'Bot', actions: {} });
   });
 });

@@ -10,6 +10,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, request } from '../api.js';
 import { forgetFeatures, useFeatures, VIEWER_NOTE } from '../features.js';
 import { visible } from '../text.js';
+import { NumberField } from './fields.js';
 
 type Definition = Record<string, unknown>;
 
@@ -428,33 +429,21 @@ function KindEditor({
       <fieldset>
         <legend>Budgets of one run</legend>
         <div class="grid2">
-          <label>
-            Max steps
-            <input
-              name="maxSteps"
-              inputMode="numeric"
-              value={maxSteps}
-              onInput={(e) => setMaxSteps(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Max tool calls
-            <input
-              name="maxToolCalls"
-              inputMode="numeric"
-              value={maxToolCalls}
-              onInput={(e) => setMaxToolCalls(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Deadline (minutes)
-            <input
-              name="deadlineMin"
-              inputMode="decimal"
-              value={deadlineMin}
-              onInput={(e) => setDeadlineMin(e.currentTarget.value)}
-            />
-          </label>
+          <NumberField label="Max steps" name="maxSteps" mode="numeric" value={maxSteps} set={setMaxSteps} />
+          <NumberField
+            label="Max tool calls"
+            name="maxToolCalls"
+            mode="numeric"
+            value={maxToolCalls}
+            set={setMaxToolCalls}
+          />
+          <NumberField
+            label="Deadline (minutes)"
+            name="deadlineMin"
+            mode="decimal"
+            value={deadlineMin}
+            set={setDeadlineMin}
+          />
         </div>
       </fieldset>
       <fieldset>

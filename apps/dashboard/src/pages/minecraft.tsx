@@ -13,6 +13,7 @@ import { age, statusText } from '../format.js';
 import { navigate } from '../router.js';
 import { Line, visible } from '../text.js';
 import type { WireTask } from '../wire.js';
+import { NumberField } from './fields.js';
 
 /** A mod instance as `GET /api/minecraft/instances` sends it. */
 interface WireMcInstance {
@@ -369,16 +370,14 @@ function StartForm({
             placeholder="e.g. qwen3:8b"
           />
         </label>
-        <label>
-          Temperature
-          <input
-            name="temperature"
-            inputMode="decimal"
-            value={temperature}
-            onInput={(e) => setTemperature(e.currentTarget.value)}
-            placeholder="0 – 2"
-          />
-        </label>
+        <NumberField
+          label="Temperature"
+          name="temperature"
+          mode="decimal"
+          value={temperature}
+          set={setTemperature}
+          placeholder="0 – 2"
+        />
         {provider === 'lmstudio' && (
           <label>
             LM Studio URL

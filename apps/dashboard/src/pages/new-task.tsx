@@ -7,6 +7,7 @@ import { api, ApiError } from '../api.js';
 import { useFeatures, VIEWER_NOTE } from '../features.js';
 import { navigate } from '../router.js';
 import type { WireClient } from '../wire.js';
+import { NumberField } from './fields.js';
 
 const ROLES = ['planner', 'executor', 'native', 'chat'] as const;
 
@@ -148,16 +149,14 @@ export function NewTaskPage() {
                 />
               </label>
             ))}
-            <label>
-              Temperature
-              <input
-                name="temperature"
-                inputMode="decimal"
-                value={temperature}
-                onInput={(e) => setTemperature(e.currentTarget.value)}
-                placeholder="0 – 2"
-              />
-            </label>
+            <NumberField
+              label="Temperature"
+              name="temperature"
+              mode="decimal"
+              value={temperature}
+              set={setTemperature}
+              placeholder="0 – 2"
+            />
             <label>
               Executor mode
               <select name="mode" value={mode} onChange={(e) => setMode(e.currentTarget.value)}>
@@ -167,33 +166,27 @@ export function NewTaskPage() {
                 <option value="parser-then-model">parser-then-model</option>
               </select>
             </label>
-            <label>
-              Max steps
-              <input
-                name="max-steps"
-                inputMode="numeric"
-                value={maxSteps}
-                onInput={(e) => setMaxSteps(e.currentTarget.value)}
-              />
-            </label>
-            <label>
-              Max tool calls
-              <input
-                name="max-tool-calls"
-                inputMode="numeric"
-                value={maxToolCalls}
-                onInput={(e) => setMaxToolCalls(e.currentTarget.value)}
-              />
-            </label>
-            <label>
-              Deadline (minutes)
-              <input
-                name="deadline"
-                inputMode="decimal"
-                value={deadlineMin}
-                onInput={(e) => setDeadlineMin(e.currentTarget.value)}
-              />
-            </label>
+            <NumberField
+              label="Max steps"
+              name="max-steps"
+              mode="numeric"
+              value={maxSteps}
+              set={setMaxSteps}
+            />
+            <NumberField
+              label="Max tool calls"
+              name="max-tool-calls"
+              mode="numeric"
+              value={maxToolCalls}
+              set={setMaxToolCalls}
+            />
+            <NumberField
+              label="Deadline (minutes)"
+              name="deadline"
+              mode="decimal"
+              value={deadlineMin}
+              set={setDeadlineMin}
+            />
           </div>
         </fieldset>
         {error !== undefined && (

@@ -2,6 +2,8 @@
  * Spawns the BUILT `cc-orchestrator serve` (dist/main.js) as a child process and reads the URL it prints.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The built command line entry. */
@@ -93,4 +95,33 @@ export function serve(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 2
       reject(new Error(`server exited with ${code} before listening.\nstdout:\n${out}\nstderr:\n${err}`));
     });
   });
+}
+
+/**
+ * Write `config` as `<dir>/ccagent.json` and start `cc-orchestrator serve` on a free port over `<dir>/ccagent.db`, its
+ * model server at `ollamaUrl`; `args` come after (`--token`, `--log-level` …).
+ */
+export function serveWithConfig(
+  dir: string,
+  ollamaUrl: string,
+  config: unknown,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<Served> {
+  const file = path.join(dir, 'ccagent.json');
+  writeFileSync(file, JSON.stringify(config));
+  return serve(
+    [
+      '--port',
+      '0',
+      '--db',
+      path.join(dir, 'ccagent.db'),
+      '--ollama-url',
+      ollamaUrl,
+      '--config',
+      file,
+      ...args,
+    ],
+    env,
+  );
 }
