@@ -3,13 +3,13 @@
 // identical copies of the seeded database, so machine load hits both alike.
 //
 // - The dashboard of `<ref>` (apps/dashboard at that commit, from `git archive`) is built with Vite into
-//   tools/bench/results/dashboard-baseline-<sha>/ with the same settings as apps/dashboard/vite.config.ts. Its
+//   tools/bench/results/dashboard-baseline-<sha>/ with that commit's apps/dashboard/vite.config.ts. Its
 //   imports resolve from the workspace's node_modules (preact, and @ccagent/protocol as built now: the dashboard's
 //   look and code are what is compared, not the protocol package).
 // - The built orchestrator (apps/orchestrator/dist) is copied next to itself (dist/.bench-baseline/) with that
 //   dashboard in place of its own, so both servers run the same server code; the copy is removed at the end.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -42,21 +42,36 @@ export async function prepareBaseline(ref) {
     // Vite is a devDependency of the dashboard (installed under apps/dashboard/node_modules).
     const req = createRequire(path.join(repo, 'apps', 'dashboard', 'package.json'));
     const vite = await import(pathToFileURL(req.resolve('vite')).href);
-    await vite.build({
-      root,
-      configFile: false,
-      logLevel: 'warn',
-      base: './',
-      oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
-      build: {
-        outDir: out,
-        emptyOutDir: true,
-        target: 'es2022',
-        sourcemap: false,
-        reportCompressedSize: false,
-        assetsInlineLimit: 0,
-      },
-    });
+    const build = {
+      outDir: out,
+      emptyOutDir: true,
+      target: 'es2022',
+      sourcemap: false,
+      reportCompressedSize: false,
+      assetsInlineLimit: 0,
+    };
+    const config = path.join(root, 'vite.config.ts');
+    if (existsSync(config)) {
+      // The ref's own build settings (JSX runtime, minifier, preload polyfill): what it shipped. Its config imports
+      // `vite`, found through a node_modules of its own holding one link (Vite writes its temporary files there).
+      mkdirSync(path.join(root, 'node_modules'), { recursive: true });
+      symlinkSync(path.dirname(req.resolve('vite/package.json')), path.join(root, 'node_modules', 'vite'));
+      await vite.build({
+        root,
+        configFile: config,
+        logLevel: 'warn',
+        build: { outDir: out, emptyOutDir: true, reportCompressedSize: false },
+      });
+    } else {
+      await vite.build({
+        root,
+        configFile: false,
+        logLevel: 'warn',
+        base: './',
+        oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+        build,
+      });
+    }
   }
   const dist = path.dirname(ORCHESTRATOR_BIN);
   const copy = path.join(dist, '.bench-baseline');

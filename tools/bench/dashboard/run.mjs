@@ -24,7 +24,8 @@
 //   step-log record, the time from its `at` (the engine's clock as it commits the record) to the frame that paints its
 //   row, p50/p95 over `--live` records. Raw baselines of the same records: the same record's `step` event arriving
 //   over GET /api/events in the same browser (an EventSource, nothing rendered) and in Node.
-// - The shipped bundle: every file of dist/dashboard, raw and gzip (level 9, as the server sends it).
+// - The shipped bundle: every file of dist/dashboard, raw and gzip (level 9, as the server sends it), and what is left
+//   of its budget (bundle.mjs prints the same alone, in a second, and where the bytes come from with `--modules`).
 // - `--baseline REF` (e.g. `main`): an A/B of first paint in the same run. The dashboard of git REF is built and served
 //   by a copy of the same built orchestrator over a copy of the same seeded database (baseline.mjs); each round loads
 //   every page on both, interleaved (the order alternates), and the report gives both medians and their ratio.
@@ -33,20 +34,10 @@
 // - `--profile-live FILE`: a CPU profile of the live page's renderer (CDP Profiler) over the live run, written to FILE
 //   (summarise it with tools/bench/lib/cpuprofile-top.mjs).
 // Writes tools/bench/results/dashboard.json.
-import {
-  copyFileSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { gzipSync } from 'node:zlib';
 import { startFakeOllama } from '@ccagent/testkit';
 import { chromium } from 'playwright-core';
 import { SimulatedComputer } from '../lib/bench-clients.mjs';
@@ -54,6 +45,7 @@ import { ORCHESTRATOR_BIN, startOrchestrator } from '../lib/procs.mjs';
 import { machineInfo, writeResults } from '../lib/results.mjs';
 import { fmt, percentile, printTable, sleep } from '../lib/stats.mjs';
 import { prepareBaseline } from './baseline.mjs';
+import { BUDGET, bundleOf, total } from './bundle.mjs';
 import { seedDashboardDb } from './seed.mjs';
 
 const { values: flags } = parseArgs({
@@ -86,30 +78,6 @@ const MODEL_LATENCY_MS = 80;
 // ------------------------------------------------------------------------------------------ the bundle
 
 const dashDir = path.join(path.dirname(ORCHESTRATOR_BIN), 'dashboard');
-/** Every file under `dashDir`, raw and gzip-compressed bytes. */
-function bundleOf(dashDir) {
-  const bundle = [];
-  const walk = (dir) => {
-    for (const name of readdirSync(dir)) {
-      const full = path.join(dir, name);
-      if (statSync(full).isDirectory()) walk(full);
-      else {
-        const body = readFileSync(full);
-        bundle.push({
-          file: path.relative(dashDir, full),
-          raw: body.length,
-          gzip: gzipSync(body, { level: 9 }).length,
-        });
-      }
-    }
-  };
-  walk(dashDir);
-  return bundle;
-}
-const total = (files) => ({
-  raw: files.reduce((a, b) => a + b.raw, 0),
-  gzip: files.reduce((a, b) => a + b.gzip, 0),
-});
 const bundle = bundleOf(dashDir);
 const bundleTotal = total(bundle);
 
@@ -816,6 +784,7 @@ printTable(
   [
     ...bundle.map((f) => [f.file, String(f.raw), String(f.gzip)]),
     ['total', String(bundleTotal.raw), String(bundleTotal.gzip)],
+    ['left of the budget', '', String(BUDGET - bundleTotal.gzip)],
   ],
 );
 
