@@ -3,6 +3,7 @@
  * HTML), control characters (ANSI escapes included) are drawn as their visible symbols, and long content is cut to a
  * preview with "show all" and "copy".
  */
+import { valueText } from '@ccagent/protocol/conversation';
 import { inertText } from '@ccagent/protocol/text';
 import { useState } from 'preact/hooks';
 
@@ -20,27 +21,15 @@ export function visible(text: string): string {
   return inertText(text);
 }
 
-/** A value as display text: strings as they are, anything else as indented JSON. */
-export function asText(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value === undefined) return '';
-  try {
-    return JSON.stringify(value, null, 2) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
+/** A value as display text: strings as they are, anything else as indented JSON (the conversation's rule). */
+export { valueText as asText } from '@ccagent/protocol/conversation';
 
-function previewOf(text: string): string | undefined {
-  let cut = text.length > PREVIEW_CHARS ? PREVIEW_CHARS : -1;
-  let lines = 0;
-  for (let i = 0; i < Math.min(text.length, PREVIEW_CHARS); i++) {
-    if (text.charCodeAt(i) === 10 && ++lines >= PREVIEW_LINES) {
-      cut = i;
-      break;
-    }
-  }
-  return cut < 0 ? undefined : text.slice(0, cut);
+/** Where `text` is cut for its preview (undefined: short enough to show whole). */
+export function previewCut(text: string, chars = PREVIEW_CHARS, lines = PREVIEW_LINES): number | undefined {
+  let n = 0;
+  const end = Math.min(text.length, chars);
+  for (let i = 0; i < end; i++) if (text.charCodeAt(i) === 10 && ++n >= lines) return i;
+  return text.length > chars ? chars : undefined;
 }
 
 /** Copy `text` to the clipboard; resolves false when the browser refuses. */
@@ -89,8 +78,9 @@ export function CopyButton({ text, label }: { text: string; label?: string }) {
 
 /** Long text, collapsed to a preview with "show all" and "copy". */
 export function Clip({ value, label }: { value: unknown; label: string }) {
-  const text = asText(value);
-  const preview = previewOf(text);
+  const text = valueText(value);
+  const cut = previewCut(text);
+  const preview = cut === undefined ? undefined : text.slice(0, cut);
   const [open, setOpen] = useState(false);
   const shown = open || preview === undefined ? text : preview;
   return (

@@ -26,7 +26,7 @@ import { eventTaskId, live } from '../events.js';
 import { duration } from '../format.js';
 import { highlight } from '../lua.js';
 import { CodeBlock, Markdown } from '../markdown.js';
-import { PREVIEW_CHARS, PREVIEW_LINES, visible } from '../text.js';
+import { previewCut, visible } from '../text.js';
 import type { TaskDetail } from '../wire.js';
 
 /** Items drawn at first, and added by each "show earlier". */
@@ -38,14 +38,6 @@ const CHART_BARS = 120;
 /** Output past this many characters is drawn without per-line error marks. */
 const MARK_LINES_MAX = 200_000;
 const ERROR_LINE = /error|traceback|exception|failed|attempt to|:\d+:|^\s*\[C\]|^\s*stack/i;
-
-/** Where `text` is cut for its preview (undefined: short enough to show whole). */
-export function previewCut(text: string, chars = PREVIEW_CHARS, lines = PREVIEW_LINES): number | undefined {
-  let n = 0;
-  const end = Math.min(text.length, chars);
-  for (let i = 0; i < end; i++) if (text.charCodeAt(i) === 10 && ++n >= lines) return i;
-  return text.length > chars ? chars : undefined;
-}
 
 /** The follow-up messages of a task read with `messages=1`, in the form the conversation reads. */
 export function messagesOf(detail: TaskDetail): ConversationMessage[] {
