@@ -56,10 +56,14 @@ export async function moduleShares() {
   const { transform } = createRequire(req.resolve('vite'))('lightningcss');
   const out = mkdtempSync(path.join(os.tmpdir(), 'ccagent-dashboard-modules-'));
   const rows = [];
+  // Dependencies by package (a workspace package's build splits into chunks: `@ccagent/protocol dist/chunk-….js`).
   const name = (id) =>
     id.includes('node_modules')
       ? id.replace(/.*node_modules\//, '')
-      : path.relative(repo, id).replace(/^apps\/dashboard\//, '');
+      : path
+          .relative(repo, id)
+          .replace(/^apps\/dashboard\//, '')
+          .replace(/^packages\/([^/]+)\//, '@ccagent/$1 ');
   try {
     await vite.build({
       root: dashboardApp,
