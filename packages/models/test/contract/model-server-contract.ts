@@ -89,6 +89,31 @@ const figures = (label: string, r: ChatResponse) =>
   `load ${ms(r.usage.loadDurationNs)}, total ${ms(r.usage.totalDurationNs)}`;
 
 /**
+ * A cache check's first request (a fresh long prompt tagged `tag`, kept loaded with `KEEP`) and how it calls: through
+ * the Ollama adapter, the double told to answer "OK." each time.
+ */
+function cacheCheck(
+  t: ContractTarget,
+  tag: string,
+): { request: ChatRequest; chat: (r: ChatRequest) => Promise<ChatResponse> } {
+  const model = ollama(t);
+  const request: ChatRequest = {
+    model: t.model,
+    messages: longPrompt(tag),
+    options: OPTIONS,
+    keepAlive: KEEP,
+    stream: false,
+  };
+  return {
+    request,
+    chat: (r) => {
+      t.arrange({ text: 'OK.' });
+      return model.chat(r);
+    },
+  };
+}
+
+/**
  * A cache check's timing: the `cached` call must spend less than 1/`divisor` of the uncached call's prompt evaluation.
  *
  * A model server keeps its prompt cache in one slot per parallel request (Ollama with `OLLAMA_NUM_PARALLEL=1`, as in
@@ -228,20 +253,8 @@ export const CONTRACT: ContractCheck[] = [
   {
     name: 'reports the whole prompt as prompt_eval_count even when it came from the cache, and times only what it evaluated',
     async run(t) {
-      const model = ollama(t);
       // A fresh prompt (the tag differs per target run), then the identical request: the cache holds all of it.
-      const messages = longPrompt(`${t.name} ${Date.now()}`);
-      const request: ChatRequest = {
-        model: t.model,
-        messages,
-        options: OPTIONS,
-        keepAlive: KEEP,
-        stream: false,
-      };
-      const chat = (r: ChatRequest) => {
-        t.arrange({ text: 'OK.' });
-        return model.chat(r);
-      };
+      const { request, chat } = cacheCheck(t, `${t.name} ${Date.now()}`);
       const first = await chat(request);
       expect(first.usage.promptEvalCount).toBeGreaterThan(250);
       await cacheTimed(t, {
@@ -259,22 +272,10 @@ export const CONTRACT: ContractCheck[] = [
   {
     name: 'counts the whole prompt of a request that extends the previous one, evaluating only the new part',
     async run(t) {
-      const model = ollama(t);
-      const messages = longPrompt(`extend ${t.name} ${Date.now()}`);
-      const request: ChatRequest = {
-        model: t.model,
-        messages,
-        options: OPTIONS,
-        keepAlive: KEEP,
-        stream: false,
-      };
-      const chat = (r: ChatRequest) => {
-        t.arrange({ text: 'OK.' });
-        return model.chat(r);
-      };
+      const { request, chat } = cacheCheck(t, `extend ${t.name} ${Date.now()}`);
       const first = await chat(request);
       const extended: ChatMessage[] = [
-        ...messages,
+        ...request.messages,
         { role: 'assistant', content: first.message.content },
         { role: 'user', content: 'Now say DONE, and nothing else.' },
       ];
