@@ -4,14 +4,20 @@
  * the scripted fake model server behind the real agent strategies, and real WebSocket clients standing in for CC
  * computers. Each test is named for what a person at the browser would notice going wrong.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startFakeOllama, type FakeChatRequest, type FakeOllama, type FakeReply } from '@ccagent/testkit';
+import {
+  scriptByMarker,
+  startFakeOllama,
+  type FakeChatRequest,
+  type FakeOllama,
+  type FakeReply,
+} from '@ccagent/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot, type Browser } from './support/browser.js';
-import { serve, type Served } from './support/spawn.js';
+import { serveWithConfig, type Served } from './support/spawn.js';
 import { TestClient, type Msg } from './support/ws-test-client.js';
 
 const PLANNER = 'dash-planner';
@@ -24,57 +30,27 @@ let browser: Browser;
 let port: string;
 const clients: TestClient[] = [];
 
-/** Planner replies by prompt marker, so tests running one after another each get their own script. */
-const scripts = new Map<string, () => (req: FakeChatRequest) => FakeReply>();
-const running = new Map<string, (req: FakeChatRequest) => FakeReply>();
+/** Planner replies by prompt marker: each task's prompt starts with "#dash:<name>#", which picks its script. */
+const { scripts, script } = scriptByMarker('dash', 'DONE\nSUMMARY: nothing scripted');
 
-function args(): string[] {
-  return [
-    '--db',
-    path.join(dir, 'ccagent.db'),
-    '--ollama-url',
-    fake.url,
-    '--config',
-    path.join(dir, 'ccagent.json'),
-    '--log-level',
-    'warn',
-    '--durability',
-    'normal',
-  ];
-}
+const CONFIG = {
+  models: { planner: { name: PLANNER }, executor: { name: PLANNER }, native: { name: PLANNER } },
+  taskKinds: {
+    [KIND]: {
+      strategy: 'planner_executor',
+      executorMode: 'parser',
+      allowedCommands: ['fs_write', 'run_program'],
+      budgets: { maxSteps: 40 },
+    },
+  },
+};
+const ARGS = ['--log-level', 'warn', '--durability', 'normal'];
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'cco-dash-'));
   fake = await startFakeOllama({ installed: [PLANNER] });
-  writeFileSync(
-    path.join(dir, 'ccagent.json'),
-    JSON.stringify({
-      models: { planner: { name: PLANNER }, executor: { name: PLANNER }, native: { name: PLANNER } },
-      taskKinds: {
-        [KIND]: {
-          strategy: 'planner_executor',
-          executorMode: 'parser',
-          allowedCommands: ['fs_write', 'run_program'],
-          budgets: { maxSteps: 40 },
-        },
-      },
-    }),
-  );
-  // Each task's prompt starts with "#dash:<name>#": that picks its script.
-  fake.script(PLANNER, (req) => {
-    const messages = req.body.messages as { content: string }[];
-    const all = messages.map((m) => m.content).join('\n');
-    const name = /#dash:([a-z-]+)#/.exec(all)?.[1] ?? 'none';
-    let s = running.get(name);
-    if (!s) {
-      const make = scripts.get(name);
-      if (!make) return 'DONE\nSUMMARY: nothing scripted';
-      s = make();
-      running.set(name, s);
-    }
-    return s(req);
-  });
-  server = await serve(['--port', '0', ...args()]);
+  fake.script(PLANNER, script);
+  server = await serveWithConfig(dir, fake.url, CONFIG, ARGS);
   port = new URL(server.url).port;
   browser = await launchBrowser();
   const pc = await TestClient.connect(server.url, 'pc-1');
@@ -530,7 +506,7 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
     expect(before).toBe(await stepCount(id));
     await server.kill9();
     await page.waitForSelector('[data-testid="live-state"]:text("reconnecting")');
-    server = await serve(['--port', port, ...args()]);
+    server = await serveWithConfig(dir, fake.url, CONFIG, ARGS, {}, port);
     const pc = await TestClient.connect(server.url, 'pc-1');
     answerCommands(pc);
     clients.push(pc);

@@ -5,14 +5,20 @@
  * strategies, and a real WebSocket client standing in for the CC computer. Each test is named for what a person at
  * the browser would notice going wrong.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startFakeOllama, type FakeChatRequest, type FakeOllama, type FakeReply } from '@ccagent/testkit';
+import {
+  scriptByMarker,
+  startFakeOllama,
+  type FakeChatRequest,
+  type FakeOllama,
+  type FakeReply,
+} from '@ccagent/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot, type Browser } from './support/browser.js';
-import { serve, type Served } from './support/spawn.js';
+import { serveWithConfig, type Served } from './support/spawn.js';
 import { TestClient, type Msg } from './support/ws-test-client.js';
 
 const MODEL = 'conv-model';
@@ -25,15 +31,16 @@ let browser: Browser;
 let pc: TestClient;
 
 /** Model replies by prompt marker (`#conv:<name>#`), each script started afresh for its task. */
-const scripts = new Map<string, () => (req: FakeChatRequest) => FakeReply>();
-const running = new Map<string, (req: FakeChatRequest) => FakeReply>();
+const { scripts, script } = scriptByMarker('conv', 'DONE\nSUMMARY: nothing scripted');
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'cco-conv-'));
   fake = await startFakeOllama({ installed: [MODEL] });
-  writeFileSync(
-    path.join(dir, 'ccagent.json'),
-    JSON.stringify({
+  fake.script(MODEL, script);
+  server = await serveWithConfig(
+    dir,
+    fake.url,
+    {
       models: { planner: { name: MODEL }, executor: { name: MODEL }, native: { name: MODEL } },
       taskKinds: {
         [KIND]: {
@@ -43,34 +50,9 @@ beforeAll(async () => {
           budgets: { maxSteps: 40 },
         },
       },
-    }),
+    },
+    ['--log-level', 'warn', '--durability', 'normal'],
   );
-  fake.script(MODEL, (req) => {
-    const all = (req.body.messages as { content: string }[]).map((m) => m.content).join('\n');
-    const name = /#conv:([a-z-]+)#/.exec(all)?.[1] ?? 'none';
-    let s = running.get(name);
-    if (!s) {
-      const make = scripts.get(name);
-      if (!make) return 'DONE\nSUMMARY: nothing scripted';
-      s = make();
-      running.set(name, s);
-    }
-    return s(req);
-  });
-  server = await serve([
-    '--port',
-    '0',
-    '--db',
-    path.join(dir, 'ccagent.db'),
-    '--ollama-url',
-    fake.url,
-    '--config',
-    path.join(dir, 'ccagent.json'),
-    '--log-level',
-    'warn',
-    '--durability',
-    'normal',
-  ]);
   browser = await launchBrowser();
   pc = await TestClient.connect(server.url, 'pc-1');
   answerCommands(pc);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, screenshot, type Browser } from './support/browser.js';
+import { launchBrowser, screenshot, signIn as signInAt, type Browser } from './support/browser.js';
 import { type Served, serveWithConfig } from './support/spawn.js';
 
 const MODEL = 'kinds-model';
@@ -86,11 +86,7 @@ afterAll(async () => {
 
 async function signIn(credential: string): Promise<Page> {
   const page = await browser.page(1280, 1000);
-  await page.goto(`${server.url}/#/kinds`);
-  await page.waitForSelector('#login-h');
-  await page.fill('input[name="token"]', credential);
-  await page.click('.login button[type="submit"]');
-  await page.waitForSelector('[data-testid="live-state"]:text("live")');
+  await signInAt(page, `${server.url}/#/kinds`, credential);
   await page.goto(`${server.url}/#/kinds`);
   await page.waitForSelector('li[data-kind="careful_agent"]');
   return page;

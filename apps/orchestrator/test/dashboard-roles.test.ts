@@ -10,7 +10,7 @@ import path from 'node:path';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, screenshot, type Browser } from './support/browser.js';
+import { launchBrowser, screenshot, signIn as signInAt, type Browser } from './support/browser.js';
 import { type Served, serveWithConfig } from './support/spawn.js';
 
 const PLANNER = 'roles-planner';
@@ -93,11 +93,7 @@ async function signIn(credential: string): Promise<{ page: Page; urls: string[] 
   const page = await browser.page();
   const urls: string[] = [];
   page.on('request', (r) => urls.push(r.url()));
-  await page.goto(`${server.url}/`);
-  await page.waitForSelector('#login-h');
-  await page.fill('input[name="token"]', credential);
-  await page.click('.login button[type="submit"]');
-  await page.waitForSelector('[data-testid="live-state"]:text("live")');
+  await signInAt(page, `${server.url}/`, credential);
   return { page, urls };
 }
 

@@ -15,7 +15,7 @@ import { gzipSync } from 'node:zlib';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, screenshot, type Browser } from './support/browser.js';
+import { launchBrowser, screenshot, signIn as signInAt, type Browser } from './support/browser.js';
 import { type Served, serveWithConfig } from './support/spawn.js';
 
 const MODEL = 'sched-model';
@@ -110,11 +110,7 @@ afterAll(async () => {
 
 async function signIn(credential: string): Promise<Page> {
   const page = await browser.page();
-  await page.goto(`${server.url}/#/schedules`);
-  await page.waitForSelector('#login-h');
-  await page.fill('input[name="token"]', credential);
-  await page.click('.login button[type="submit"]');
-  await page.waitForSelector('[data-testid="live-state"]:text("live")');
+  await signInAt(page, `${server.url}/#/schedules`, credential);
   await page.waitForSelector('#sched-h');
   return page;
 }

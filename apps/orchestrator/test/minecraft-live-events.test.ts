@@ -10,7 +10,7 @@ import { ModClient, type ActionRunner, type PlayerState, type RunOutcome } from 
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, type Browser } from './support/browser.js';
+import { launchBrowser, signIn, type Browser } from './support/browser.js';
 import { serve, type Served } from './support/spawn.js';
 import { freePort } from './support/minecraft.js';
 
@@ -225,11 +225,7 @@ describe('a Minecraft instance live on the event stream', () => {
     page.on('framenavigated', (f) => {
       if (f === page.mainFrame()) urls.push(f.url());
     });
-    await page.goto(`${orch.url}/`);
-    await page.waitForSelector('#login-h');
-    await page.fill('input[name="token"]', viewerKey);
-    await page.click('.login button[type="submit"]');
-    await page.waitForSelector('[data-testid="live-state"]:text("live")');
+    await signIn(page, `${orch.url}/`, viewerKey);
     await page.goto(`${orch.url}/#/minecraft/Evil`);
     const navigations = urls.length;
     await page.waitForSelector('[data-testid="mci-position"]');

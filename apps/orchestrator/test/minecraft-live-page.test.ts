@@ -11,7 +11,7 @@ import { startFakeOllama, type FakeChatRequest, type FakeOllama, type FakeReply 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot } from './support/browser.js';
 import { serve, type Served } from './support/spawn.js';
-import { freePort, spawnBridge } from './support/minecraft.js';
+import { freePort, spawnBridge, waitForInstance } from './support/minecraft.js';
 
 const MODEL = 'mc-live-planner';
 
@@ -88,18 +88,7 @@ beforeAll(async () => {
   ]);
   bridge = spawnBridge(squid, mcPort);
   bridge.stderr?.on('data', (b: Buffer) => (bridgeLog += b.toString()));
-  const deadline = Date.now() + 60_000;
-  let p: { x: number; y: number; z: number } | undefined;
-  while (p === undefined) {
-    if (Date.now() > deadline || bridge.exitCode !== null)
-      throw new Error(`the bridge did not register:\n${bridgeLog}`);
-    const r = await api<{
-      instances: Array<{ instance_id: string; last_state: { position: typeof p } | null }>;
-    }>('GET', '/api/minecraft/instances');
-    p = r.body.instances.find((i) => i.instance_id === 'Bot')?.last_state?.position;
-    if (p === undefined) await new Promise((r) => setTimeout(r, 200));
-  }
-  spawnAt = { x: Math.floor(p.x), y: Math.floor(p.y), z: Math.floor(p.z) };
+  spawnAt = await waitForInstance(orch.url, bridge, () => bridgeLog);
 }, 120_000);
 
 afterAll(async () => {

@@ -12,7 +12,7 @@ import { startFakeOllama, type FakeChatRequest, type FakeOllama, type FakeReply 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot } from './support/browser.js';
 import { serve, type Served } from './support/spawn.js';
-import { freePort, spawnBridge } from './support/minecraft.js';
+import { freePort, spawnBridge, waitForInstance } from './support/minecraft.js';
 
 const MODEL = 'mc-planner';
 
@@ -115,15 +115,7 @@ beforeAll(async () => {
   orch = await startOrchestrator();
   bridge = spawnBridge(squid, mcPort);
   bridge.stderr?.on('data', (b: Buffer) => (bridgeLog += b.toString()));
-  const deadline = Date.now() + 60_000;
-  while ((await instance())?.last_state == null) {
-    if (Date.now() > deadline || bridge.exitCode !== null)
-      throw new Error(`the bridge did not register:\n${bridgeLog}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const p = (await instance())?.last_state?.position;
-  if (!p) throw new Error('no state from the bridge');
-  spawnAt = { x: Math.floor(p.x), y: Math.floor(p.y), z: Math.floor(p.z) };
+  spawnAt = await waitForInstance(orch.url, bridge, () => bridgeLog);
 }, 120_000);
 
 afterAll(async () => {

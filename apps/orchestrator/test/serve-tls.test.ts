@@ -3,12 +3,11 @@
  * for this test serves https:// and wss://; a computer enrolled over https drives a whole task over wss with its own
  * key, and the certificate is checked (no `rejectUnauthorized: false`).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
+import { selfSignedCert, startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { serve, type Served } from './support/spawn.js';
@@ -27,34 +26,6 @@ afterEach(async () => {
   await fake.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** A self-signed certificate for 127.0.0.1 and localhost (openssl, made now: nothing secret is checked in). */
-function selfSigned(): { cert: string; key: string; ca: Buffer } {
-  const cert = path.join(dir, 'cert.pem');
-  const key = path.join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key, ca: readFileSync(cert) };
-}
 
 function https(
   url: string,
@@ -89,7 +60,7 @@ function https(
 
 describe('cc-orchestrator serve with --tls-cert/--tls-key', () => {
   it('drives a task over wss:// with an enrolled key and refuses a client that does not trust the certificate', async () => {
-    const tls = selfSigned();
+    const tls = selfSignedCert(dir);
     fake.script('qwen3:8b', [
       { toolCalls: [{ name: 'fs_write', arguments: { path: '/t.lua', content: 'print(1)' } }] },
       'done over TLS',
@@ -107,22 +78,22 @@ describe('cc-orchestrator serve with --tls-cert/--tls-key', () => {
       '--token',
       token,
       '--tls-cert',
-      tls.cert,
+      tls.certPath,
       '--tls-key',
-      tls.key,
+      tls.keyPath,
     ]);
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(server.stdout()).toMatch(/websocket: {2}wss:\/\/127\.0\.0\.1:\d+\/ws/);
 
     const issued = await https(
       `${server.url}/api/credentials/enroll`,
-      tls.ca,
+      tls.cert,
       'POST',
       { client_id: 'pc-tls' },
       token,
     );
     expect(issued.status).toBe(201);
-    const paired = await https(`${server.url}/api/pair`, tls.ca, 'POST', {
+    const paired = await https(`${server.url}/api/pair`, tls.cert, 'POST', {
       code: issued.json.code,
       client_id: 'pc-tls',
     });
@@ -137,7 +108,7 @@ describe('cc-orchestrator serve with --tls-cert/--tls-key', () => {
     });
     expect(untrusted).toMatch(/SELF_SIGNED|CERT|certificate/i);
 
-    const ws = new WebSocket(`${server.url.replace(/^https/, 'wss')}/ws`, { ca: tls.ca });
+    const ws = new WebSocket(`${server.url.replace(/^https/, 'wss')}/ws`, { ca: tls.cert });
     const messages: Array<Record<string, unknown>> = [];
     const waitFor = (pred: (m: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> =>
       new Promise((resolve, reject) => {
@@ -194,7 +165,7 @@ describe('cc-orchestrator serve with --tls-cert/--tls-key', () => {
     expect(messages.filter((m) => m.type === 'command_call').map((m) => m.command)).toEqual(['fs_write']);
     const detail = await https(
       `${server.url}/api/tasks/${String(created.task_id)}`,
-      tls.ca,
+      tls.cert,
       'GET',
       undefined,
       token,

@@ -195,3 +195,21 @@ export function screenText(c: Computer): string {
 
 /** Lua prelude for test programs: make the mounted library requireable the way the programs do it. */
 export const PRELUDE = 'package.path = "/ccagent/?.lua;/ccagent/?/init.lua;" .. package.path\n';
+
+/**
+ * Lua for a test program that runs the real agent session (`ccagent.session`: the host and the triggers of
+ * `/.ccagent/triggers.lua`) as `clientId`, connecting to the URL passed as the program's argument. The emulator cannot
+ * set a redstone input, so the program's table `inputs` (side → level, `back` = 0) stands in for them. `session`,
+ * `inputs` and `url` are locals the rest of the program uses; the session's start-up problems are printed.
+ */
+export function sessionProgram(clientId: string): string {
+  return `${PRELUDE}
+local url = ...
+local inputs = { back = 0 }
+redstone.getAnalogInput = function(side) return inputs[side] or 0 end
+redstone.getInput = function(side) return (inputs[side] or 0) > 0 end
+local session_mod = require "ccagent.session"
+local session = session_mod.create({ ws_url = url, client_id = "${clientId}", state_dir = "/.ccagent/state" },
+    { shell = shell })
+for _, p in ipairs(session.problems) do print("problem: " .. tostring(p.error)) end`;
+}

@@ -10,7 +10,7 @@
 // with the arguments CC:Tweaked (and Advanced Peripherals' chat box) give them.
 import type { ClientMessage } from '@ccagent/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PRELUDE, screenText } from './craftos.js';
+import { PRELUDE, screenText, sessionProgram } from './craftos.js';
 import { Scenario, craftos } from './scenario.js';
 
 type TaskEvent = Extract<ClientMessage, { type: 'task_event' }>;
@@ -31,15 +31,7 @@ return {
 
 // The real session (ccagent.session: host + triggers from /.ccagent/triggers.lua), with the redstone inputs the
 // emulator cannot set made settable, and a script of events.
-const PROGRAM = `${PRELUDE}
-local url = ...
-local inputs = { back = 0 }
-redstone.getAnalogInput = function(side) return inputs[side] or 0 end
-redstone.getInput = function(side) return (inputs[side] or 0) > 0 end
-local session_mod = require "ccagent.session"
-local session = session_mod.create({ ws_url = url, client_id = "farm", state_dir = "/.ccagent/state" },
-    { shell = shell })
-for _, p in ipairs(session.problems) do print("problem: " .. tostring(p.error)) end
+const PROGRAM = `${sessionProgram('farm')}
 local function mark(what) local h = fs.open("/marks", "a") h.writeLine(what) h.close() end
 local function script()
     repeat local _, state = os.pullEvent("ccagent_connection") until state == "connected"

@@ -10,21 +10,13 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FakeChatRequest } from '@ccagent/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PRELUDE, startComputer } from '../craftos/craftos.js';
+import { startComputer, sessionProgram } from '../craftos/craftos.js';
 import { waitFor } from './programs.js';
 import { MODELS, Stack, craftos } from './stack.js';
 
 type Msg = { role: string; content: string };
 
-const HOST = `${PRELUDE}
-local url = ...
-local inputs = { back = 0 }
-redstone.getAnalogInput = function(side) return inputs[side] or 0 end
-redstone.getInput = function(side) return (inputs[side] or 0) > 0 end
-local session_mod = require "ccagent.session"
-local session = session_mod.create({ ws_url = url, client_id = "farm-host", state_dir = "/.ccagent/state" },
-    { shell = shell })
-for _, p in ipairs(session.problems) do print("problem: " .. tostring(p.error)) end
+const HOST = `${sessionProgram('farm-host')}
 local function sensor()
     while not fs.exists("/ripe") do sleep(0.1) end
     -- the sensor flickers while the last plant grows, then stays on

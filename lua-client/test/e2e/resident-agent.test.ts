@@ -21,19 +21,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FakeChatRequest } from '@ccagent/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PRELUDE, startComputer, type Computer } from '../craftos/craftos.js';
+import { sessionProgram, startComputer, type Computer } from '../craftos/craftos.js';
 import { waitFor } from './programs.js';
 import { MODELS, Stack, craftos, type TaskDetail } from './stack.js';
 
-const HOST = `${PRELUDE}
-local url = ...
-local inputs = { back = 0 }
-redstone.getAnalogInput = function(side) return inputs[side] or 0 end
-redstone.getInput = function(side) return (inputs[side] or 0) > 0 end
-local session_mod = require "ccagent.session"
-local session = session_mod.create({ ws_url = url, client_id = "farm-host", state_dir = "/.ccagent/state" },
-    { shell = shell })
-for _, p in ipairs(session.problems) do print("problem: " .. tostring(p.error)) end
+const HOST = `${sessionProgram('farm-host')}
 local function sensor()
     while not fs.exists("/stop") do
         if fs.exists("/level") then

@@ -34,3 +34,5 @@ export { isQwenModel, loadQwenTokenizer, ESTIMATE_TOKENIZER, type Tokenizer } fr
 export { renderChatPrompt, renderAssistantReply, QWEN_DEFAULT_SYSTEM } from './chat-prompt.js';
 export { compareShape, jsonTypeOf, type CompareShapeOptions, type JsonTypeName } from './shape.js';
 export { parseScenario, applyScenario, type Scenario, type ScenarioResult } from './scenario.js';
+export { selfSignedCert, type SelfSignedCert } from './tls.js';
+export { scriptByMarker, type MarkerScript, type ScriptsByMarker } from './script-by-marker.js';

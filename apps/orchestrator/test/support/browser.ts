@@ -52,6 +52,18 @@ export async function launchBrowser(): Promise<Browser> {
   };
 }
 
+/**
+ * Open the dashboard at `url` on `page`, sign in on its login form with `credential` (a token or an operator or viewer
+ * key) and wait until its event stream is live.
+ */
+export async function signIn(page: Page, url: string, credential: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForSelector('#login-h');
+  await page.fill('input[name="token"]', credential);
+  await page.click('.login button[type="submit"]');
+  await page.waitForSelector('[data-testid="live-state"]:text("live")');
+}
+
 const docsImages = fileURLToPath(new URL('../../../../docs/images/', import.meta.url));
 
 /**

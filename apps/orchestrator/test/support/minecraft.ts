@@ -44,3 +44,35 @@ export function spawnBridge(
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
 }
+
+/** A block position (each coordinate rounded down). */
+export interface BlockPos {
+  x: number;
+  y: number;
+  z: number;
+}
+
+/**
+ * Until the bridge bot `instanceId` has registered with the orchestrator at `url` and sent its first state: the block
+ * it stands on then. Fails when `bridge` exits first or after `timeoutMs`, with the bridge's `log()` in the message.
+ */
+export async function waitForInstance(
+  url: string,
+  bridge: ChildProcess,
+  log: () => string,
+  instanceId = 'Bot',
+  timeoutMs = 60_000,
+): Promise<BlockPos> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (Date.now() > deadline || bridge.exitCode !== null)
+      throw new Error(`the bridge did not register:\n${log()}`);
+    const res = await fetch(`${url}/api/minecraft/instances`);
+    const body = (await res.json()) as {
+      instances?: Array<{ instance_id: string; last_state: { position?: BlockPos } | null }>;
+    };
+    const p = body.instances?.find((i) => i.instance_id === instanceId)?.last_state?.position;
+    if (p) return { x: Math.floor(p.x), y: Math.floor(p.y), z: Math.floor(p.z) };
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -98,8 +98,9 @@ export function serve(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 2
 }
 
 /**
- * Write `config` as `<dir>/ccagent.json` and start `cc-orchestrator serve` on a free port over `<dir>/ccagent.db`, its
- * model server at `ollamaUrl`; `args` come after (`--token`, `--log-level` …).
+ * Write `config` as `<dir>/ccagent.json` and start `cc-orchestrator serve` on a free port (or on `port`: a restart on
+ * the port the first start got, for pages and clients that reconnect) over `<dir>/ccagent.db`, its model server at
+ * `ollamaUrl`; `args` come after (`--token`, `--log-level` …).
  */
 export function serveWithConfig(
   dir: string,
@@ -107,13 +108,14 @@ export function serveWithConfig(
   config: unknown,
   args: string[] = [],
   env: NodeJS.ProcessEnv = {},
+  port: number | string = 0,
 ): Promise<Served> {
   const file = path.join(dir, 'ccagent.json');
   writeFileSync(file, JSON.stringify(config));
   return serve(
     [
       '--port',
-      '0',
+      String(port),
       '--db',
       path.join(dir, 'ccagent.db'),
       '--ollama-url',

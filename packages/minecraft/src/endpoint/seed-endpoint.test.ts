@@ -1,10 +1,10 @@
 // The mod endpoint as issue 37 asks of seed 003: register.version is the game version, log lines and the state
 // history are kept, one action open per instance, a given-up action is stopped in the game before anything else is
 // sent, a rate limit per instance, and wss:// with a certificate. Real sockets; a raw mod records every frame.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { selfSignedCert } from '@ccagent/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { BackendMessage } from '../protocol/messages.js';
@@ -218,32 +218,10 @@ describe('MinecraftEndpoint, seed 003 as written', () => {
   it('serves wss:// when given a certificate, and a mod that trusts it registers', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mc-tls-'));
     try {
-      const cert = path.join(dir, 'cert.pem');
-      const key = path.join(dir, 'key.pem');
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-          '-addext',
-          'subjectAltName=IP:127.0.0.1,DNS:localhost',
-          '-keyout',
-          key,
-          '-out',
-          cert,
-        ],
-        { stdio: 'ignore' },
-      );
-      const url = await setup({ tls: { cert: readFileSync(cert), key: readFileSync(key) } });
+      const tls = selfSignedCert(dir);
+      const url = await setup({ tls: { cert: tls.cert, key: tls.key } });
       expect(url).toMatch(/^wss:\/\/127\.0\.0\.1:\d+$/);
-      await seedMod(url, 'steve', { ca: readFileSync(cert) });
+      await seedMod(url, 'steve', { ca: tls.cert });
       expect(endpoint.getInstance('steve')?.status).toBe('connected');
       // A plain ws:// connection to it does not get in.
       await expect(RawMod.open(url.replace('wss:', 'ws:'))).rejects.toThrow();

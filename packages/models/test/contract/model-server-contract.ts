@@ -80,6 +80,86 @@ function expectFigures(reply: ChatResponse): void {
   );
 }
 
+/** keep_alive of the cache checks' calls: the model stays loaded between them, whatever the server's default. */
+const KEEP = '30m';
+
+const ms = (ns: number | undefined) => (ns === undefined ? '?' : `${(ns / 1e6).toFixed(0)} ms`);
+const figures = (label: string, r: ChatResponse) =>
+  `${label}: prompt_eval_count ${r.usage.promptEvalCount ?? '?'}, prompt eval ${ms(r.usage.promptEvalDurationNs)}, ` +
+  `load ${ms(r.usage.loadDurationNs)}, total ${ms(r.usage.totalDurationNs)}`;
+
+/**
+ * A cache check's first request (a fresh long prompt tagged `tag`, kept loaded with `KEEP`) and how it calls: through
+ * the Ollama adapter, the double told to answer "OK." each time.
+ */
+function cacheCheck(
+  t: ContractTarget,
+  tag: string,
+): { request: ChatRequest; chat: (r: ChatRequest) => Promise<ChatResponse> } {
+  const model = ollama(t);
+  const request: ChatRequest = {
+    model: t.model,
+    messages: longPrompt(tag),
+    options: OPTIONS,
+    keepAlive: KEEP,
+    stream: false,
+  };
+  return {
+    request,
+    chat: (r) => {
+      t.arrange({ text: 'OK.' });
+      return model.chat(r);
+    },
+  };
+}
+
+/**
+ * A cache check's timing: the `cached` call must spend less than 1/`divisor` of the uncached call's prompt evaluation.
+ *
+ * A model server keeps its prompt cache in one slot per parallel request (Ollama with `OLLAMA_NUM_PARALLEL=1`, as in
+ * CI), so one request of another client between the two calls (any prompt), or a reload of the model (another
+ * client's num_ctx, keep_alive 0, an expiry), empties that slot and the second call evaluates the whole prompt again:
+ * the figures then say nothing about how the server reports a cached prompt. The reply does not tell (after another
+ * client's request, load_duration is as small as a warm call's). And on a CPU shared far beyond its cores, a few
+ * tokens can take half as long as hundreds (seen at a load average of 30 on 2 cores: 21 new tokens from the cache's
+ * end in 9.8 s against 489 in 19 s; the server's log showed the cache used). So a miss is measured once more, back
+ * to back, right after the miss put the prompt back in the slot. A server that never times only what it evaluated
+ * fails both measurements (a double with a client between every two calls shows it), and the failure names every
+ * figure. `counts` holds on every measurement, the missed one included.
+ */
+async function cacheTimed(
+  t: ContractTarget,
+  check: {
+    what: string;
+    uncached: ChatResponse;
+    divisor: number;
+    cached: () => Promise<ChatResponse>;
+    counts: (reply: ChatResponse) => void;
+  },
+): Promise<void> {
+  const bound = (check.uncached.usage.promptEvalDurationNs ?? 0) / check.divisor;
+  const seen = [figures('uncached', check.uncached)];
+  for (const attempt of [1, 2]) {
+    const reply = await check.cached();
+    check.counts(reply);
+    seen.push(figures(`${check.what}, measurement ${attempt}`, reply));
+    if ((reply.usage.promptEvalDurationNs ?? 0) < bound) {
+      if (attempt > 1)
+        console.warn(
+          `[contract] ${t.name}: ${check.what} missed its bound once and was measured again; ${seen.join('; ')}`,
+        );
+      return;
+    }
+  }
+  const ps = await fetch(`${t.url}/api/ps`)
+    .then((r) => r.text())
+    .catch((e: unknown) => String(e));
+  expect.fail(
+    `${check.what} took as long as a prompt evaluated from scratch (bound: ${ms(bound)}, 1/${check.divisor} ` +
+      `of the uncached one), twice in a row; ${seen.join('; ')}; /api/ps afterwards: ${ps}`,
+  );
+}
+
 /**
  * A prompt of several hundred tokens (about 450 with SmolLM2's tokenizer), so that evaluating it once takes clearly
  * longer than reusing it from the cache, on any machine.
@@ -173,36 +253,49 @@ export const CONTRACT: ContractCheck[] = [
   {
     name: 'reports the whole prompt as prompt_eval_count even when it came from the cache, and times only what it evaluated',
     async run(t) {
-      const model = ollama(t);
       // A fresh prompt (the tag differs per target run), then the identical request: the cache holds all of it.
-      const messages = longPrompt(`${t.name} ${Date.now()}`);
-      t.arrange({ text: 'OK.' }, 2);
-      const first = await model.chat({ model: t.model, messages, options: OPTIONS, stream: false });
-      const again = await model.chat({ model: t.model, messages, options: OPTIONS, stream: false });
+      const { request, chat } = cacheCheck(t, `${t.name} ${Date.now()}`);
+      const first = await chat(request);
       expect(first.usage.promptEvalCount).toBeGreaterThan(250);
-      expect(again.usage.promptEvalCount, 'the whole prompt, cached or not').toBe(
-        first.usage.promptEvalCount,
-      );
-      expect(again.usage.promptEvalDurationNs ?? 0).toBeLessThan((first.usage.promptEvalDurationNs ?? 0) / 3);
+      await cacheTimed(t, {
+        what: 'the repeated prompt',
+        uncached: first,
+        divisor: 3,
+        cached: () => chat(request),
+        counts: (again) =>
+          expect(again.usage.promptEvalCount, 'the whole prompt, cached or not').toBe(
+            first.usage.promptEvalCount,
+          ),
+      });
     },
   },
   {
     name: 'counts the whole prompt of a request that extends the previous one, evaluating only the new part',
     async run(t) {
-      const model = ollama(t);
-      const messages = longPrompt(`extend ${t.name} ${Date.now()}`);
-      t.arrange({ text: 'OK.' }, 2);
-      const first = await model.chat({ model: t.model, messages, options: OPTIONS, stream: false });
+      const { request, chat } = cacheCheck(t, `extend ${t.name} ${Date.now()}`);
+      const first = await chat(request);
       const extended: ChatMessage[] = [
-        ...messages,
+        ...request.messages,
         { role: 'assistant', content: first.message.content },
         { role: 'user', content: 'Now say DONE, and nothing else.' },
       ];
-      const next = await model.chat({ model: t.model, messages: extended, options: OPTIONS, stream: false });
-      const added = (next.usage.promptEvalCount ?? 0) - (first.usage.promptEvalCount ?? 0);
-      expect(added, 'the new turns are counted on top of the whole earlier prompt').toBeGreaterThan(5);
-      expect(added).toBeLessThan((first.usage.promptEvalCount ?? 0) / 2);
-      expect(next.usage.promptEvalDurationNs ?? 0).toBeLessThan((first.usage.promptEvalDurationNs ?? 0) / 2);
+      let warm = false;
+      await cacheTimed(t, {
+        what: 'the extended prompt',
+        uncached: first,
+        divisor: 2,
+        cached: async () => {
+          // Measured once more: the earlier turns go back into the slot first, as the first call put them there.
+          if (warm) await chat(request);
+          warm = true;
+          return chat({ ...request, messages: extended });
+        },
+        counts: (next) => {
+          const added = (next.usage.promptEvalCount ?? 0) - (first.usage.promptEvalCount ?? 0);
+          expect(added, 'the new turns are counted on top of the whole earlier prompt').toBeGreaterThan(5);
+          expect(added).toBeLessThan((first.usage.promptEvalCount ?? 0) / 2);
+        },
+      });
     },
   },
   {

@@ -79,43 +79,88 @@ export function realTarget(): ContractTarget | undefined {
  */
 export async function brokenCountsTarget(): Promise<ContractTarget> {
   const inner = await doubleTarget('broken double', { server: { reportCachedTokens: true } });
+  return proxied(inner, 'broken double', {
+    rewrite: (text) =>
+      text
+        .split('\n')
+        .map((line) => {
+          if (!line.includes('"prompt_eval_count"')) return line;
+          const o = JSON.parse(line) as Record<string, number>;
+          o['prompt_eval_count'] = (o['prompt_eval_count'] ?? 0) - (o['prompt_eval_cached_count'] ?? 0);
+          delete o['prompt_eval_cached_count'];
+          return JSON.stringify(o);
+        })
+        .join('\n'),
+  });
+}
+
+/**
+ * The double shared with another client, as the real server in CI may be: before the chat requests `interleave`
+ * picks (by their 1-based order), another client's request with a prompt of its own runs on the same model, which
+ * takes the double's one cache slot (Ollama's `OLLAMA_NUM_PARALLEL=1`), so that request evaluates its whole prompt.
+ */
+export async function sharedTarget(interleave: (request: number) => boolean): Promise<ContractTarget> {
+  const inner = await doubleTarget('shared double');
+  let chats = 0;
+  return proxied(inner, 'shared double', {
+    async before(path) {
+      if (path !== '/api/chat' || !interleave((chats += 1))) return;
+      const res = await fetch(`${inner.url}/api/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: inner.model,
+          messages: [{ role: 'user', content: `Another client asks something else entirely (${chats}).` }],
+          stream: false,
+        }),
+      });
+      if (res.status !== 200) throw new Error(`the other client's request failed: ${res.status}`);
+      await res.arrayBuffer();
+    },
+  });
+}
+
+/** `inner` behind an HTTP proxy that may act `before` forwarding a request and `rewrite` the reply's body. */
+async function proxied(
+  inner: ContractTarget,
+  name: string,
+  hooks: { before?: (path: string) => Promise<void>; rewrite?: (body: string) => string },
+): Promise<ContractTarget> {
   const proxy: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const upstream = httpRequest(
-        `${inner.url}${req.url ?? '/'}`,
-        { method: req.method, headers: req.headers },
-        (up: IncomingMessage) => {
-          const body: Buffer[] = [];
-          up.on('data', (c: Buffer) => body.push(c));
-          up.on('end', () => {
-            const text = Buffer.concat(body).toString('utf8');
-            const fixed = text
-              .split('\n')
-              .map((line) => {
-                if (!line.includes('"prompt_eval_count"')) return line;
-                const o = JSON.parse(line) as Record<string, number>;
-                o['prompt_eval_count'] = (o['prompt_eval_count'] ?? 0) - (o['prompt_eval_cached_count'] ?? 0);
-                delete o['prompt_eval_cached_count'];
-                return JSON.stringify(o);
-              })
-              .join('\n');
-            const headers = { ...up.headers };
-            delete headers['content-length'];
-            res.writeHead(up.statusCode ?? 500, headers);
-            res.end(fixed);
-          });
+      void (hooks.before?.(req.url ?? '/') ?? Promise.resolve()).then(
+        () => {
+          const upstream = httpRequest(
+            `${inner.url}${req.url ?? '/'}`,
+            { method: req.method, headers: req.headers },
+            (up: IncomingMessage) => {
+              const body: Buffer[] = [];
+              up.on('data', (c: Buffer) => body.push(c));
+              up.on('end', () => {
+                const text = Buffer.concat(body).toString('utf8');
+                const headers = { ...up.headers };
+                delete headers['content-length'];
+                res.writeHead(up.statusCode ?? 500, headers);
+                res.end(hooks.rewrite ? hooks.rewrite(text) : text);
+              });
+            },
+          );
+          upstream.end(Buffer.concat(chunks));
+        },
+        (error: unknown) => {
+          res.writeHead(502, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: String(error) }));
         },
       );
-      upstream.end(Buffer.concat(chunks));
     });
   });
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   const { port } = proxy.address() as AddressInfo;
   return {
     ...inner,
-    name: 'broken double',
+    name,
     url: `http://127.0.0.1:${port}`,
     close: async () => {
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
