@@ -12,6 +12,7 @@ import {
   type Engine,
   type Logger,
   type SubmitResult,
+  type Task,
   type TaskOperations,
   type TaskStatus,
 } from '@ccagent/engine';
@@ -93,6 +94,8 @@ export class TaskRequests {
       requestId: msg.request_id,
       requestNamespace: sender,
       ...(msg.name !== undefined ? { name: msg.name } : {}),
+      // The name is unique among the tasks this computer reaches, the ones its `task_event {agent}` is resolved in.
+      nameScope: (t: Task) => this.o.tasks.canAccess(t, sender, 'act', peer ? { peer } : {}),
     };
     const id = this.o.tasks.taskIdFor(req);
     this.o.subscriptions.hold(id);
