@@ -248,6 +248,16 @@ export const TaskEventBodySchema = z.strictObject({
   data: z.unknown().optional(),
 });
 
+/**
+ * Body of `POST /api/agents/:name/events`: the event, and optionally the computer whose agent is meant (the name is
+ * then resolved among the tasks that computer may act on, as its own `task_event {agent}` is).
+ */
+export const AgentEventBodySchema = TaskEventBodySchema.extend({
+  client_id: ClientIdSchema.optional().describe(
+    'Only the agents this computer reaches (two computers may each run an agent of one name).',
+  ),
+});
+
 /** Body of `POST /api/tasks/:id/retry` (empty, or `{}`). */
 export const RetryBodySchema = z.strictObject({});
 
