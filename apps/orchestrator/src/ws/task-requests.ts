@@ -6,7 +6,6 @@
  */
 import {
   isEngineError,
-  resolveAgent,
   taskCreator,
   type Clock,
   type Engine,
@@ -14,7 +13,6 @@ import {
   type SubmitResult,
   type Task,
   type TaskOperations,
-  type TaskStatus,
 } from '@ccagent/engine';
 import type {
   CommandResultMessage,
@@ -34,9 +32,6 @@ import { authorizedTask } from './task-access.js';
 import { deliverTaskEvent } from './trigger-delivery.js';
 import type { TriggerLimits } from './trigger-limits.js';
 import type { WsReplies } from './ws-replies.js';
-
-/** The statuses of a task that has not ended: the tasks an event may be addressed to by name. */
-const LIVE_STATUSES: TaskStatus[] = ['queued', 'running', 'waiting_for_command', 'waiting_for_user'];
 
 /** Dependencies of {@link TaskRequests}. */
 export interface TaskRequestsOptions {
@@ -224,10 +219,9 @@ export class TaskRequests {
     const agent = msg.agent as string;
     const observeOthers = false;
     const peer = this.o.groups?.peerOf(sender, conn.principal);
-    const live = (await this.o.engine.listTasks({ status: LIVE_STATUSES })).filter((t) =>
+    const found = await this.o.tasks.resolveAgent(agent, (t) =>
       this.o.tasks.canAccess(t, sender, 'act', { observeOthers, ...(peer ? { peer } : {}) }),
     );
-    const found = resolveAgent(live, agent);
     if (found.ok) return found.task.id;
     this.o.replies.error(conn, found.code === 'not_found' ? 'not_found' : 'invalid_field', found.message, {
       ...ids,
