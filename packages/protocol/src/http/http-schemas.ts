@@ -194,7 +194,9 @@ export const CreateTaskBodySchema = z.strictObject({
   request_id: PrintableIdSchema.max(200).optional(),
   settings: TaskSettingsSchema.optional(),
   name: PrintableIdSchema.max(100)
-    .describe('A name for the task: an in-game trigger may send events to it by this name.')
+    .describe(
+      'A name for the task: an in-game trigger may send events to it by this name. Refused (409 `conflict`, nothing created) while a task that has not ended has it among those of its computer (`client_id`; every task without one).',
+    )
     .optional(),
 });
 
