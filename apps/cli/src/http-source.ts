@@ -173,6 +173,15 @@ export class HttpTaskSource implements TaskSource, TaskActions {
       ...(input.clientId !== undefined ? { client_id: input.clientId } : {}),
       ...(input.allowedCommands !== undefined ? { allowed_commands: input.allowedCommands } : {}),
       ...(input.settings !== undefined ? { settings: input.settings } : {}),
+      ...(input.name !== undefined ? { name: input.name } : {}),
+    });
+  }
+
+  async event(agent: string, name: string, data?: unknown, clientId?: string): Promise<TaskView> {
+    return this.request(wireBodies.task, 'POST', `/api/agents/${encodeURIComponent(agent)}/events`, {
+      name,
+      ...(data !== undefined ? { data } : {}),
+      ...(clientId !== undefined ? { client_id: clientId } : {}),
     });
   }
 

@@ -509,6 +509,10 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
     .requiredOption('--kind <kind>', 'task kind (as configured on the server, e.g. general_agent)')
     .requiredOption('--prompt <text>', 'what the task should achieve')
     .option('--client <id>', 'the CC client whose commands the task uses')
+    .option(
+      '--name <name>',
+      'name the agent: events may be sent to it by name (refused if a running task has it)',
+    )
     .option('--allow <commands>', 'comma-separated commands the task may call', commaList)
     .option(
       '--model <role=name>',
@@ -543,6 +547,7 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
           prompt: o.prompt,
           ...(o.client !== undefined ? { clientId: o.client } : {}),
           ...(o.allow !== undefined ? { allowedCommands: o.allow } : {}),
+          ...(o.name !== undefined ? { name: o.name } : {}),
           ...settingsFrom(o),
         }),
       );
@@ -561,6 +566,19 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
       const task = view(await actions('tasks message').message(id, text));
       if (globals().json) printJson({ task });
       else print(`sent to ${task.id} (${task.status})\n`);
+    });
+
+  tasks
+    .command('event')
+    .description('send an outside event to a running task by its agent name (or id); a sleeping task wakes')
+    .argument('<agent>', 'the agent’s name (as created with --name) or the task id')
+    .argument('<event>', 'the event’s name')
+    .option('--data <json>', 'the event’s data', jsonArgument)
+    .option('--client <id>', 'only the agents of this computer (two may each run one of that name)')
+    .action(async (agent: string, event: string, o: { data?: unknown; client?: string }) => {
+      const task = view(await actions('tasks event').event(agent, event, o.data, o.client));
+      if (globals().json) printJson({ task });
+      else print(`sent ${event} to ${task.id} (${task.status})\n`);
     });
 
   tasks
@@ -716,6 +734,7 @@ interface CreateFlags {
   kind: string;
   prompt: string;
   client?: string;
+  name?: string;
   allow?: string[];
   model: Record<string, string>;
   provider?: string;
@@ -730,6 +749,15 @@ interface CreateFlags {
   deadline?: number;
   interactive?: boolean;
   settings?: string;
+}
+
+/** A JSON option value (`--data '{"on":true}'`). */
+function jsonArgument(value: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    throw new InvalidArgumentError('expected JSON');
+  }
 }
 
 /** `--model planner=qwen3:14b`, repeated, as `{ planner: 'qwen3:14b' }`. */

@@ -44,10 +44,9 @@ function describe(s: HttpSchedule): string {
   const when =
     s.cron !== undefined ? `cron "${s.cron}" ${s.timezone ?? 'UTC'}` : `every ${s.every_ms ?? 0} ms`;
   const task = s.task as { task_kind?: string } | undefined;
-  const event = s.event as { task_id?: string; name?: string } | undefined;
-  const what = task
-    ? `new ${task.task_kind ?? '?'} task`
-    : `event ${event?.name ?? '?'} → ${event?.task_id ?? '?'}`;
+  const event = s.event as { task_id?: string; agent?: string; name?: string } | undefined;
+  const to = event?.agent !== undefined ? `agent ${event.agent}` : (event?.task_id ?? '?');
+  const what = task ? `new ${task.task_kind ?? '?'} task` : `event ${event?.name ?? '?'} → ${to}`;
   const state = s.paused ? 'paused' : `next ${time(s.next_due_at)}`;
   return `${s.id}  ${s.name ?? ''}  ${when}  ${what}  missed=${s.missed}  ${state}`;
 }
@@ -78,7 +77,9 @@ export function addScheduleCommands(program: Command, d: ScheduleCommandDeps): v
 
   cmd
     .command('add')
-    .description('add a schedule: --cron or --every, and --task-kind with --prompt or --event with --task')
+    .description(
+      'add a schedule: --cron or --every, and --task-kind with --prompt or --event with --task or --agent',
+    )
     .option('--id <id>', 'its id (default: a random one)')
     .option('--name <text>', 'a name for lists')
     .option('--cron <expr>', 'cron expression, 5 fields (6 with seconds first)')
@@ -91,6 +92,7 @@ export function addScheduleCommands(program: Command, d: ScheduleCommandDeps): v
     .option('--client <id>', 'the created task’s client')
     .option('--event <name>', 'each firing posts this event instead')
     .option('--task <id>', 'the task (a resident agent) that gets the event')
+    .option('--agent <name>', 'instead of --task: the agent of that name, looked up at each firing')
     .option('--data <json>', 'the event’s data', json)
     .action(
       async (o: {
@@ -106,13 +108,15 @@ export function addScheduleCommands(program: Command, d: ScheduleCommandDeps): v
         client?: string;
         event?: string;
         task?: string;
+        agent?: string;
         data?: unknown;
       }) => {
         if (o.taskKind !== undefined && o.prompt === undefined) {
           throw new CliError('usage', '--task-kind needs --prompt');
         }
-        if (o.event !== undefined && o.task === undefined)
-          throw new CliError('usage', '--event needs --task');
+        if (o.event !== undefined && (o.task === undefined) === (o.agent === undefined))
+          throw new CliError('usage', '--event needs --task or --agent (one of them)');
+        const target = o.agent !== undefined ? { agent: o.agent } : { task_id: o.task };
         const body = {
           ...(o.id !== undefined ? { id: o.id } : {}),
           ...(o.name !== undefined ? { name: o.name } : {}),
@@ -131,7 +135,7 @@ export function addScheduleCommands(program: Command, d: ScheduleCommandDeps): v
               }
             : {}),
           ...(o.event !== undefined
-            ? { event: { task_id: o.task, name: o.event, ...(o.data !== undefined ? { data: o.data } : {}) } }
+            ? { event: { ...target, name: o.event, ...(o.data !== undefined ? { data: o.data } : {}) } }
             : {}),
         };
         const r = await client('schedules add').call(ScheduleResponseSchema, 'POST', '/api/schedules', body);

@@ -171,6 +171,8 @@ export interface CreateTaskInput {
   allowedCommands?: string[];
   /** Per-task settings (the wire form: `models`, `temperature`, `num_ctx`, `budgets` …). */
   settings?: Record<string, unknown>;
+  /** The agent's name: events may be sent to it by name (`tasks event`, a trigger's `agent`). */
+  name?: string;
 }
 
 /** Where the CLI gets its data. Unknown ids reject with `CliError('not_found')`. */
@@ -207,4 +209,9 @@ export interface TaskActions {
   message(id: string, text: string): Promise<TaskView>;
   /** Resume a failed or cancelled task from its memory with fresh budgets. */
   retry(id: string): Promise<TaskView>;
+  /**
+   * An outside event to the running task `agent` names (its name, else its id), among every task or those
+   * `clientId` reaches; a sleeping task wakes.
+   */
+  event(agent: string, name: string, data?: unknown, clientId?: string): Promise<TaskView>;
 }

@@ -344,4 +344,46 @@ describe.skipIf(!orchestratorBuilt)('against a running orchestrator (--url)', ()
     expect((await url('tasks', 'retry', task.id)).code).toBe(1); // not failed or cancelled: a conflict
     expect((await url('tasks', 'cancel', task.id)).code).toBe(0);
   });
+
+  it('create --name gives the agent a name, a second running one of that name is refused and nothing is created, and tasks event reaches it by name (guards: names unreachable from the CLI)', async () => {
+    const make = (name: string) =>
+      url('--json', 'tasks', 'create', '--kind', 'code_job', '--prompt', 'Watch the farm.', '--name', name);
+    const first = await make('cli-watcher');
+    expect(first.code, first.stderr).toBe(0);
+    const id = (JSON.parse(first.stdout) as { task: { id: string } }).task.id;
+    const total = async () =>
+      (JSON.parse((await url('--json', 'tasks', 'list', '--limit', '1000')).stdout) as { total: number })
+        .total;
+    const before = await total();
+    const second = await make('cli-watcher');
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('already named "cli-watcher"');
+    expect(second.stderr).toContain(id);
+    expect(await total()).toBe(before);
+
+    const sent = await url('tasks', 'event', 'cli-watcher', 'redstone', '--data', '{"on":true}');
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(sent.stdout).toMatch(new RegExp(`^sent redstone to ${id} \\(`));
+    const history = async () => {
+      const r = await fetch(`${server.url}/api/tasks/${id}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      const body = (await r.json()) as { history: Array<{ type: string; name?: string; data?: unknown }> };
+      return body.history.filter((h) => h.type === 'event');
+    };
+    expect(await history()).toMatchObject([{ name: 'redstone', data: { on: true } }]);
+    const unknown = await url('tasks', 'event', 'cli-watchr', 'redstone');
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('no running task named "cli-watchr"');
+    expect((await url('tasks', 'event', 'cli-watcher', 'x', '--data', '{bad')).code).not.toBe(0);
+    expect(await history()).toHaveLength(1);
+
+    // once it ends, the name is free again
+    expect((await url('tasks', 'cancel', id)).code).toBe(0);
+    const third = await make('cli-watcher');
+    expect(third.code, third.stderr).toBe(0);
+    expect(
+      (await url('tasks', 'cancel', (JSON.parse(third.stdout) as { task: { id: string } }).task.id)).code,
+    ).toBe(0);
+  });
 });

@@ -93,6 +93,37 @@ describe.skipIf(!orchestratorBuilt)('ccagent schedules list / add / pause / resu
       event: { data: { zone: 'farm' } },
     });
 
+    // by agent name, looked up at each firing (the agent need not run yet); not both --task and --agent
+    const byName = await cli(
+      'schedules',
+      'add',
+      '--id',
+      'dawn',
+      '--every',
+      '1h',
+      '--event',
+      'dawn',
+      '--agent',
+      'farm-watcher',
+    );
+    expect(byName.code, byName.stderr).toBe(0);
+    expect(byName.stdout).toContain('event dawn → agent farm-watcher');
+    const both = await cli(
+      'schedules',
+      'add',
+      '--every',
+      '1h',
+      '--event',
+      'x',
+      '--agent',
+      'a',
+      '--task',
+      taskId,
+    );
+    expect(both.code).not.toBe(0);
+    expect(both.stderr).toContain('--task or --agent');
+    expect((await cli('schedules', 'remove', 'dawn')).code).toBe(0);
+
     expect((await cli('schedules', 'pause', 'tick')).stdout).toContain('paused');
     expect((await cli('schedules', 'resume', 'tick')).stdout).toContain('next ');
     expect((await cli('schedules', 'remove', 'tick')).stdout).toContain('removed tick');

@@ -14,6 +14,7 @@ import type {
   WireTask,
   WireModels,
   WireTool,
+  WireServerTool,
 } from './wire.js';
 
 const TOKEN_KEY = 'ccagent.token';
@@ -178,7 +179,7 @@ export const api = {
   retry: (id: string) =>
     request<{ task: WireTask }>(`/api/tasks/${encodeURIComponent(id)}/retry`, { method: 'POST', body: {} }),
   clients: () => request<{ clients: WireClient[] }>('/api/clients'),
-  tools: () => request<{ tools: WireTool[] }>('/api/tools'),
+  tools: () => request<{ tools: WireTool[]; server_tools?: WireServerTool[] }>('/api/tools'),
   models: () => request<WireModels>('/api/models'),
   health: () => request<WireHealth>('/health'),
   features: () => request<WireFeatures>('/api/dashboard'),

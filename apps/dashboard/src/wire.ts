@@ -15,6 +15,7 @@ import type {
   HttpStepSummary,
   HttpTask,
   HttpTool,
+  HttpServerTool,
   TaskDetailResponse,
   TaskStepsResponse,
   TaskWithoutStepsResponse,
@@ -54,6 +55,8 @@ export type WireClient = HttpClient;
 
 /** `GET /api/tools` entry. */
 export type WireTool = HttpTool;
+/** `GET /api/tools` `server_tools` entry: a tool the server runs itself. */
+export type WireServerTool = HttpServerTool;
 
 /** `GET /health`. */
 export type WireHealth = HealthResponse;

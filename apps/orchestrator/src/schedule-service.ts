@@ -2,8 +2,8 @@
  * Durable schedules in the orchestrator: the engine's `ScheduleRunner` over the store's `ScheduleStore` (the
  * in-memory one for an embedded store without schedules), started after the engine and stopped before it, and the
  * operations the HTTP routes and the CLI use — add (checked: the spec parses, the kind exists, the event's task
- * exists), list with the next due time, pause, resume (from now: occurrences while paused are not fired), remove.
- * The wire mapping (snake_case) of schedules is here, its one place.
+ * exists; an agent's name is resolved at each firing), list with the next due time, pause, resume (from now:
+ * occurrences while paused are not fired), remove. The wire mapping (snake_case) of schedules is here, its one place.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -120,11 +120,15 @@ export class ScheduleService {
       };
     } else {
       const e = b.event as NonNullable<typeof b.event>;
-      const task = await this.o.engine.getTask(e.task_id);
-      if (!task) return refuse('event.task_id', `no task ${e.task_id}`);
+      if (e.task_id !== undefined && !(await this.o.engine.getTask(e.task_id))) {
+        return refuse('event.task_id', `no task ${e.task_id}`);
+      }
+      // An agent's name is resolved at each firing: the agent may be started (or restarted) after the schedule.
       action = {
         type: 'post_event',
-        taskId: e.task_id,
+        ...(e.task_id !== undefined ? { taskId: e.task_id } : {}),
+        ...(e.agent !== undefined ? { agent: e.agent } : {}),
+        ...(e.client_id !== undefined ? { agentClientId: e.client_id } : {}),
         name: e.name,
         ...(e.data !== undefined ? { data: e.data as JsonValue } : {}),
       };
@@ -200,7 +204,13 @@ export function scheduleToWire(s: Schedule): z.infer<typeof HttpScheduleSchema> 
       ...(t.settings !== undefined ? { settings: t.settings } : {}),
     };
   } else {
-    out.event = { task_id: a.taskId, name: a.name, ...(a.data !== undefined ? { data: a.data } : {}) };
+    out.event = {
+      ...(a.taskId !== undefined ? { task_id: a.taskId } : {}),
+      ...(a.agent !== undefined ? { agent: a.agent } : {}),
+      ...(a.agentClientId !== undefined ? { client_id: a.agentClientId } : {}),
+      name: a.name,
+      ...(a.data !== undefined ? { data: a.data } : {}),
+    };
   }
   if (s.createdBy !== undefined) out.created_by = s.createdBy;
   if (s.lastDueAt !== undefined) out.last_due_at = s.lastDueAt;

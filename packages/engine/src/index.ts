@@ -104,8 +104,10 @@ export {
   type TaskAccessRights,
 } from './task-metadata.js';
 export {
+  LIVE_TASK_STATUSES,
   TaskOperations,
   portStorageFailure,
+  type NameScope,
   type PortStorageFailureCode,
   taskIdFromKey,
   type CreateTaskRequest,

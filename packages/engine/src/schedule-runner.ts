@@ -2,7 +2,8 @@
  * The schedule runner: fires durable schedules on the engine's clock. Each pass reads the schedules, and for each one
  * due records its firing (`ScheduleStore.claimFiring`, durable before anything is done, refused when already
  * recorded) and then acts — creates the template's task through `TaskOperations` with an id derived from (schedule,
- * due time), or posts an event to the named task — and records how that ended. On start it first finishes the
+ * due time), or posts an event to the task it names (by id, or by agent name resolved at the firing) — and records
+ * how that ended. On start it first finishes the
  * firings a previous process recorded but did not finish (it died in between); both actions are idempotent per
  * firing, so a firing acts once. Between passes it sleeps until the earliest next occurrence (at most `maxSleepMs`,
  * so schedules added by another process and clock jumps are seen).
@@ -20,7 +21,7 @@ import type { TaskSettings } from '@ccagent/protocol';
 export interface ScheduleRunnerOptions {
   store: ScheduleStore;
   /** Creates tasks (kind rules, operator maximums, idempotent ids) and posts events. */
-  tasks: Pick<TaskOperations, 'create' | 'event'>;
+  tasks: Pick<TaskOperations, 'create' | 'event' | 'resolveAgent' | 'canAccess'>;
   /** Reads a task's history (was this firing's event already posted?). */
   history: (taskId: string) => Promise<ReadonlyArray<{ type: string; data?: JsonValue }>>;
   clock: Clock;
@@ -187,8 +188,19 @@ export class ScheduleRunner {
       return { status: 'done', taskId: r.value.task.id };
     }
     const firing = firingRequestId(s.id, dueAt);
+    let taskId = a.taskId;
+    if (a.agent !== undefined) {
+      const client = a.agentClientId;
+      const found = await this.o.tasks.resolveAgent(
+        a.agent,
+        client === undefined ? () => true : (t) => this.o.tasks.canAccess(t, client, 'act'),
+      );
+      if (!found.ok) return { status: 'failed', error: `agent "${a.agent}": ${found.message}` };
+      taskId = found.task.id;
+    }
+    if (taskId === undefined) return { status: 'failed', error: 'the schedule names no task and no agent' };
     if (recovering) {
-      const history = await this.o.history(a.taskId);
+      const history = await this.o.history(taskId);
       const posted = history.some(
         (h) =>
           h.type === 'event' &&
@@ -197,7 +209,7 @@ export class ScheduleRunner {
           !Array.isArray(h.data) &&
           h.data['schedule_firing'] === firing,
       );
-      if (posted) return { status: 'done', taskId: a.taskId };
+      if (posted) return { status: 'done', taskId };
     }
     const base = a.data !== null && typeof a.data === 'object' && !Array.isArray(a.data) ? a.data : {};
     const data: JsonValue = {
@@ -207,12 +219,12 @@ export class ScheduleRunner {
       due_at: new Date(dueAt).toISOString(),
       schedule_firing: firing,
     };
-    const r = await this.o.tasks.event(a.taskId, a.name, data);
+    const r = await this.o.tasks.event(taskId, a.name, data);
     if (!r.ok) {
       if (r.error.code === 'unavailable') throw new Error(r.error.message);
-      return { status: 'failed', taskId: a.taskId, error: `${r.error.code}: ${r.error.message}` };
+      return { status: 'failed', taskId, error: `${r.error.code}: ${r.error.message}` };
     }
-    return { status: 'done', taskId: a.taskId };
+    return { status: 'done', taskId };
   }
 
   /** Sleep until the earliest next occurrence (at most `maxSleepMs`). */

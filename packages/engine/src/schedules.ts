@@ -39,8 +39,16 @@ export type ScheduleAction =
   | { type: 'create_task'; template: ScheduleTaskTemplate }
   | {
       type: 'post_event';
-      /** The task that gets the event: a running task, typically a resident agent. */
-      taskId: string;
+      /** The task that gets the event: a running task, typically a resident agent (or `agent` instead). */
+      taskId?: string;
+      /**
+       * Instead of `taskId`: the agent's name, resolved when the schedule fires among the tasks that have not ended
+       * (`TaskOperations.resolveAgent`), so a restarted agent of that name gets the next firings. None or several is
+       * a failed firing that says so.
+       */
+      agent?: string;
+      /** With `agent`: only the agents this computer reaches (two computers may each run an agent of one name). */
+      agentClientId?: string;
       /** Event name (`task_event`'s `name`). */
       name: string;
       /** Event payload; the firing adds `schedule_id` and `due_at` to it. */

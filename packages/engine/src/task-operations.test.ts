@@ -408,3 +408,79 @@ describe('access between clients', () => {
     expect(mayAccessTask(task, 'viewer', 'read')).toBe(false);
   });
 });
+
+describe('task names', () => {
+  const named = (h: ReturnType<typeof setup>, name: string, clientId: string | null, extra = {}) =>
+    h.ops.create({
+      kind: 'general',
+      prompt: 'wait',
+      clientId,
+      ...(clientId !== null ? { creator: clientId } : {}),
+      name,
+      ...extra,
+    });
+
+  it('refuses a second task with the name of one that has not ended, in the same scope, and stores nothing; another computer may use the name (guards against a name that two running agents share)', async () => {
+    const h = setup();
+    const first = await named(h, 'farm-watcher', 'pc-1');
+    if (!first.ok) throw new Error(first.error.message);
+    const again = await named(h, 'farm-watcher', 'pc-1');
+    expect(again).toMatchObject({ ok: false, error: { code: 'conflict', path: '$.name' } });
+    expect(!again.ok && again.error.message).toContain(first.value.task.id);
+    expect((await h.store.listTasks()).length).toBe(1);
+    // another computer's agent of that name is out of this one's reach: allowed
+    expect(await named(h, 'farm-watcher', 'pc-2')).toMatchObject({ ok: true });
+    // a task of no computer: unique among every task
+    expect(await named(h, 'farm-watcher', null)).toMatchObject({ ok: false, error: { code: 'conflict' } });
+    // a scope given by the adapter (the creator's reach) is the one used
+    expect(await named(h, 'farm-watcher', 'pc-3', { nameScope: () => true })).toMatchObject({
+      ok: false,
+      error: { code: 'conflict' },
+    });
+    expect((await h.store.listTasks()).length).toBe(2);
+  });
+
+  it('returns the existing task for a repeated request id with its name, not a conflict', async () => {
+    const h = setup();
+    const a = await named(h, 'w', 'pc-1', { requestId: 'r1', requestNamespace: 'pc-1' });
+    const b = await named(h, 'w', 'pc-1', { requestId: 'r1', requestNamespace: 'pc-1' });
+    expect(b).toMatchObject({ ok: true, value: { created: false } });
+    expect(a.ok && b.ok && a.value.task.id === b.value.task.id).toBe(true);
+  });
+
+  it('lets only one of two concurrent creations of a name through (guards against both finding it free)', async () => {
+    const h = setup();
+    const rs = await Promise.all([1, 2, 3].map(() => named(h, 'twin', 'pc-1')));
+    expect(rs.filter((r) => r.ok).length).toBe(1);
+    expect(rs.filter((r) => !r.ok && r.error.code === 'conflict').length).toBe(2);
+  });
+
+  it('frees the name when the task ends; a retry or message that would reopen it while another has it is refused', async () => {
+    const h = setup();
+    const first = await named(h, 'w', 'pc-1');
+    if (!first.ok) throw new Error(first.error.message);
+    const old = first.value.task.id;
+    expect(await h.ops.cancel(old, 'stop')).toMatchObject({ ok: true });
+    const second = await named(h, 'w', 'pc-1');
+    expect(second).toMatchObject({ ok: true });
+    expect(await h.ops.retry(old)).toMatchObject({ ok: false, error: { code: 'conflict', path: '$.name' } });
+    expect(await h.ops.message(old, 'go on', 'cli')).toMatchObject({
+      ok: false,
+      error: { code: 'conflict' },
+    });
+    expect(await h.statusOf(old)).toBe('cancelled');
+    expect((await h.store.getHistory(old)).filter((e) => e.type === 'message')).toEqual([]);
+    if (second.ok) await h.ops.cancel(second.value.task.id, 'stop');
+    expect(await h.ops.retry(old)).toMatchObject({ ok: true });
+  });
+
+  it('resolves an agent among the live tasks a scope admits', async () => {
+    const h = setup();
+    const a = await named(h, 'w', 'pc-1');
+    await named(h, 'w', 'pc-2');
+    const mine = await h.ops.resolveAgent('w', (t) => h.ops.canAccess(t, 'pc-1'));
+    expect(mine.ok && a.ok && mine.task.id === a.value.task.id).toBe(true);
+    expect(await h.ops.resolveAgent('w', () => true)).toMatchObject({ ok: false, code: 'ambiguous' });
+    expect(await h.ops.resolveAgent('nope', () => true)).toMatchObject({ ok: false, code: 'not_found' });
+  });
+});

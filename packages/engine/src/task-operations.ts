@@ -22,13 +22,28 @@ import {
   budgetsFrom,
   mayAccessTask,
   mayCreateTaskFor,
+  resolveAgent,
   runBudgetsJson,
   runBudgetsOf,
   TASK_METADATA_KEYS,
+  taskCreator,
+  taskName,
+  type AgentResolution,
 } from './task-metadata.js';
 import { isTerminalStatus } from './task-state-machine.js';
 import { PERIOD_METADATA_KEYS, periodBudgetsJson } from './period-budgets.js';
-import type { JsonValue, QuestionRecord, Task, TaskBudgets } from './types.js';
+import type { JsonValue, QuestionRecord, Task, TaskBudgets, TaskStatus } from './types.js';
+
+/** The statuses of a task that has not ended: while it has one, its name is taken and an event may name it. */
+export const LIVE_TASK_STATUSES: readonly TaskStatus[] = [
+  'queued',
+  'running',
+  'waiting_for_command',
+  'waiting_for_user',
+];
+
+/** Which tasks a name is resolved among, or must be unique among (see {@link CreateTaskRequest.nameScope}). */
+export type NameScope = (task: Task) => boolean;
 
 /** Why a task operation was refused. */
 export type TaskOperationErrorCode =
@@ -71,6 +86,12 @@ export interface CreateTaskRequest {
   settings?: TaskSettings;
   /** The name the player gives the task (a printable id; an in-game trigger may address the task by it). */
   name?: string;
+  /**
+   * The tasks among which `name` must be free (a task that has not ended and has it there refuses the creation with
+   * `conflict`): those the creator may act on, the scope `task_event`'s `agent` is resolved in. Default: the tasks
+   * the new task's computer (its client, else its creator) may act on; for a task of neither, every task.
+   */
+  nameScope?: NameScope;
   /**
    * More metadata of the task, from the adapter (e.g. the Minecraft instance the task plays on). The operation's own
    * keys (creator, request id, settings, run budgets) are set over it.
@@ -138,6 +159,8 @@ const fail = (
 export class TaskOperations {
   private readonly engine: Engine;
   private readonly storageFailure: (err: unknown) => { message: string } | undefined;
+  /** The last creation or reopening of each name still under way ({@link oneAtATime}). */
+  private readonly nameTurns = new Map<string, Promise<unknown>>();
 
   constructor(private readonly o: TaskOperationsOptions) {
     this.engine = o.engine;
@@ -189,6 +212,33 @@ export class TaskOperations {
   async create(
     req: CreateTaskRequest,
     id = this.taskIdFor(req),
+  ): Promise<TaskOperationResult<{ task: Task; created: boolean }>> {
+    const name = req.name;
+    if (name === undefined) return this.createNow(req, id);
+    // One creation or reopening per name at a time, so two requests cannot both find the name free.
+    return this.oneAtATime(name, async () => {
+      const repeat = req.requestId !== undefined ? await this.engine.getTask(id) : undefined;
+      if (repeat === undefined || repeat === null) {
+        const scope = req.nameScope ?? this.ownerScope(req.clientId ?? req.creator);
+        const taken = await this.nameTaken(name, scope, id);
+        if (taken) return { ok: false, error: taken };
+      }
+      return this.createNow(req, id);
+    });
+  }
+
+  /**
+   * The task that has not ended which `agent` names among those `scope` admits: by name, else by id (see
+   * {@link resolveAgent}: none is `not_found`, several `ambiguous` with their ids).
+   */
+  async resolveAgent(agent: string, scope: NameScope): Promise<AgentResolution> {
+    const live = (await this.engine.listTasks({ status: [...LIVE_TASK_STATUSES] })).filter(scope);
+    return resolveAgent(live, agent);
+  }
+
+  private async createNow(
+    req: CreateTaskRequest,
+    id: string,
   ): Promise<TaskOperationResult<{ task: Task; created: boolean }>> {
     const catalogue = this.o.kinds;
     const kind = resolveTaskKind(catalogue, req.kind);
@@ -278,6 +328,17 @@ export class TaskOperations {
   async message(taskId: string, text: string, from: string): Promise<TaskOperationResult<Task>> {
     const task = await this.engine.getTask(taskId);
     if (!task) return fail('not_found', `no task ${taskId}`);
+    if (isTerminalStatus(task.status) && taskName(task) !== undefined) {
+      return this.oneAtATime(taskName(task) as string, async () => {
+        const taken = await this.nameTakenFor(task);
+        return taken ? { ok: false, error: taken } : this.messageNow(task, text, from);
+      });
+    }
+    return this.messageNow(task, text, from);
+  }
+
+  private async messageNow(task: Task, text: string, from: string): Promise<TaskOperationResult<Task>> {
+    const taskId = task.id;
     try {
       if (isTerminalStatus(task.status)) {
         return {
@@ -294,7 +355,7 @@ export class TaskOperations {
       if (isEngineError(err, 'illegal_transition') || isEngineError(err, 'conflict')) {
         // It ended (or was reopened) meanwhile: once more, on its new state.
         const again = await this.engine.getTask(taskId);
-        if (again && again.status !== task.status) return this.message(taskId, text, from);
+        if (again && again.status !== task.status) return this.messageNow(again, text, from);
         return fail('conflict', err.message);
       }
       return this.storageRefusal(err);
@@ -334,6 +395,16 @@ export class TaskOperations {
         `task ${taskId} is ${task.status}; only a failed or cancelled task can be retried`,
       );
     }
+    const name = taskName(task);
+    if (name === undefined) return this.retryNow(task);
+    return this.oneAtATime(name, async () => {
+      const taken = await this.nameTakenFor(task);
+      return taken ? { ok: false, error: taken } : this.retryNow(task);
+    });
+  }
+
+  private async retryNow(task: Task): Promise<TaskOperationResult<Task>> {
+    const taskId = task.id;
     try {
       return {
         ok: true,
@@ -344,6 +415,56 @@ export class TaskOperations {
         return fail('conflict', err.message);
       }
       return this.storageRefusal(err);
+    }
+  }
+
+  /** The tasks `owner` may act on (a name is unique among them); no owner: every task. */
+  private ownerScope(owner: string | null | undefined): NameScope {
+    if (owner === undefined || owner === null) return () => true;
+    return (t) => this.canAccess(t, owner, 'act');
+  }
+
+  /** A `conflict` when a task that has not ended, other than `exceptId`, has `name` among those `scope` admits. */
+  private async nameTaken(
+    name: string,
+    scope: NameScope,
+    exceptId: string,
+  ): Promise<TaskOperationError | undefined> {
+    const live = await this.engine.listTasks({ status: [...LIVE_TASK_STATUSES] });
+    const ids = live
+      .filter((t) => t.id !== exceptId && taskName(t) === name && scope(t))
+      .map((t) => t.id)
+      .sort();
+    if (ids.length === 0) return undefined;
+    return {
+      code: 'conflict',
+      message: `a task that has not ended is already named "${name}" (${ids.join(', ')}): an event sent to "${name}" must reach one task, so give this one another name or end that one first`,
+      path: '$.name',
+    };
+  }
+
+  /** {@link nameTaken} for an ended task about to run again, in its computer's scope. */
+  private nameTakenFor(task: Task): Promise<TaskOperationError | undefined> {
+    return this.nameTaken(
+      taskName(task) as string,
+      this.ownerScope(task.clientId ?? taskCreator(task)),
+      task.id,
+    );
+  }
+
+  /** Runs `fn` after every earlier call for `name` has settled (creations and reopenings of one name, in turn). */
+  private async oneAtATime<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.nameTurns.get(name) ?? Promise.resolve();
+    const run = before.then(fn);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.nameTurns.set(name, settled);
+    try {
+      return await run;
+    } finally {
+      if (this.nameTurns.get(name) === settled) this.nameTurns.delete(name);
     }
   }
 

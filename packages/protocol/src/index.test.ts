@@ -145,6 +145,7 @@ describe('@ccagent/protocol', () => {
       'PairingDenyBodySchema',
       'PairingsResponseSchema',
       'TaskEventBodySchema',
+      'AgentEventBodySchema',
       'TaskMessageBodySchema',
       'HttpMinecraftActionSchema',
       'HttpMinecraftInstanceSchema',

@@ -182,7 +182,7 @@ export const CreateTaskSchema = z.object({
   settings: TaskSettingsSchema.optional(),
   name: PrintableIdSchema.max(100)
     .describe(
-      'A name for the task (e.g. `farm-watcher`): an in-game trigger may send events to it by this name (`task_event.agent`).',
+      'A name for the task (e.g. `farm-watcher`): an in-game trigger may send events to it by this name (`task_event.agent`). Refused (`forbidden`, path `$.name`, nothing created) while a task this computer may act on that has not ended has it.',
     )
     .optional(),
   trigger: PrintableIdSchema.max(100)

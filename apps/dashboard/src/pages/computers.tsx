@@ -1,6 +1,6 @@
 /**
  * Computers and the server: connected and recently seen CC clients with their commands, the model-written tools with
- * their lifecycle state and version, the model servers with each model present or missing (and the `ollama pull`
+ * their lifecycle state and version, the tools the server runs itself, the model servers with each model present or missing (and the `ollama pull`
  * that fixes it), and the database. Kept current by `client` and `tool` events.
  */
 import { useEffect, useState } from 'preact/hooks';
@@ -8,13 +8,14 @@ import { api, ApiError } from '../api.js';
 import { live } from '../events.js';
 import { age } from '../format.js';
 import { CopyButton, Line, visible } from '../text.js';
-import type { WireClient, WireHealth, WireModels, WireTool } from '../wire.js';
+import type { WireClient, WireHealth, WireModels, WireServerTool, WireTool } from '../wire.js';
 import { ModelsPanel } from './models-panel.js';
 
 /** Computers page. */
 export function ComputersPage({ now }: { now: number }) {
   const [clients, setClients] = useState<WireClient[] | undefined>(undefined);
   const [tools, setTools] = useState<WireTool[]>([]);
+  const [serverTools, setServerTools] = useState<WireServerTool[]>([]);
   const [health, setHealth] = useState<WireHealth | undefined>(undefined);
   const [models, setModels] = useState<WireModels | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
@@ -25,6 +26,7 @@ export function ComputersPage({ now }: { now: number }) {
         .then(([c, t]) => {
           setClients(c.clients);
           setTools(t.tools);
+          setServerTools(t.server_tools ?? []);
           setError(undefined);
         })
         .catch((e: unknown) => setError(e instanceof ApiError ? e.message : String(e)));
@@ -118,6 +120,22 @@ export function ComputersPage({ now }: { now: number }) {
             </li>
           ))}
         </ul>
+      )}
+      {serverTools.length > 0 && (
+        <details class="card">
+          <summary>{serverTools.length} server tools (every computer's tasks may call them)</summary>
+          <ul class="commands" aria-label="Server tools">
+            {serverTools.map((t) => (
+              <li key={t.name} data-server-tool={t.name}>
+                <code>{visible(t.name)}</code>{' '}
+                <span class="muted">
+                  <Line text={t.description ?? ''} />
+                  {t.timeout_ms !== undefined && ` · ${t.timeout_ms / 1000} s`}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </details>
       )}
       <ModelsPanel models={models} now={now} />
       <h2>Models and server</h2>

@@ -67,11 +67,17 @@ function Target({ s }: { s: HttpSchedule }) {
       </>
     );
   }
-  const e = s.event as { task_id?: string; name?: string } | undefined;
+  const e = s.event as { task_id?: string; agent?: string; name?: string } | undefined;
   return (
     <>
-      event <code>{visible(asText(e?.name))}</code> to task{' '}
-      <a href={`#/tasks/${encodeURIComponent(asText(e?.task_id))}`}>{visible(asText(e?.task_id))}</a>
+      event <code>{visible(asText(e?.name))}</code> to{' '}
+      {e?.agent !== undefined ? (
+        <>agent {visible(asText(e.agent))}</>
+      ) : (
+        <>
+          task <a href={`#/tasks/${encodeURIComponent(asText(e?.task_id))}`}>{visible(asText(e?.task_id))}</a>
+        </>
+      )}
     </>
   );
 }

@@ -6,14 +6,13 @@
  */
 import {
   isEngineError,
-  resolveAgent,
   taskCreator,
   type Clock,
   type Engine,
   type Logger,
   type SubmitResult,
+  type Task,
   type TaskOperations,
-  type TaskStatus,
 } from '@ccagent/engine';
 import type {
   CommandResultMessage,
@@ -33,9 +32,6 @@ import { authorizedTask } from './task-access.js';
 import { deliverTaskEvent } from './trigger-delivery.js';
 import type { TriggerLimits } from './trigger-limits.js';
 import type { WsReplies } from './ws-replies.js';
-
-/** The statuses of a task that has not ended: the tasks an event may be addressed to by name. */
-const LIVE_STATUSES: TaskStatus[] = ['queued', 'running', 'waiting_for_command', 'waiting_for_user'];
 
 /** Dependencies of {@link TaskRequests}. */
 export interface TaskRequestsOptions {
@@ -93,6 +89,8 @@ export class TaskRequests {
       requestId: msg.request_id,
       requestNamespace: sender,
       ...(msg.name !== undefined ? { name: msg.name } : {}),
+      // The name is unique among the tasks this computer reaches, the ones its `task_event {agent}` is resolved in.
+      nameScope: (t: Task) => this.o.tasks.canAccess(t, sender, 'act', peer ? { peer } : {}),
     };
     const id = this.o.tasks.taskIdFor(req);
     this.o.subscriptions.hold(id);
@@ -221,10 +219,9 @@ export class TaskRequests {
     const agent = msg.agent as string;
     const observeOthers = false;
     const peer = this.o.groups?.peerOf(sender, conn.principal);
-    const live = (await this.o.engine.listTasks({ status: LIVE_STATUSES })).filter((t) =>
+    const found = await this.o.tasks.resolveAgent(agent, (t) =>
       this.o.tasks.canAccess(t, sender, 'act', { observeOthers, ...(peer ? { peer } : {}) }),
     );
-    const found = resolveAgent(live, agent);
     if (found.ok) return found.task.id;
     this.o.replies.error(conn, found.code === 'not_found' ? 'not_found' : 'invalid_field', found.message, {
       ...ids,

@@ -199,6 +199,8 @@ export function runScheduleStoreContract(name: string, factory: ScheduleStoreFac
             // The first process "dies" inside one firing: recorded, its task never created.
             create: (req) => (hang ? new Promise(() => {}) : ops.create(req)),
             event: (id, n, d) => ops.event(id, n, d),
+            resolveAgent: (a, scope) => ops.resolveAgent(a, scope),
+            canAccess: (t, c, i) => ops.canAccess(t, c, i),
           },
         });
       await store.insertSchedule(hourly('farm'));

@@ -36,7 +36,7 @@ export async function plan(
     },
     request: replanNote ?? 'Plan the task.',
     schema: planReplySchema(settings.mode),
-    format: planJsonSchema(settings.mode),
+    format: planJsonSchema(settings.mode, s.actionAllowed),
   });
   const value = asked.value;
   mem = asked.mem;
@@ -80,7 +80,7 @@ export async function expand(
     single: { prompt: p, vars: { ...baseVars(s, mem), goal } },
     request: `GOAL NOW: ${goal}\nTurn this goal into actions.`,
     schema: planReplySchema('expand'),
-    format: planJsonSchema('expand'),
+    format: planJsonSchema('expand', s.actionAllowed),
   });
   return { actions: (asked.value as { actions: ActionSpec[] }).actions, mem: asked.mem };
 }

@@ -39,6 +39,11 @@ export interface McActionLists {
   deny?: readonly string[] | undefined;
 }
 
+/** Whether an instance's lists let an action type through (not denied; allowed, or no allow list). */
+export function actionAllowedBy(lists: McActionLists): (type: string) => boolean {
+  return (t) => lists.deny?.includes(t) !== true && (lists.allow === undefined || lists.allow.includes(t));
+}
+
 /**
  * The action catalogue as prompt text: the actions the instance's lists let through, then (when the lists refuse
  * any) one line naming the refused ones, so the model does not plan them. The executor still refuses them at the

@@ -29,6 +29,11 @@ export interface McStep {
   info: InstanceInfo | undefined;
   /** The actions the prompt offers: the catalogue as the instance's allow/deny lists leave it at this step. */
   actions: string;
+  /**
+   * Whether those lists let an action type through at this step (undefined: no lists): the constrained-decoding schema
+   * offers only these types.
+   */
+  actionAllowed?: (type: string) => boolean;
 }
 
 export interface Goal {

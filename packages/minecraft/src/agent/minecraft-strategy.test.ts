@@ -237,11 +237,27 @@ describe('minecraft_agent strategy', () => {
       (fake.chatRequests('qwen3:8b')[i]?.body as { messages: Array<{ role: string; content: string }> })
         .messages[0]?.content ?? '';
     const offers = (text: string, type: string): boolean => text.includes(`- {"type": "${type}"`);
+    // The action types the constrained-decoding schema sent on the wire (`format`) lets the model write.
+    const formatTypes = (i: number): string[] => {
+      const found: string[] = [];
+      const walk = (n: unknown): void => {
+        if (Array.isArray(n)) n.forEach(walk);
+        else if (n !== null && typeof n === 'object') {
+          const t = (n as { properties?: { type?: { const?: unknown } } }).properties?.type?.const;
+          if (typeof t === 'string') found.push(t);
+          Object.values(n).forEach(walk);
+        }
+      };
+      walk((fake.chatRequests('qwen3:8b')[i]?.body as { format: unknown }).format);
+      return found.sort();
+    };
+    const ALL = ['chat', 'craft', 'goto', 'interact', 'mine', 'open_inventory', 'place', 'smelt'];
     // No lists: the whole catalogue, no refusal line.
     fake.script('qwen3:8b', [{ json: { actions: [{ type: 'chat', message: 'one' }] } }]);
     expect((await run({ mode: 'low-level' })).status).toBe('completed');
     expect(offers(systemOf(0), 'chat')).toBe(true);
     expect(systemOf(0)).not.toMatch(/Refused on instance/);
+    expect(formatTypes(0)).toEqual(ALL);
     // A deny list: chat is not offered and is named as refused; the rest stays.
     lists.set('steve', { deny: ['chat', 'place'] });
     fake.script('qwen3:8b', [{ json: { actions: [{ type: 'goto', x: 1, y: 64, z: 1 }] } }]);
@@ -250,6 +266,8 @@ describe('minecraft_agent strategy', () => {
     expect(offers(systemOf(1), 'place')).toBe(false);
     expect(offers(systemOf(1), 'goto')).toBe(true);
     expect(systemOf(1)).toContain('Refused on instance steve (its deny list), never plan them: place, chat.');
+    // …and the schema the model is constrained by has no refused type either
+    expect(formatTypes(1)).toEqual(ALL.filter((t) => t !== 'chat' && t !== 'place'));
     // The lists change while a task runs: its re-plan request offers what the new lists allow.
     // The lists change while a task runs (as its first action runs): its re-plan request offers what they allow now.
     world.failWhen = (a) => {
@@ -272,6 +290,28 @@ describe('minecraft_agent strategy', () => {
     expect(after).toMatch(
       /Refused on instance steve \(its allow list\), never plan them: mine, place, craft, smelt, interact, chat\./,
     );
+    // the running task's re-plan schema follows the new lists
+    expect(formatTypes(mid)).toEqual(ALL.filter((t) => t !== 'chat' && t !== 'place'));
+    expect(formatTypes(mid + 1)).toEqual(['goto']);
+  });
+
+  it('constrains a hybrid plan and a goal’s expansion to the allowed actions too (every action union in the schema)', async () => {
+    await setup();
+    lists.set('steve', { allow: ['goto', 'chat'], deny: ['chat'] });
+    fake.script('qwen3:8b', [
+      { json: { goals: [{ goal: 'walk over there' }] } },
+      { json: { actions: [{ type: 'goto', x: 4, y: 64, z: 4 }] } },
+    ]);
+    expect((await run({ mode: 'hybrid' })).status).toBe('completed');
+    const reqs = fake.chatRequests('qwen3:8b');
+    expect(reqs.length).toBe(2);
+    for (const r of reqs) {
+      const text = JSON.stringify((r.body as { format: unknown }).format);
+      expect(text).toContain('"const":"goto"');
+      for (const refused of ['chat', 'mine', 'place', 'craft', 'smelt', 'interact', 'open_inventory'])
+        expect(text).not.toContain(`"const":"${refused}"`);
+    }
+    expect(JSON.stringify((reqs[0]?.body as { format: unknown }).format)).toContain('"goals"');
   });
 
   it('fails an action that is not answered within its timeout and re-plans instead of waiting for ever', async () => {

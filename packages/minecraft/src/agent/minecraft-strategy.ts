@@ -12,7 +12,7 @@ import { MC_ACTION_COMMAND } from '../endpoint/action-executor.js';
 import type { InstanceInfo } from '../endpoint/mc-endpoint.js';
 import type { Action, ActionSpec } from '../protocol/messages.js';
 import { expand, plan } from './mc-plan.js';
-import { actionsText, type McActionLists } from './mc-prompt.js';
+import { actionAllowedBy, actionsText, type McActionLists } from './mc-prompt.js';
 import { problemOf, readPendingResult } from './mc-results.js';
 import {
   DEFAULT_CONVERSATION_CHARS,
@@ -118,6 +118,7 @@ async function decide(
     ctx,
     info,
     actions: lists === undefined ? cfg.actions : actionsText(lists, settings.instanceId),
+    ...(lists === undefined ? {} : { actionAllowed: actionAllowedBy(lists) }),
   };
   try {
     const read = readPendingResult(mem, history, info, cfg.tolerance);

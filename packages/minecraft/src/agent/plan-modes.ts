@@ -55,10 +55,39 @@ export function planReplySchema(mode: PlanMode | 'expand'): z.ZodType {
   return z.preprocess((v) => fromSeedShape(v, mode), target);
 }
 
-/** JSON Schema of a mode's plan, as sent in `format` for constrained decoding. */
-export function planJsonSchema(mode: PlanMode | 'expand'): Record<string, unknown> {
+/**
+ * JSON Schema of a mode's plan, as sent in `format` for constrained decoding. With `allowed`, the action union offers
+ * only the action types it lets through (the instance's allow/deny lists at this step), so a constrained model cannot
+ * write a refused action; when it lets none through, the union is empty (`oneOf: []`) and no action is valid.
+ */
+export function planJsonSchema(
+  mode: PlanMode | 'expand',
+  allowed?: (type: string) => boolean,
+): Record<string, unknown> {
   const schema = mode === 'expand' ? LowLevelPlanSchema : planSchema(mode);
   const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
   delete json['$schema'];
-  return json;
+  return allowed === undefined ? json : (onlyActions(json, allowed) as Record<string, unknown>);
+}
+
+/** The action type a branch of the action union stands for (`properties.type.const`), if it is one. */
+function actionTypeOf(branch: unknown): string | undefined {
+  const props = (branch as { properties?: { type?: { const?: unknown } } } | null)?.properties;
+  const t = props?.type?.const;
+  return typeof t === 'string' ? t : undefined;
+}
+
+/** `node` with every action union (a `oneOf` whose branches each stand for an action type) cut to `allowed`. */
+function onlyActions(node: unknown, allowed: (type: string) => boolean): unknown {
+  if (Array.isArray(node)) return node.map((n) => onlyActions(n, allowed));
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) {
+    const union =
+      k === 'oneOf' && Array.isArray(v) && v.length > 0 && v.every((b) => actionTypeOf(b) !== undefined);
+    out[k] = union
+      ? (v as unknown[]).filter((b) => allowed(actionTypeOf(b) as string))
+      : onlyActions(v, allowed);
+  }
+  return out;
 }

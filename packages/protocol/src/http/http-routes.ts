@@ -40,6 +40,7 @@ import {
   ToolsResponseSchema,
   RetryBodySchema,
   TaskEventBodySchema,
+  AgentEventBodySchema,
   TaskMessageBodySchema,
 } from './http-schemas.js';
 import { HTTP_EVENTS } from './event-schemas.js';
@@ -267,6 +268,14 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     path: '/api/tasks/:id/events',
     summary: 'An outside event into the history of a task that has not ended; a sleeping task wakes.',
     body: TaskEventBodySchema,
+    responses: [{ status: 200, schema: TaskResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/agents/:name/events',
+    summary:
+      'An outside event to the agent of that name: the one task that has not ended and was created with `name` (or whose id it is), among all, or those `client_id` reaches. None is 404 `not_found`; several is 400 `invalid_body` listing their ids. A refusal posts nothing.',
+    body: AgentEventBodySchema,
     responses: [{ status: 200, schema: TaskResponseSchema }],
   },
   {

@@ -194,7 +194,9 @@ export const CreateTaskBodySchema = z.strictObject({
   request_id: PrintableIdSchema.max(200).optional(),
   settings: TaskSettingsSchema.optional(),
   name: PrintableIdSchema.max(100)
-    .describe('A name for the task: an in-game trigger may send events to it by this name.')
+    .describe(
+      'A name for the task: an in-game trigger may send events to it by this name. Refused (409 `conflict`, nothing created) while a task that has not ended has it among those of its computer (`client_id`; every task without one).',
+    )
     .optional(),
 });
 
@@ -246,6 +248,16 @@ export const TaskMessageBodySchema = z.strictObject({
 export const TaskEventBodySchema = z.strictObject({
   name: z.string().min(1).max(100),
   data: z.unknown().optional(),
+});
+
+/**
+ * Body of `POST /api/agents/:name/events`: the event, and optionally the computer whose agent is meant (the name is
+ * then resolved among the tasks that computer may act on, as its own `task_event {agent}` is).
+ */
+export const AgentEventBodySchema = TaskEventBodySchema.extend({
+  client_id: ClientIdSchema.optional().describe(
+    'Only the agents this computer reaches (two computers may each run an agent of one name).',
+  ),
 });
 
 /** Body of `POST /api/tasks/:id/retry` (empty, or `{}`). */

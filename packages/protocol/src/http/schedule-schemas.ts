@@ -21,9 +21,18 @@ export const ScheduleTaskTemplateSchema = z.strictObject({
   settings: TaskSettingsSchema.optional(),
 });
 
-/** The event a firing posts (as `POST /api/tasks/:id/events` takes it, with the task's id). */
+/**
+ * The event a firing posts (as `POST /api/tasks/:id/events` takes it, with the task's id), or to the agent of a name
+ * (as `POST /api/agents/:name/events`, resolved at each firing).
+ */
 export const ScheduleEventSchema = z.strictObject({
-  task_id: PrintableIdSchema,
+  task_id: PrintableIdSchema.optional().describe('The task that gets the event (or `agent`).'),
+  agent: PrintableIdSchema.max(100)
+    .optional()
+    .describe(
+      'Instead of `task_id`: the name of the agent (a task created with `name`), resolved when the schedule fires; none or several is a failed firing that says so.',
+    ),
+  client_id: ClientIdSchema.optional().describe('With `agent`: only the agents this computer reaches.'),
   name: PrintableIdSchema.max(100),
   data: z.unknown().optional(),
 });
@@ -59,6 +68,20 @@ export const CreateScheduleBodySchema = z
     }
     if ((b.task === undefined) === (b.event === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['task'], message: 'give exactly one of task and event' });
+    }
+    if (b.event !== undefined && (b.event.task_id === undefined) === (b.event.agent === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['event', 'task_id'],
+        message: 'give exactly one of task_id and agent',
+      });
+    }
+    if (b.event?.client_id !== undefined && b.event.agent === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['event', 'client_id'],
+        message: 'client_id narrows an agent name',
+      });
     }
   });
 

@@ -19,6 +19,7 @@ describe('who may call each route', () => {
       'POST tasks.answer: task_act',
       'POST tasks.message: operator',
       'POST tasks.event: operator',
+      'POST agents.event: operator',
       'POST tasks.retry: operator',
       'GET task_kinds.list: read',
       'POST task_kinds.save: operator',

@@ -47,7 +47,7 @@ import {
 import { getScreen, watchScreen } from './screens.js';
 import { addSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule } from './schedules.js';
 import { listTaskKinds, removeTaskKind, saveTaskKind } from './task-kinds.js';
-import { postEvent, postMessage, retryTask } from './steering.js';
+import { postAgentEvent, postEvent, postMessage, retryTask } from './steering.js';
 import { answerTask, cancelTask, createTask, getSteps, getTask, listTasks } from './tasks.js';
 
 /** Why keys, pairing decisions and the audit log are refused to others. */
@@ -120,6 +120,13 @@ export const ROUTES: readonly Route[] = [
     name: 'tasks.event',
     access: 'operator',
     handler: postEvent,
+  }),
+  route({
+    method: 'POST',
+    pattern: /^\/api\/agents\/(?<name>[^/]+)\/events$/,
+    name: 'agents.event',
+    access: 'operator',
+    handler: postAgentEvent,
   }),
   route({
     method: 'POST',
