@@ -8,9 +8,12 @@ import {
   MC_REPLAY_BUFFER_SIZE,
   REPLAY_BUFFER_SIZE,
   ReplayRing,
+  stepSummary,
   SUBSCRIBER_QUEUE_BYTES,
   type SubscribeOptions,
 } from './event-hub.js';
+import type { StoredStep } from '@ccagent/engine';
+import { STEP_EVENT_MAX_CHARS } from '@ccagent/protocol';
 
 /** A `step` record of task `t` (what the engine publishes); `kind` also carries the bulk of the slow-reader test. */
 function step(seq: number, t = 't', kind = 'model'): HttpStepEvent {
@@ -95,6 +98,45 @@ async function read(
   return out;
 }
 
+describe('stepSummary (the live step record)', () => {
+  const base = { taskId: 't', seq: 3, step: 2, at: 50, kind: 'decision' } as StoredStep;
+
+  it('carries the timeline row: the model text cut to a preview, the directive’s type and command, no input size', () => {
+    const s = {
+      ...base,
+      model: 'qwen',
+      input: { messages: [{ role: 'user', content: 'x'.repeat(100_000) }] },
+      output: { content: 'y'.repeat(5_000) },
+      directive: { type: 'tool_call', command: 'turtle.dig', args: { big: 'z'.repeat(10_000) } },
+      durationMs: 12,
+    } as unknown as StoredStep;
+    const e = stepSummary('t', s);
+    expect(e).toMatchObject({
+      task_id: 't',
+      seq: 3,
+      step: 2,
+      kind: 'decision',
+      at: 50,
+      summary: true,
+      model: 'qwen',
+      directive: { type: 'tool_call', command: 'turtle.dig' },
+      output_chars: JSON.stringify(s.output).length,
+      duration_ms: 12,
+    });
+    expect(e.preview?.length).toBeLessThanOrEqual(201);
+    expect('input_chars' in e).toBe(false);
+    expect(JSON.stringify(e).length).toBeLessThanOrEqual(STEP_EVENT_MAX_CHARS);
+  });
+
+  it('falls back to the record’s numbers when the short form is over the bound (a model-written command name)', () => {
+    const s = {
+      ...base,
+      directive: { type: 'tool_call', command: 'c'.repeat(5_000) },
+    } as unknown as StoredStep;
+    expect(stepSummary('t', s)).toEqual({ task_id: 't', seq: 3, step: 2, kind: 'decision', at: 50 });
+  });
+});
+
 describe('EventHub', () => {
   it('streams published records in order with ids, and a per-task subscriber sees only its task', async () => {
     hub = new EventHub(1_700_000_000_000);
@@ -140,7 +182,7 @@ describe('EventHub', () => {
     expect(old[0]?.event).toBe('resync');
   });
 
-  it('keeps exactly the last REPLAY_BUFFER_SIZE records across the wrap: a resume from the newest id pushed out replays all the rest, one older gets resync', async () => {
+  it('keeps exactly the last REPLAY_BUFFER_SIZE records across the wrap: a resume from the newest id pushed out starts right after it, one older gets resync', async () => {
     hub = new EventHub(11);
     const h = hub;
     const port = await serve(h);
