@@ -16,10 +16,13 @@ import { instanceToWire } from './routes/minecraft.js';
 
 /** Shortest interval between two `mc_instance` records of one instance (ms). */
 export const MC_STATE_INTERVAL_MS = 250;
-/** `mc_log` lines sent per second per instance, on average. */
-export const MC_LOG_LINES_PER_SECOND = 20;
+/**
+ * `mc_log` lines sent per second per instance, on average, after a burst of {@link MC_LOG_BURST}: the mod endpoint's
+ * default frame rate, so the stream only counts lines where a server admits more (a raised `server.rateLimit`).
+ */
+export const MC_LOG_LINES_PER_SECOND = 50;
 /** `mc_log` lines one instance may send at once before the rate applies. */
-export const MC_LOG_BURST = 40;
+export const MC_LOG_BURST = 200;
 /** Longest wait before lines left out are counted on the stream when no line follows them (ms). */
 export const MC_LOG_MARKER_MS = 1000;
 

@@ -146,7 +146,7 @@ export const HTTP_EVENTS: ReadonlyArray<{ name: HttpEventType; schema: z.ZodType
       mc_instance:
         'A Minecraft instance connected, disconnected or sent a new state (at most 4 a second per instance; the whole instance, as `GET /api/minecraft/instances` lists it). Not sent to readers filtered to tasks.',
       mc_log:
-        'A Minecraft mod sent a `log` line (at most 20 a second per instance; lines over that are counted in one line with `dropped`, and the instance keeps them). Not sent to readers filtered to tasks.',
+        'A Minecraft mod sent a `log` line (at most 50 a second per instance after a burst of 200; lines over that are counted in one line with `dropped`, and the instance keeps them). Not sent to readers filtered to tasks.',
       mc_action:
         'An action on a Minecraft instance started (`ok` null) or ended with its outcome and duration. Not sent to readers filtered to tasks.',
       schedule:
