@@ -2,10 +2,10 @@
 // The event hub behind GET /api/events (apps/orchestrator/src/http/event-hub.ts), alone, in this process (not part of
 // `npm test`). Run `npm run build` first (the hub's imports, @ccagent/protocol and @ccagent/engine, come from dist).
 //
-//   node tools/bench/orchestrator/event-hub.mjs [--records N] [--rounds N] [--subscribers N] [--src FILE]
+//   node tools/bench/orchestrator/event-hub.mjs [--quick] [--records N] [--rounds N] [--subscribers N] [--src FILE]
 //
 // What it measures: the cost of publishing one `task`-sized record, per record (ns), p50 over `--rounds` rounds of
-// `--records` records (default 200,000 × 7), with no subscriber and with `--subscribers` (default 1) readers on real
+// `--records` records (default 200,000 × 7; `--quick` 20,000 × 3), with no subscriber and with `--subscribers` (default 1) readers on real
 // loopback sockets that read everything. Raw baseline of the same round: the same records pushed on a bare array
 // trimmed to the same 4,096 entries by a ring index (no formatting), and — for the case with readers — the same
 // records' JSON written to the same number of sockets by hand (JSON.stringify + res.write, no buffer, no ids). The
@@ -23,14 +23,15 @@ import { fmt, percentile, printTable } from '../lib/stats.mjs';
 
 const { values: flags } = parseArgs({
   options: {
-    records: { type: 'string', default: '200000' },
-    rounds: { type: 'string', default: '7' },
+    quick: { type: 'boolean', default: false },
+    records: { type: 'string' },
+    rounds: { type: 'string' },
     subscribers: { type: 'string', default: '1' },
     src: { type: 'string' },
   },
 });
-const RECORDS = Number(flags.records);
-const ROUNDS = Number(flags.rounds);
+const RECORDS = Number(flags.records ?? (flags.quick ? 20_000 : 200_000));
+const ROUNDS = Number(flags.rounds ?? (flags.quick ? 3 : 7));
 const SUBS = Number(flags.subscribers);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 const src = path.resolve(flags.src ?? path.join(root, 'apps/orchestrator/src/http/event-hub.ts'));
