@@ -29,6 +29,8 @@ const BENCHES = [
   // Model time per task on a reference GPU, today's prompt layout beside the seed's naive one (about 3 min).
   { name: 'model-cost', script: 'model-cost/run.mjs', args: [] },
   { name: 'orchestrator', script: 'orchestrator/run.mjs', args: quick, raiseFdLimit: true },
+  // The event hub behind GET /api/events alone: ns per published record, with and without a reader.
+  { name: 'event-hub', script: 'orchestrator/event-hub.mjs', args: quick },
   // One task of 20,000 tool calls (about 75 s on the benchmark machine), 3,000 with --quick.
   { name: 'soak', script: 'soak/run.mjs', args: quick },
   // The web dashboard in Chromium: paint times with 10,000 tasks and a 5,000-record task, live step latency, bundle.

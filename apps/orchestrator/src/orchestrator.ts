@@ -418,6 +418,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     kinds,
     clock,
     logger,
+    onChange: (e) => events.publish('schedule', e),
   });
   const replies = new WsReplies(metrics, new RefusalLog(logger, () => clock.now()));
   // A computer's key group: the key of its connection, or offline the one it last connected with (an enrolled

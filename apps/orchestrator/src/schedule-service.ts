@@ -27,6 +27,7 @@ import {
 import type { z } from 'zod';
 import type {
   CreateScheduleBodySchema,
+  HttpScheduleEvent,
   HttpScheduleFiringSchema,
   HttpScheduleSchema,
 } from '@ccagent/protocol';
@@ -48,6 +49,8 @@ export interface ScheduleServiceOptions {
   kinds: TaskKindCatalogue;
   clock: Clock;
   logger: Logger;
+  /** Told of every change on disk and every finished firing (the live stream's `schedule` record). */
+  onChange?: (e: HttpScheduleEvent) => void;
 }
 
 /** See the module comment. */
@@ -61,7 +64,20 @@ export class ScheduleService {
       history: (id) => o.engine.getHistory(id),
       clock: o.clock,
       logger: o.logger,
+      onFired: ({ schedule, dueAt, status, taskId }) =>
+        this.o.onChange?.({
+          schedule_id: schedule.id,
+          change: 'fired',
+          at: o.clock.now(),
+          due_at: dueAt,
+          status,
+          ...(taskId !== undefined ? { task_id: taskId } : {}),
+        }),
     });
+  }
+
+  private changed(id: string, change: 'added' | 'paused' | 'resumed' | 'removed'): void {
+    this.o.onChange?.({ schedule_id: id, change, at: this.o.clock.now() });
   }
 
   /** Finish firings a previous process left pending, then fire on time. */
@@ -150,6 +166,7 @@ export class ScheduleService {
       if (isEngineError(err, 'invalid_input')) return refuse('id', `schedule ${s.id} exists`, 'duplicate');
       throw err;
     }
+    this.changed(s.id, 'added');
     await this.runner.refresh();
     return { ok: true, value: scheduleToWire(s) };
   }
@@ -164,6 +181,7 @@ export class ScheduleService {
     }
     const s = await this.o.store.setPaused(id, paused, now);
     if (!s) return { ok: false, error: { code: 'not_found', message: `no schedule ${id}` } };
+    this.changed(id, paused ? 'paused' : 'resumed');
     await this.runner.refresh();
     return { ok: true, value: scheduleToWire(s) };
   }
@@ -173,6 +191,7 @@ export class ScheduleService {
     if (!(await this.o.store.deleteSchedule(id))) {
       return { ok: false, error: { code: 'not_found', message: `no schedule ${id}` } };
     }
+    this.changed(id, 'removed');
     await this.runner.refresh();
     return { ok: true, value: id };
   }

@@ -252,9 +252,18 @@ function jsonChars(v: JsonValue | undefined): number | undefined {
  * preview, so a 5,000-step timeline is a few hundred KiB instead of every prompt the model ever saw.
  */
 export function stepSummaryToWire(s: StoredStep): HttpStepSummary {
+  return summarize(s, true);
+}
+
+/** The short form without `input_chars`: every prompt the model saw is a JSON.stringify the live `step` record skips. */
+export function liveStepSummaryToWire(s: StoredStep): HttpStepSummary {
+  return summarize(s, false);
+}
+
+function summarize(s: StoredStep, withInputChars: boolean): HttpStepSummary {
   const out: HttpStepSummary = { seq: s.seq, step: s.step, kind: s.kind, at: s.at };
   if (s.model !== undefined) out.model = s.model;
-  const inChars = jsonChars(s.input);
+  const inChars = withInputChars ? jsonChars(s.input) : undefined;
   const outChars = jsonChars(s.output);
   if (inChars !== undefined) out.input_chars = inChars;
   if (outChars !== undefined) out.output_chars = outChars;

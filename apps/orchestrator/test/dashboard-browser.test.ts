@@ -281,6 +281,12 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
     const page = await open(`/tasks/${id}/timeline`);
     await page.waitForSelector('.question-text:text("Which colour should the lamp be?")');
     await screenshot(page, 'dashboard-question');
+    await expect.poll(() => shownRecords(page)).toBe(await stepCount(id));
+    // From here the timeline's new rows come from the live `step` records' short form: no read of the step log.
+    const reads: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/steps?')) reads.push(r.url());
+    });
     await page.fill('.question textarea', 'teal');
     await page.click('.question button[type="submit"]');
     await page.waitForSelector('[data-testid="task-status"]:text("completed")');
@@ -288,6 +294,16 @@ describe('dashboard in Chromium', { timeout: 60_000 }, () => {
       .poll(() => page.locator('.clip', { hasText: 'Result' }).textContent())
       .toContain('the lamp is teal');
     expect(await page.locator('.question').count()).toBe(0);
+    const total = await stepCount(id);
+    await expect.poll(() => shownRecords(page)).toBe(total);
+    expect(reads).toEqual([]);
+    // The rows painted from the events read exactly like the rows of a fresh load of the step log.
+    const rows = (p: Page): Promise<string[]> =>
+      p.locator('.step-row').evaluateAll((els) => els.map((e) => e.textContent ?? ''));
+    const fresh = await open(`/tasks/${id}/timeline`);
+    await expect.poll(() => shownRecords(fresh)).toBe(total);
+    expect(await rows(page)).toEqual(await rows(fresh));
+    await fresh.close();
     await page.close();
   });
 

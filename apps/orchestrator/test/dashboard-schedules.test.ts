@@ -208,6 +208,55 @@ describe('dashboard schedules page in Chromium', { timeout: 90_000 }, () => {
     await page.close();
   });
 
+  it('shows each firing on the open page within 1.5 s of it, without a reload (the page follows the live stream, no 5 s poll)', async () => {
+    const page = await signIn(TOKEN);
+    await page.locator('[data-schedule-id="hostile"]').waitFor();
+    // When the page first shows 1, 2, 3 … firings of `ticker` (the page's clock; the server runs on this machine).
+    await page.evaluate(() => {
+      const w = window as unknown as { __seen: Array<{ n: number; at: number }> };
+      w.__seen = [];
+      new MutationObserver(() => {
+        const n = Array.from(document.querySelectorAll('.firings li code')).filter(
+          (c) => c.textContent === 'ticker',
+        ).length;
+        if (n > (w.__seen.at(-1)?.n ?? 0)) w.__seen.push({ n, at: Date.now() });
+      }).observe(document.body, { childList: true, subtree: true, characterData: true });
+    });
+    const added = await http('/api/schedules', {
+      method: 'POST',
+      body: { id: 'ticker', every_ms: 1_000, missed: 'skip', task: { task_kind: KIND, prompt: 'tick' } },
+    });
+    expect(added.status).toBe(201);
+    const addedAt = Date.now();
+    await page.locator('[data-schedule-id="ticker"]').waitFor({ timeout: 1_500 });
+    expect(Date.now() - addedAt).toBeLessThan(1_500);
+    await page.waitForFunction(
+      () => ((window as unknown as { __seen: Array<{ n: number }> }).__seen.at(-1)?.n ?? 0) >= 3,
+      undefined,
+      { timeout: 15_000 },
+    );
+    expect((await http('/api/schedules/ticker/pause', { method: 'POST', body: {} })).status).toBe(200);
+    const seen = await page.evaluate(
+      () => (window as unknown as { __seen: Array<{ n: number; at: number }> }).__seen,
+    );
+    const listed = (await (await http('/api/schedules')).json()) as {
+      firings: Array<{ schedule_id: string; due_at: number; fired_at: number }>;
+    };
+    const fired = listed.firings
+      .filter((f) => f.schedule_id === 'ticker')
+      .sort((a, b) => a.due_at - b.due_at)
+      .map((f) => f.fired_at);
+    // Each of the first three firings on the page 1.5 s after it at most (a 5 s poll shows one of three 2 s late).
+    for (let k = 1; k <= 3; k++) {
+      const shown = seen.find((x) => x.n >= k)?.at;
+      expect(shown).toBeDefined();
+      expect(shown! - fired[k - 1]!).toBeLessThan(1_500);
+    }
+    expect((await http('/api/schedules/ticker/remove', { method: 'POST', body: {} })).status).toBe(200);
+    await page.locator('[data-schedule-id="ticker"]').waitFor({ state: 'detached', timeout: 1_500 });
+    await page.close();
+  });
+
   it('keeps the bundle the server ships, with the schedules page in it, under 40 KB gzipped', () => {
     const dash = fileURLToPath(new URL('../dist/dashboard/', import.meta.url));
     let gz = 0;

@@ -46,6 +46,7 @@ export const HTTP_EVENT_TYPES = [
   'mc_instance',
   'mc_log',
   'mc_action',
+  'schedule',
 ] as const;
 
 /** One of {@link HTTP_EVENT_TYPES}. */

@@ -185,10 +185,12 @@ describe('@ccagent/protocol', () => {
       'HttpHelloEventSchema',
       'HttpQuestionEventSchema',
       'HttpResyncEventSchema',
+      'HttpScheduleEventSchema',
       'HttpStepEventSchema',
       'HttpTaskEventSchema',
       'HttpToolEventSchema',
       'parseHttpEvent',
+      'STEP_EVENT_MAX_CHARS',
     ];
     const security = [
       'AuditQuerySchema',

@@ -7,6 +7,7 @@
 import type { HttpSchedule } from '@ccagent/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, request } from '../api.js';
+import { live } from '../events.js';
 import { useFeatures, VIEWER_NOTE } from '../features.js';
 import { age, when } from '../format.js';
 import { asText, visible } from '../text.js';
@@ -102,9 +103,10 @@ export function SchedulesPage({ now }: { now: number }) {
   };
   useEffect(() => {
     load();
-    // Firings happen on the server's clock without an event to the page: look again every 5 s.
-    const t = setInterval(load, 5_000);
-    return () => clearInterval(t);
+    // Every change and firing is a `schedule` record on the live stream (all go through the serving process).
+    return live.on((e) => {
+      if (e.type === 'schedule' || e.type === 'resync') load();
+    });
   }, []);
 
   const act = (id: string, action: 'pause' | 'resume' | 'remove'): void => {

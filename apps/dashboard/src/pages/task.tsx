@@ -2,7 +2,8 @@
  * One task: its header and actions, the open question, and one of two views of its step log: the conversation (the
  * default, `#/tasks/<id>`: see conversation.tsx) or the record timeline (`#/tasks/<id>/timeline`). The timeline
  * holds step summaries (`summary=1`: no model input/output), fetched forward with `after_seq` so a restart or a
- * resync never duplicates a step; the selected step is read whole and shown in the detail pane.
+ * resync never duplicates a step, and then added from the live `step` records, which carry that short form; the
+ * selected step is read whole and shown in the detail pane.
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
@@ -194,7 +195,16 @@ function Timeline({ id }: { id: string }) {
     setSelectedSeq(undefined);
     fetchSteps();
     const off = live.on((e) => {
-      if (e.type === 'resync' || (e.type === 'step' && eventTaskId(e) === id)) fetchSteps();
+      if (e.type === 'resync') return fetchSteps();
+      if (e.type !== 'step' || e.data.task_id !== id) return;
+      // The record's short form is in the event: a row at once, no read (unless a read is running or it is held).
+      if (e.data.summary && fetching.current === undefined) {
+        if (e.data.seq <= lastSeq.current) return;
+        const row: WireStep = e.data;
+        lastSeq.current = row.seq;
+        return setSteps((old) => old.concat(row));
+      }
+      fetchSteps();
     });
     return off;
   }, [id]);

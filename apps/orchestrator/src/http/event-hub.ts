@@ -9,15 +9,31 @@
  * records or {@link SUBSCRIBER_QUEUE_BYTES} has its queue dropped and gets one `resync` record once it drains: it
  * refetches what it shows over the REST routes. A resume from an id the hub no longer holds (too old, or from an
  * earlier server process) also gets `resync`.
+ *
+ * Replay is kept in two rings: {@link REPLAY_BUFFER_SIZE} records for tasks, clients and tools, and
+ * {@link MC_REPLAY_BUFFER_SIZE} for the Minecraft records (`mc_*`), so a busy instance cannot push task records out of
+ * the replay. Ids are one sequence over both; a resume replays what both hold after the id, in id order. When only the
+ * Minecraft ring lost records after the id, a reader that receives them gets its replay and then
+ * `resync` (`minecraft_gap`); a reader filtered to tasks just gets its replay. A record's SSE frame is written once,
+ * the first time it is sent (never when nobody reads), and publishing costs O(1) plus O(subscribers).
  */
 import type { ServerResponse } from 'node:http';
 import type { Engine, StoredStep, Task } from '@ccagent/engine';
-import type { HttpEventData, HttpEventType, HttpStepEvent, HttpTaskEvent } from '@ccagent/protocol';
+import {
+  STEP_EVENT_MAX_CHARS,
+  type HttpEventData,
+  type HttpEventType,
+  type HttpStepEvent,
+  type HttpTaskEvent,
+} from '@ccagent/protocol';
 import type { ClientPersistence, KnownClient, KnownTool, ToolInfo } from '../client-persistence.js';
 import type { ReplyStream } from '../reply-stream.js';
+import { liveStepSummaryToWire } from '../wire.js';
 
-/** Records kept for resuming (`Last-Event-ID`). */
+/** Records kept for resuming (`Last-Event-ID`): tasks, steps, questions, calls, clients, tools, replies. */
 export const REPLAY_BUFFER_SIZE = 4096;
+/** Minecraft records (`mc_instance`, `mc_log`, `mc_action`) kept for resuming, apart from the others. */
+export const MC_REPLAY_BUFFER_SIZE = 1024;
 /** Records queued for one subscriber whose socket is full, before it is told to resync instead. */
 export const SUBSCRIBER_QUEUE_MAX = 1024;
 /** Bytes queued for one subscriber whose socket is full, before it is told to resync instead. */
@@ -27,13 +43,60 @@ export const PROMPT_PREVIEW_CHARS = 200;
 /** Interval of the `: ping` comment that keeps idle connections (and proxies) open (ms). */
 export const HEARTBEAT_MS = 15_000;
 
-/** A published record. `id` is `<epoch>-<n>`: the epoch changes with every server process. */
+/** A published record; its id is `<epoch>-<n>` (the epoch changes with every server process). */
 interface HubRecord {
-  id: string;
   n: number;
   type: HttpEventType;
   taskId: string | undefined;
-  text: string;
+  data: unknown;
+  /** Its SSE frame, written the first time it is sent. */
+  text: string | undefined;
+}
+
+/** A fixed-size ring of records in id order: O(1) to add, a binary search to find where a resume starts. */
+export class ReplayRing<T extends { n: number }> {
+  private readonly items: (T | undefined)[];
+  private start = 0;
+  private size = 0;
+  /** The highest `n` pushed out (0: none yet). */
+  evicted = 0;
+
+  constructor(readonly capacity: number) {
+    this.items = new Array<T | undefined>(capacity);
+  }
+
+  get length(): number {
+    return this.size;
+  }
+
+  push(rec: T): void {
+    if (this.size < this.capacity) {
+      this.items[(this.start + this.size) % this.capacity] = rec;
+      this.size += 1;
+      return;
+    }
+    this.evicted = (this.items[this.start] as T).n;
+    this.items[this.start] = rec;
+    this.start = (this.start + 1) % this.capacity;
+  }
+
+  private at(i: number): T {
+    return this.items[(this.start + i) % this.capacity] as T;
+  }
+
+  /** The records with `n` greater than `after`, oldest first. */
+  after(after: number): T[] {
+    let lo = 0;
+    let hi = this.size;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.at(mid).n <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: T[] = [];
+    for (let i = lo; i < this.size; i++) out.push(this.at(i));
+    return out;
+  }
 }
 
 /** What one subscriber asked for. */
@@ -74,7 +137,13 @@ export function taskSummary(t: Task): HttpTaskEvent {
   return out;
 }
 
-function stepSummary(taskId: string, s: StoredStep): HttpStepEvent {
+/**
+ * A `step` record: the timeline row's short form (no `input_chars`) when its JSON is at most
+ * {@link STEP_EVENT_MAX_CHARS}, else only the record's numbers (the page reads it).
+ */
+export function stepSummary(taskId: string, s: StoredStep): HttpStepEvent {
+  const out: HttpStepEvent = { task_id: taskId, ...liveStepSummaryToWire(s), summary: true };
+  if (JSON.stringify(out).length <= STEP_EVENT_MAX_CHARS) return out;
   return { task_id: taskId, seq: s.seq, step: s.step, kind: s.kind, at: s.at };
 }
 
@@ -82,7 +151,8 @@ function stepSummary(taskId: string, s: StoredStep): HttpStepEvent {
 export class EventHub {
   private readonly epoch: string;
   private n = 0;
-  private readonly buffer: HubRecord[] = [];
+  private readonly buffer = new ReplayRing<HubRecord>(REPLAY_BUFFER_SIZE);
+  private readonly mcBuffer = new ReplayRing<HubRecord>(MC_REPLAY_BUFFER_SIZE);
   private readonly subscribers = new Set<Subscriber>();
   private readonly unsubscribe: (() => void)[] = [];
   private readonly heartbeat: NodeJS.Timeout;
@@ -182,12 +252,15 @@ export class EventHub {
   /** Number, buffer and fan out one record. `taskId` makes it visible to per-task subscribers. */
   publish<K extends HttpEventType>(type: K, data: HttpEventData<K>, taskId?: string): void {
     this.n += 1;
-    const id = `${this.epoch}-${this.n}`;
-    const rec: HubRecord = { id, n: this.n, type, taskId, text: frame(id, type, data) };
-    this.buffer.push(rec);
-    if (this.buffer.length > REPLAY_BUFFER_SIZE)
-      this.buffer.splice(0, this.buffer.length - REPLAY_BUFFER_SIZE);
-    for (const s of this.subscribers) if (matches(s, rec)) this.send(s, rec.text);
+    const rec: HubRecord = { n: this.n, type, taskId, data, text: undefined };
+    (isMinecraft(type) ? this.mcBuffer : this.buffer).push(rec);
+    for (const s of this.subscribers) if (matches(s, rec)) this.send(s, this.text(rec));
+  }
+
+  /** A record's frame, written once. */
+  private text(rec: HubRecord): string {
+    rec.text ??= `id: ${this.epoch}-${rec.n}\nevent: ${rec.type}\ndata: ${JSON.stringify(rec.data)}\n\n`;
+    return rec.text;
   }
 
   /**
@@ -222,7 +295,12 @@ export class EventHub {
     if (o.lastEventId !== undefined && o.lastEventId !== '') {
       const replay = this.after(o.lastEventId);
       if (replay === undefined) this.send(s, frame(this.lastId(), 'resync', { reason: 'unknown_event_id' }));
-      else for (const rec of replay) if (matches(s, rec)) this.send(s, rec.text);
+      else {
+        for (const rec of replay.records) if (matches(s, rec)) this.send(s, this.text(rec));
+        // Minecraft records after the id were pushed out: a reader of them refetches (task readers never get them).
+        if (replay.minecraftGap && s.taskIds === undefined)
+          this.send(s, frame(this.lastId(), 'resync', { reason: 'minecraft_gap' }));
+      }
     } else {
       this.send(s, frame(this.lastId(), 'hello', { epoch: this.epoch }));
     }
@@ -240,16 +318,27 @@ export class EventHub {
     return `${this.epoch}-${this.n}`;
   }
 
-  /** Records after `id`, or undefined when the hub cannot tell (another epoch, or fallen out of the buffer). */
-  private after(id: string): HubRecord[] | undefined {
+  /**
+   * Records after `id` in id order, or undefined when the hub cannot tell (another epoch, or task records after it
+   * fell out of the buffer); `minecraftGap` when Minecraft records after it fell out of theirs.
+   */
+  private after(id: string): { records: HubRecord[]; minecraftGap: boolean } | undefined {
     const m = /^([0-9a-z]+)-(\d+)$/.exec(id);
     if (!m || m[1] !== this.epoch) return undefined;
     const n = Number(m[2]);
     if (n > this.n) return undefined;
-    const oldest = this.buffer[0]?.n ?? this.n + 1;
-    // Everything after n is still held only when n + 1 is (or nothing was published after n).
-    if (n + 1 < oldest) return undefined;
-    return this.buffer.filter((r) => r.n > n);
+    // Everything after n is still held only when nothing after n was pushed out.
+    if (this.buffer.evicted > n) return undefined;
+    const main = this.buffer.after(n);
+    const mc = this.mcBuffer.after(n);
+    const records: HubRecord[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < main.length || j < mc.length) {
+      if (j >= mc.length || (i < main.length && main[i]!.n < mc[j]!.n)) records.push(main[i++]!);
+      else records.push(mc[j++]!);
+    }
+    return { records, minecraftGap: this.mcBuffer.evicted > n };
   }
 
   private send(s: Subscriber, text: string): void {
@@ -289,6 +378,10 @@ export class EventHub {
   private ping(): void {
     for (const s of this.subscribers) if (!s.blocked && !s.overflowed) s.res.write(': ping\n\n');
   }
+}
+
+function isMinecraft(type: HttpEventType): boolean {
+  return type === 'mc_instance' || type === 'mc_log' || type === 'mc_action';
 }
 
 function matches(s: Subscriber, rec: HubRecord): boolean {

@@ -31,6 +31,43 @@ describe('GET /api/events records', () => {
     expect(parseHttpEvent('hello', '{"epoch":"abc"}').ok).toBe(true);
   });
 
+  it('parses a step record with its short form, a schedule change and a counted mc_log line; refuses a bad change', () => {
+    const step = {
+      task_id: 't1',
+      seq: 4,
+      step: 2,
+      kind: 'decision',
+      at: 5,
+      summary: true,
+      directive: { type: 'tool_call', command: 'turtle.forward' },
+      preview: 'moving',
+      output_chars: 40,
+    };
+    expect(parseHttpEvent('step', JSON.stringify(step))).toEqual({
+      ok: true,
+      value: { type: 'step', data: step },
+    });
+    expect(parseHttpEvent('step', JSON.stringify({ ...step, summary: false }))).toMatchObject({
+      ok: false,
+      error: { path: '$.summary' },
+    });
+    const fired = { schedule_id: 's', change: 'fired', at: 9, due_at: 8, status: 'done', task_id: 't' };
+    expect(parseHttpEvent('schedule', JSON.stringify(fired))).toEqual({
+      ok: true,
+      value: { type: 'schedule', data: fired },
+    });
+    expect(parseHttpEvent('schedule', '{"schedule_id":"s","change":"exploded","at":1}')).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_field', path: '$.change' },
+    });
+    const marker = { instance_id: 'i', seq: 90, at: 1, message: '… 80 lines', dropped: 80 };
+    expect(parseHttpEvent('mc_log', JSON.stringify(marker))).toEqual({
+      ok: true,
+      value: { type: 'mc_log', data: marker },
+    });
+    expect(parseHttpEvent('resync', '{"reason":"minecraft_gap"}').ok).toBe(true);
+  });
+
   it('refuses an unknown kind, bad JSON and a malformed record with a code and the path of the field', () => {
     expect(parseHttpEvent('comet', '{}')).toMatchObject({ ok: false, error: { code: 'unknown_type' } });
     expect(parseHttpEvent('step', '{"task_id":')).toMatchObject({

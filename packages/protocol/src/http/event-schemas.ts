@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { HTTP_EVENT_TYPES, TASK_STATUSES, type HttpEventType, type ProtocolErrorCode } from '../constants.js';
 import { TOOL_STATUSES } from '../messages.js';
 import { nestingExceeds, toJsonPath, type ProtocolResult } from '../parse.js';
-import { HttpErrorInfoSchema, HttpTaskSchema } from './http-schemas.js';
+import { HttpErrorInfoSchema, HttpStepSummarySchema, HttpTaskSchema } from './http-schemas.js';
 import {
   HttpMinecraftActionSchema,
   HttpMinecraftInstanceSchema,
@@ -33,13 +33,27 @@ export const HttpTaskEventSchema = z.object({
   updated_at: time,
 });
 
-/** `step`: a record was added to a task's step log (read it with `GET /api/tasks/:id/steps`). */
-export const HttpStepEventSchema = z.object({
+/**
+ * `step`: a record was added to a task's step log. With `summary` true it carries the record's short form (a timeline
+ * row: [StepSummary](#stepsummary) without `input_chars`, at most {@link STEP_EVENT_MAX_CHARS} characters of JSON);
+ * otherwise (a larger one) only its numbers. The whole record is `GET /api/tasks/:id/steps`.
+ */
+export const HttpStepEventSchema = HttpStepSummarySchema.omit({ input_chars: true }).extend({
   task_id: z.string(),
-  seq: z.number(),
-  step: z.number(),
-  kind: z.string(),
+  summary: z.literal(true).optional().describe('the record’s short form is here; absent: only its numbers'),
+});
+
+/** Longest `step` record carrying the short form (characters of its JSON); a longer one carries only its numbers. */
+export const STEP_EVENT_MAX_CHARS = 2048;
+
+/** `schedule`: a schedule was added, paused, resumed or removed, or fired (list them with `GET /api/schedules`). */
+export const HttpScheduleEventSchema = z.object({
+  schedule_id: z.string(),
+  change: z.enum(['added', 'paused', 'resumed', 'removed', 'fired']),
   at: time,
+  due_at: time.optional().describe('`fired`: the occurrence'),
+  status: z.string().optional().describe('`fired`: how the firing ended (`done`, `failed`)'),
+  task_id: z.string().optional().describe('`fired`: the task it created or posted to'),
 });
 
 /** `question`: a task asked a question (`answered` false, with its text) or it was answered (`answered` true). */
@@ -84,9 +98,9 @@ export const HttpDeltaEventSchema = z.object({
 /** `resync`: this reader missed records; refetch what it shows over the other routes. */
 export const HttpResyncEventSchema = z.object({
   reason: z
-    .enum(['unknown_event_id', 'slow_consumer'])
+    .enum(['unknown_event_id', 'slow_consumer', 'minecraft_gap'])
     .describe(
-      '`unknown_event_id`: the resume point is no longer held; `slow_consumer`: its queue overflowed',
+      '`unknown_event_id`: the resume point is no longer held; `slow_consumer`: its queue overflowed; `minecraft_gap`: the records after the resume point were replayed but Minecraft records among them are no longer held',
     ),
 });
 
@@ -109,6 +123,7 @@ export const HTTP_EVENT_SCHEMAS = {
   mc_instance: HttpMinecraftInstanceSchema,
   mc_log: HttpMinecraftLogSchema,
   mc_action: HttpMinecraftActionSchema,
+  schedule: HttpScheduleEventSchema,
 } as const satisfies Record<HttpEventType, z.ZodType>;
 
 /** What each event kind says, for the generated reference (one entry per kind, in {@link HTTP_EVENT_TYPES} order). */
@@ -130,9 +145,12 @@ export const HTTP_EVENTS: ReadonlyArray<{ name: HttpEventType; schema: z.ZodType
       hello: 'First record of a fresh stream; its `id` is the newest record’s, to resume from.',
       mc_instance:
         'A Minecraft instance connected, disconnected or sent a new state (at most 4 a second per instance; the whole instance, as `GET /api/minecraft/instances` lists it). Not sent to readers filtered to tasks.',
-      mc_log: 'A Minecraft mod sent a `log` line. Not sent to readers filtered to tasks.',
+      mc_log:
+        'A Minecraft mod sent a `log` line (at most 50 a second per instance after a burst of 200; lines over that are counted in one line with `dropped`, and the instance keeps them). Not sent to readers filtered to tasks.',
       mc_action:
         'An action on a Minecraft instance started (`ok` null) or ended with its outcome and duration. Not sent to readers filtered to tasks.',
+      schedule:
+        'A schedule was added, paused, resumed, removed or fired. Not sent to readers filtered to tasks.',
     }[name],
   }));
 
@@ -158,6 +176,8 @@ export type HttpDeltaEvent = HttpEventData<'delta'>;
 export type HttpResyncEvent = HttpEventData<'resync'>;
 /** A `hello` event's `data`. */
 export type HttpHelloEvent = HttpEventData<'hello'>;
+/** A `schedule` event's `data`. */
+export type HttpScheduleEvent = HttpEventData<'schedule'>;
 
 /** Deepest nesting accepted in a record's `data` (records are flat; this only bounds a hostile stream). */
 const MAX_EVENT_DEPTH = 8;

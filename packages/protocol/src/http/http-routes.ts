@@ -348,7 +348,7 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     method: 'GET',
     path: '/api/events',
     summary:
-      'Server-Sent Events: task, step, question, call, client and tool events, `delta` (a chat task’s reply as it is written), and a Minecraft instance’s `mc_instance`, `mc_log` and `mc_action`; resumable with `Last-Event-ID`, `?task=ID[,ID…]` filters to those tasks, a `resync` event when a reader fell behind.',
+      'Server-Sent Events: task, step, question, call, client and tool events, `delta` (a chat task’s reply as it is written), and a Minecraft instance’s `mc_instance`, `mc_log` and `mc_action`, `schedule` (a schedule changed or fired); resumable with `Last-Event-ID`, `?task=ID[,ID…]` filters to those tasks, a `resync` event when a reader fell behind.',
     query: EventsQuerySchema,
     responses: [{ status: 200, contentType: 'text/event-stream' }],
     events: HTTP_EVENTS,

@@ -47,6 +47,11 @@ export const HttpMinecraftLogSchema = z.object({
   at: time,
   /** The mod's text as it sent it (at most 4,096 characters from the bridge): untrusted, show it as text. */
   message: z.string(),
+  /** Live stream only: this line stands for this many lines not streamed (over the rate); `seq` is the last of them. */
+  dropped: z
+    .number()
+    .optional()
+    .describe('live stream only: this line counts that many lines not streamed; `seq` is the last of them'),
 });
 
 /**
