@@ -256,13 +256,15 @@ export class TaskKindService {
     // the rules the config file's kinds follow at load (models allowed, providers configured)
     const issue = kindModelIssues(this.o.config, p.data)[0];
     if (issue !== undefined) {
-      return refuse('invalid_field', issue.message, ['$', 'definition', ...issue.path.map(String)].join('.'));
+      const where = issue.path.map(String).join('.');
+      return refuse('invalid_field', `${where}: ${issue.message}`, `$.definition.${where}`);
     }
     // the kind's own models on their servers: missing on a reachable server refuses; no answer saves with a warning
     const check = this.o.checkModels ? await this.o.checkModels(p.data) : { missing: [], unreachable: [] };
     const missing = check.missing[0];
     if (missing !== undefined) {
-      return refuse('invalid_field', missing.message, `$.definition.models.${missing.role}.name`);
+      const where = `models.${missing.role}.name`;
+      return refuse('invalid_field', `${where}: ${missing.message}`, `$.definition.${where}`);
     }
     const warnings = check.unreachable.map((u) => `models.${u.role}: ${u.message}`);
     for (const w of warnings) this.o.logger.warn({ kind: name, warning: w }, 'task kind saved unchecked');
