@@ -263,6 +263,7 @@ describe('the Kinds page in Chromium', { timeout: 90_000 }, () => {
     await page.selectOption('select[name="model-native"]', OTHER);
     await page.click('.kind-editor button[type="submit"]');
     await page.waitForSelector('[data-testid="kinds-notice"]:has-text("Saved chat")');
+    await page.waitForSelector('li[data-kind="chat"][data-source="stored_over_config"]');
     expect(await page.locator('li[data-kind="chat"] .kind-facts').textContent()).toContain(
       `chat: ${OTHER} (ollama)`,
     );

@@ -360,6 +360,25 @@ describe('a task kind’s own model and provider per role', () => {
     expect(kinds.models).toEqual(['qwen3:8b', GHOST]);
   });
 
+  it('a stored kind whose model the configuration no longer allows is ignored at the next start', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'cco-kind-models-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const withLimits = async (models: string[]): Promise<Harness> => {
+      const h = await startHarness({ token: TOKEN, dir, config: { limits: { models } } });
+      cleanup.push(() => h.close());
+      h.fake.script(CHAT_A, ['hi'], { repeat: true });
+      return h;
+    };
+    let h = await withLimits(['qwen3:8b', CHAT_A]);
+    const r = await save(h, 'talk', { strategy: 'chat', models: { native: { name: CHAT_A } } });
+    expect(r.status, await r.clone().text()).toBe(200);
+    await h.close();
+    h = await withLimits(['qwen3:8b']);
+    expect((await listKinds(h)).kinds.map((k) => k.name)).not.toContain('talk');
+    const refused = await h.http('/api/tasks', { method: 'POST', json: { task_kind: 'talk', prompt: 'x' } });
+    expect(refused.status).toBe(400);
+  });
+
   it('a running task keeps its kind’s model after a new revision and across a restart', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cco-kind-models-'));
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
