@@ -2,7 +2,8 @@
  * `ccagent kinds list | show | save | remove`: task kinds on the running orchestrator. The config file defines the
  * kinds of a fresh install; a kind saved here is stored in the orchestrator's database and wins over the file's kind
  * of the same name (`remove` brings the file's back). The orchestrator validates a definition with the config file's
- * schema; a refusal names the field and changes nothing (docs/configuration.md, "Task kinds at run time").
+ * schema; a refusal names the field and changes nothing (docs/configuration.md, "Task kinds at run time"). A kind's
+ * own model per role is part of its definition (`models`: `{"planner": {"name": "qwen3:14b", "endpoint": "native"}}`).
  */
 import { readFileSync } from 'node:fs';
 import {
@@ -27,7 +28,13 @@ const SOURCE: Record<Kind['source'], string> = {
 function line(k: Kind): string {
   const d = k.definition as { strategy?: unknown; description?: unknown };
   const rev = k.revision !== undefined ? ` r${k.revision}` : '';
-  const models = k.roles.map((r) => `${r.role}=${r.model}`).join(' ');
+  // `@<role>`: the role runs on another configured role's server (the kind's `models.<role>.endpoint`)
+  const models = k.roles
+    .map((r) => {
+      const own = r.endpoint === (r.role === 'chat' ? 'native' : r.role);
+      return `${r.role}=${r.model}${own ? '' : `@${r.endpoint}`}`;
+    })
+    .join(' ');
   return `${k.name}  ${String(d.strategy ?? '?')}  [${SOURCE[k.source]}${rev}]  ${models}${
     typeof d.description === 'string' ? `  ${d.description}` : ''
   }`;
@@ -87,6 +94,7 @@ export function addKindCommands(program: Command, d: ScheduleCommandDeps): void 
       );
       if (d.json()) return d.printJson(r);
       d.print(`saved ${line(d.view(r.kind))}\n`);
+      for (const w of r.warnings ?? []) d.print(`warning: ${d.view(w)}\n`);
     });
 
   cmd

@@ -19,7 +19,7 @@ describe.skipIf(!orchestratorBuilt)('ccagent kinds list / show / save / remove',
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'ccagent-kinds-cli-'));
-    fake = await startFakeOllama();
+    fake = await startFakeOllama({ installed: ['qwen3:8b'] });
     server = await startOrchestrator({ db: path.join(dir, 'k.db'), ollamaUrl: fake.url, token: TOKEN });
   });
   afterAll(async () => {
@@ -60,6 +60,31 @@ describe.skipIf(!orchestratorBuilt)('ccagent kinds list / show / save / remove',
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('budgets.maxSteps');
     expect((await cli('kinds', 'list')).stdout).not.toContain('broken');
+
+    // a kind's own model per role: a model the server does not allow is refused naming the field; a role moved to
+    // another configured role's server shows where it runs
+    const secret = await cli(
+      'kinds',
+      'save',
+      'secret_model',
+      '--definition',
+      '{"strategy":"native","models":{"native":{"name":"secret:70b"}}}',
+    );
+    expect(secret.code).not.toBe(0);
+    expect(secret.stderr).toContain('models.native.name');
+    expect(secret.stderr).toContain('limits.models');
+    const moved = await cli(
+      'kinds',
+      'save',
+      'moved_exec',
+      '--definition',
+      '{"strategy":"planner_executor","models":{"executor":{"name":"qwen3:8b","endpoint":"native"}}}',
+    );
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(moved.stdout).toContain(
+      'saved moved_exec  planner_executor  [saved r1]  planner=qwen3:8b executor=qwen3:8b@native',
+    );
+    expect((await cli('kinds', 'list')).stdout).not.toContain('secret_model');
 
     const over = await cli(
       'kinds',

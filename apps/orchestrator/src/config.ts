@@ -9,6 +9,7 @@ import path from 'node:path';
 import { resolveTaskKind } from '@ccagent/engine';
 import { CC_TASK_COMMANDS, DEFAULT_INPUT_LIMITS } from '@ccagent/protocol';
 import { z } from 'zod';
+import { kindModelIssues } from './kind-models.js';
 import { OrchestratorError } from './orchestrator-error.js';
 
 const positiveInt = z.number().int().positive();
@@ -157,6 +158,19 @@ const confirmSchema = z.strictObject({
   shellPatterns: z.array(regexString).default([]),
 });
 
+/**
+ * One role's model for a kind (docs/configuration.md, "A kind's own models"): a model name the operator allows
+ * (`limits.models`) and a server the configuration already declares — never a URL.
+ */
+const kindModelSchema = z.strictObject({
+  /** Model name; one of `limits.models` (default: the names the roles configure). */
+  name: z.string().min(1).optional(),
+  /** `ollama` or `openai-compatible`: the first role configured with it serves the calls (unless `endpoint`). */
+  provider: z.enum(['ollama', 'openai-compatible']).optional(),
+  /** The role whose configured server (URL or pool, key, provider) serves the calls. */
+  endpoint: z.enum(['planner', 'executor', 'native']).optional(),
+});
+
 export const taskKindSchema = z.strictObject({
   description: z.string().optional(),
   /**
@@ -212,6 +226,17 @@ export const taskKindSchema = z.strictObject({
     .optional(),
   /** Destructive calls that wait for a person's yes first (see docs/configuration.md, "Confirming destructive commands"). */
   confirm: confirmSchema.optional(),
+  /**
+   * This kind's model and server per role, over `models.<role>` (a task's own `settings` win over them). Chat kinds
+   * set `native`. See docs/configuration.md, "A kind's own models".
+   */
+  models: z
+    .strictObject({
+      planner: kindModelSchema.optional(),
+      executor: kindModelSchema.optional(),
+      native: kindModelSchema.optional(),
+    })
+    .optional(),
 });
 
 /** Server-side tools (seed 004): run in the orchestrator, offered beside the computers' commands. */
@@ -410,6 +435,11 @@ export const configSchema = z
       }
     }
     checkPools(cfg.models, ctx);
+    for (const [name, kind] of Object.entries(cfg.taskKinds)) {
+      for (const i of kindModelIssues(cfg, kind)) {
+        ctx.addIssue({ code: 'custom', path: ['taskKinds', name, ...i.path], message: i.message });
+      }
+    }
   });
 
 /** The identity of a pool server: provider and URL without a trailing slash. */

@@ -59,6 +59,49 @@ describe('gateOnModels', () => {
     expect(s.tagRequests()).toBe(1);
   });
 
+  it('a need naming its server is missing only there: a model of that name missing on another server does not fail the task (guards against a kind on one server failing for another server’s inventory)', async () => {
+    const s = await setup(['a']);
+    const other = await startFakeOllama({ installed: ['b'] });
+    try {
+      const availability = new ModelAvailability(
+        [
+          {
+            provider: 'ollama',
+            url: 'one',
+            inventory: new OllamaChatModel({ host: fake?.url ?? '' }),
+            names: ['b'],
+          },
+          {
+            provider: 'ollama',
+            url: 'two',
+            inventory: new OllamaChatModel({ host: other.url }),
+            names: ['b'],
+          },
+        ],
+        s.clock,
+        10_000,
+      );
+      expect(
+        await gateOnModels(s.inner, [{ name: 'b', url: 'two' }], availability).decide(task, [], ctx),
+      ).toEqual({
+        type: 'complete',
+        result: 'ok',
+      });
+      expect(
+        await gateOnModels(s.inner, [{ name: 'b', url: 'one' }], availability).decide(task, [], ctx),
+      ).toMatchObject({
+        type: 'fail',
+        error: { code: 'model_missing', details: { missing: ['b'] } },
+      });
+      // by name only: missing anywhere counts
+      expect(await gateOnModels(s.inner, ['b'], availability).decide(task, [], ctx)).toMatchObject({
+        type: 'fail',
+      });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('with a fresh cached report, hands back the strategy’s own promise (guards against an await and extra promise hops on every step)', async () => {
     const s = await setup(['a', 'b']);
     const gated = gateOnModels(s.inner, ['a'], s.availability);

@@ -102,19 +102,25 @@ export function pullHint(m: { name: string; provider: string; url: string }): st
     : `model "${m.name}" is not served by ${m.url}`;
 }
 
+/** A model a strategy calls: by name on any server, or by name on the server at `url`. */
+export type ModelNeed = string | { name: string; url: string };
+
 /**
  * Wraps a strategy so a task whose models are missing fails at its next step with the pull hint (checked against
  * the cached report, so pulling the model while the server runs makes new steps work again). An unreachable
- * server does not fail the task here: the model call's own retries and errors decide.
+ * server does not fail the task here: the model call's own retries and errors decide. A need that names its server
+ * is only missing there (another server lacking a model of that name does not matter to this task).
  */
 export function gateOnModels(
   strategy: TaskStrategy,
-  needs: string[],
+  needs: ModelNeed[],
   availability: ModelAvailability,
 ): TaskStrategy {
+  const needed = (m: { name: string; url: string }): boolean =>
+    needs.some((n) => (typeof n === 'string' ? n === m.name : n.name === m.name && n.url === m.url));
   const gate = (report: AvailabilityReport): Decision | undefined => {
     if (report.missing.length === 0) return undefined;
-    const missing = report.missing.filter((m) => needs.includes(m.name));
+    const missing = report.missing.filter(needed);
     if (missing.length === 0) return undefined;
     return {
       type: 'fail',

@@ -225,7 +225,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   let modelPools: Map<string, ModelPool>;
   let roleModels: RoleModel[];
   let modelConcurrency: Record<string, number>;
-  let kindModels: Pick<ReturnType<typeof setupModels>, 'prepareKind' | 'useKinds'> | undefined;
+  let kindModels:
+    Pick<ReturnType<typeof setupModels>, 'prepareKind' | 'useKinds' | 'checkKindModels'> | undefined;
   try {
     const models = setupModels(config, {
       ollamaUrl: o.ollamaUrl,
@@ -311,7 +312,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     store: durable?.taskKinds ?? new InMemoryTaskKindStore(),
     catalogues: [kinds],
     clock,
-    ...(kindModels ? { prepare: kindModels.prepareKind } : {}),
+    ...(kindModels ? { prepare: kindModels.prepareKind, checkModels: kindModels.checkKindModels } : {}),
+    ollamaUrl: o.ollamaUrl,
     logger,
   });
   try {

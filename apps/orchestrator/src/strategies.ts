@@ -38,7 +38,14 @@ import {
   type OrchestratorConfig,
   type TaskKindConfig,
 } from './config.js';
-import { gateOnModels, ModelAvailability, type ModelServer } from './model-availability.js';
+import { kindRoleConfig, onServerOf } from './kind-models.js';
+import {
+  gateOnModels,
+  ModelAvailability,
+  pullHint,
+  type ModelNeed,
+  type ModelServer,
+} from './model-availability.js';
 import { OrchestratorError } from './orchestrator-error.js';
 import { providerRole } from './task-catalogue.js';
 
@@ -59,6 +66,17 @@ export interface ModelSetup {
   prepareKind: (kind: string, spec: TaskKindConfig, version: string) => void;
   /** From now on, each task runs the version of its kind in effect when it was created (run-time kinds). */
   useKinds: (source: KindVersionSource) => void;
+  /**
+   * Asks the servers of the roles a kind sets in its `models` whether they have the kind's models: `missing` (a
+   * reachable server lacks one: the pull hint) and `unreachable` (a server did not answer), both keyed by role.
+   */
+  checkKindModels: (spec: TaskKindConfig) => Promise<KindModelCheck>;
+}
+
+/** What the servers said about a kind's own models (see `ModelSetup.checkKindModels`). */
+export interface KindModelCheck {
+  missing: Array<{ role: ModelRoleName; message: string }>;
+  unreachable: Array<{ role: ModelRoleName; message: string }>;
 }
 
 /** The kinds' definitions per task (the task-kind service). */
@@ -218,8 +236,8 @@ export function setupModels(
     }
     return { adapter, server };
   };
-  const roleOf = (role: ModelRoleName, settings?: TaskSettings): ModelRole => {
-    const m = roleConfig(config, role, settings);
+  const roleOf = (role: ModelRoleName, spec: TaskKindConfig, settings?: TaskSettings): ModelRole => {
+    const m = roleConfig(config, role, settings, spec);
     const { adapter, server } = adapterFor(m);
     server.names.add(m.name);
     const r: ModelRole = { model: adapter, name: m.name, options: m.options };
@@ -242,7 +260,7 @@ export function setupModels(
   const build = (kind: string, spec: TaskKindConfig, settings?: TaskSettings): TaskStrategy => {
     if (spec.strategy === 'chat') {
       const requested = settings?.budgets?.max_model_calls ?? spec.maxIterations;
-      const role = roleOf('native', settings);
+      const role = roleOf('native', spec, settings);
       if (onChatDelta) {
         role.onDelta = (d, meta) => {
           const task = deciding.get(meta.taskId);
@@ -258,7 +276,7 @@ export function setupModels(
     if (spec.strategy === 'native') {
       const requested = settings?.budgets?.max_model_calls;
       return createNativeToolStrategy({
-        model: roleOf('native', settings),
+        model: roleOf('native', spec, settings),
         ...(spec.maxIterations !== undefined ? { maxIterations: spec.maxIterations } : {}),
         ...(spec.systemPrompt !== undefined ? { systemPrompt: spec.systemPrompt } : {}),
         ...(spec.toolTimeoutMs !== undefined ? { toolTimeoutMs: spec.toolTimeoutMs } : {}),
@@ -279,8 +297,8 @@ export function setupModels(
     const completion =
       settings?.completion !== undefined ? completionOf(settings.completion) : spec.completion;
     return createPlannerExecutorStrategy({
-      planner: roleOf('planner', settings),
-      executor: roleOf('executor', settings),
+      planner: roleOf('planner', spec, settings),
+      executor: roleOf('executor', spec, settings),
       mode: settings?.executor_mode ?? spec.executorMode,
       policy,
       interactive: settings?.interactive ?? spec.interactive,
@@ -291,7 +309,9 @@ export function setupModels(
   };
 
   const strategies = new Map<string, TaskStrategy>();
-  const needsByKind = new Map<string, string[]>();
+  const needsByKind = new Map<string, ModelNeed[]>();
+  /** A role's model on the server that serves it (the same name elsewhere may be missing without harm). */
+  const needOf = (m: ModelConfig): ModelNeed => ({ name: m.name, url: adapterFor(m).server.url });
   const used = new Map<ModelRoleName, { role: ModelRoleName; name: string; provider: string; url: string }>();
   for (const [kind, spec] of Object.entries(config.taskKinds)) {
     const roles = rolesFor(spec);
@@ -303,7 +323,7 @@ export function setupModels(
     strategies.set(kind, build(kind, spec));
     needsByKind.set(
       kind,
-      roles.map((r) => config.models[r].name),
+      roles.map((r) => needOf(kindRoleConfig(config, r, spec))),
     );
   }
   // Models a request may choose (limits.models) are checked on the servers of the roles that may use them.
@@ -314,12 +334,15 @@ export function setupModels(
   }
 
   for (const { pool, server } of pools.values()) pool.setModels([...server.names]);
+  // `names` read live: a kind saved at run time adds its models to its servers' names.
   const inventories: ModelServer[] = [...servers.values(), ...[...pools.values()].map((p) => p.server)].map(
     (a) => ({
       provider: a.provider,
       url: a.url,
       inventory: a.adapter,
-      names: [...a.names],
+      get names() {
+        return [...a.names];
+      },
     }),
   );
   const availability = new ModelAvailability(inventories, opts.clock);
@@ -332,7 +355,7 @@ export function setupModels(
       const key = `${kind}\u0000${version}\u0000${JSON.stringify(settings)}`;
       let v = variants.get(key);
       if (!v) {
-        const needs = rolesFor(spec).map((r) => roleConfig(config, r, settings).name);
+        const needs = rolesFor(spec).map((r) => needOf(roleConfig(config, r, settings, spec)));
         v = gateOnModels(build(kind, spec, settings), needs, availability);
         if (variants.size >= 256) variants.delete(variants.keys().next().value as string);
         variants.set(key, v);
@@ -376,9 +399,11 @@ export function setupModels(
     const key = `${kind}\u0000${version}`;
     let made = byVersion.get(key);
     if (!made) {
-      const needs = rolesFor(spec).map((r) => config.models[r].name);
+      const needs = rolesFor(spec).map((r) => needOf(kindRoleConfig(config, r, spec)));
       made = finish(kind, spec, version, gateOnModels(build(kind, spec), needs, availability));
       byVersion.set(key, made);
+      // a kind's own models are probed by the pools that serve them
+      for (const p of pools.values()) p.pool.setModels([...p.server.names]);
     }
     return made;
   };
@@ -411,12 +436,41 @@ export function setupModels(
     modelConcurrency[name] = config.server.modelConcurrency;
   }
   for (const name of pooledNames) modelConcurrency[name] = POOLED_MODEL_CONCURRENCY;
+  const checkKindModels = async (spec: TaskKindConfig): Promise<KindModelCheck> => {
+    const out: KindModelCheck = { missing: [], unreachable: [] };
+    await Promise.all(
+      rolesFor(spec)
+        .filter((role) => spec.models?.[role] !== undefined)
+        .map(async (role) => {
+          const m = kindRoleConfig(config, role, spec);
+          const { server } = adapterFor(m);
+          const r = await server.adapter
+            .checkModels([m.name], { timeoutMs: 1_500 })
+            .catch((err: unknown) => ({ ok: false as const, error: err as Error }));
+          if (!r.ok) {
+            out.unreachable.push({
+              role,
+              message: `${server.provider} at ${server.url} did not answer (${r.error.message}); model "${m.name}" was not checked`,
+            });
+          } else if (r.value.missing.length > 0) {
+            out.missing.push({
+              role,
+              message: pullHint({ name: m.name, provider: server.provider, url: server.url }),
+            });
+          }
+        }),
+    );
+    // the models were just found (or not) on their servers: the report tasks are gated on says the same from now
+    if (spec.models !== undefined) await availability.check(true);
+    return out;
+  };
   return {
     resolver,
     prepareKind: (kind, spec, version) => void prepare(kind, spec, version),
     useKinds: (source) => {
       kindSource = source;
     },
+    checkKindModels,
     availability,
     used: [...used.values()],
     pools: new Map([...pools.values()].map((p) => [p.server.url, p.pool])),
@@ -429,28 +483,22 @@ function configuredNames(config: OrchestratorConfig): string[] {
   return (['planner', 'executor', 'native'] as const).map((r) => config.models[r].name);
 }
 
-/** A role's model configuration with a task's settings applied (model name, provider, temperature, context size). */
+/**
+ * A role's model configuration with a kind's own `models` and then a task's settings applied (model name, provider,
+ * temperature, context size): the task's settings win over the kind's, which win over `models.<role>`.
+ */
 export function roleConfig(
   config: OrchestratorConfig,
   role: ModelRoleName,
   settings?: TaskSettings,
+  kind?: TaskKindConfig,
 ): ModelConfig {
-  const base = config.models[role];
+  const base = kindRoleConfig(config, role, kind);
   if (settings === undefined) return base;
   let m: ModelConfig = base;
   if (settings.provider !== undefined && settings.provider !== base.provider) {
     const from = providerRole(config, settings.provider);
-    if (from !== undefined) {
-      const p = config.models[from];
-      m = { ...m, provider: p.provider };
-      if (p.baseUrl !== undefined) m.baseUrl = p.baseUrl;
-      else delete m.baseUrl;
-      if (p.apiKeyEnv !== undefined) m.apiKeyEnv = p.apiKeyEnv;
-      else delete m.apiKeyEnv;
-      if (p.servers !== undefined) m.servers = p.servers;
-      else delete m.servers;
-      m.pool = p.pool;
-    }
+    if (from !== undefined) m = onServerOf(m, config.models[from]);
   }
   // Chat kinds run on the native role's configuration; a request names their model `models.chat`.
   const name = settings.models?.[role] ?? (role === 'native' ? settings.models?.chat : undefined);

@@ -28,6 +28,14 @@ import {
   type OrchestratorConfig,
   type TaskKindConfig,
 } from './config.js';
+import {
+  allowedModelNames,
+  endpointOf,
+  kindEndpoint,
+  kindModelIssues,
+  kindRoleConfig,
+} from './kind-models.js';
+import type { KindModelCheck } from './strategies.js';
 import { kindCatalogue } from './task-catalogue.js';
 
 /** A refusal of a save or a removal (the HTTP layer maps `code` to a status). */
@@ -54,8 +62,11 @@ export interface TaskKindView {
   revision?: number;
   savedAt?: number;
   savedBy?: string;
-  /** The model roles the kind's strategy calls, with the model and provider each uses. */
-  roles: Array<{ role: string; model: string; provider: string }>;
+  /**
+   * The model roles the kind's strategy calls, with the model and provider each uses (the kind's own `models` over
+   * the configuration's) and `endpoint`, the configured role whose server serves the calls.
+   */
+  roles: Array<{ role: string; model: string; provider: string; endpoint: string }>;
   /** Other names that mean this kind. */
   aliases: string[];
 }
@@ -75,7 +86,17 @@ export interface TaskKindServiceOptions {
   clock: Clock;
   /** Builds (and keeps) the strategy of a definition; throws `OrchestratorError('config_invalid')` when it cannot. */
   prepare?: (name: string, spec: TaskKindConfig, version: string) => void;
+  /** Asks the model servers for a kind's own models (a save is refused when a reachable server lacks one). */
+  checkModels?: (spec: TaskKindConfig) => Promise<KindModelCheck>;
+  /** The Ollama URL of roles without their own `baseUrl` (shown with the endpoints). */
+  ollamaUrl?: string;
   logger: { warn(obj: unknown, msg?: string): void };
+}
+
+/** What a kind may choose for its roles' models: the allowed model names and the configured servers. */
+export interface KindModelChoices {
+  models: string[];
+  endpoints: Array<{ endpoint: string; provider: string; url: string }>;
 }
 
 /** Run-time task kinds over the configuration's (see the module comment). */
@@ -98,10 +119,14 @@ export class TaskKindService {
         continue;
       }
       const p = taskKindSchema.safeParse(r.definition);
-      if (p.success) this.parsed.set(`${r.name}#${r.revision}`, p.data);
+      // a model the configuration no longer allows (or a provider it no longer has) makes the kind invalid, too
+      const issues = p.success
+        ? kindModelIssues(this.o.config, p.data).map((i) => `${i.path.join('.')}: ${i.message}`)
+        : formatIssues(p.error);
+      if (p.success && issues.length === 0) this.parsed.set(`${r.name}#${r.revision}`, p.data);
       else
         this.o.logger.warn(
-          { kind: r.name, revision: r.revision, issues: formatIssues(p.error) },
+          { kind: r.name, revision: r.revision, issues },
           'a stored task kind is no longer valid; it is ignored',
         );
     }
@@ -167,11 +192,12 @@ export class TaskKindService {
         source: stored ? (file ? 'stored_over_config' : 'stored') : 'config',
         definition,
         roles: rolesFor(definition).map((role) => {
-          const m = this.o.config.models[role];
+          const m = kindRoleConfig(this.o.config, role, definition);
           return {
             role: definition.strategy === 'chat' ? 'chat' : role,
             model: m.name,
             provider: m.provider,
+            endpoint: kindEndpoint(this.o.config, role, definition),
           };
         }),
         aliases: Object.entries(this.o.config.kindAliases)
@@ -189,6 +215,16 @@ export class TaskKindService {
     return { kinds, aliases: { ...this.o.config.kindAliases } };
   }
 
+  /** The model names and configured servers a kind's `models` may choose. */
+  modelChoices(): KindModelChoices {
+    return {
+      models: [...new Set(allowedModelNames(this.o.config))],
+      endpoints: (['planner', 'executor', 'native'] as const).map((r) =>
+        endpointOf(this.o.config, r, this.o.ollamaUrl ?? 'http://127.0.0.1:11434'),
+      ),
+    };
+  }
+
   /**
    * Saves a kind (a new one, or a new definition of an existing one): validated, on disk, then in effect for new
    * tasks. `expectedRevision` (0: none stored yet) refuses the save when someone else saved the kind meanwhile.
@@ -198,7 +234,7 @@ export class TaskKindService {
     definition: unknown,
     actor: string,
     expectedRevision?: number,
-  ): Promise<Result<TaskKindView>> {
+  ): Promise<Result<TaskKindView & { warnings?: string[] }>> {
     const n = kindName.safeParse(name);
     if (!n.success) return refuse('invalid_field', formatIssues(n.error)[0] ?? 'bad name', 'name');
     if (Object.hasOwn(this.o.config.kindAliases, name)) {
@@ -217,6 +253,21 @@ export class TaskKindService {
       const where = ['$', 'definition', ...(issue?.path ?? []).map(String)].join('.');
       return refuse('invalid_field', formatIssues(p.error).join('; '), where);
     }
+    // the rules the config file's kinds follow at load (models allowed, providers configured)
+    const issue = kindModelIssues(this.o.config, p.data)[0];
+    if (issue !== undefined) {
+      const where = issue.path.map(String).join('.');
+      return refuse('invalid_field', `${where}: ${issue.message}`, `$.definition.${where}`);
+    }
+    // the kind's own models on their servers: missing on a reachable server refuses; no answer saves with a warning
+    const check = this.o.checkModels ? await this.o.checkModels(p.data) : { missing: [], unreachable: [] };
+    const missing = check.missing[0];
+    if (missing !== undefined) {
+      const where = `models.${missing.role}.name`;
+      return refuse('invalid_field', `${where}: ${missing.message}`, `$.definition.${where}`);
+    }
+    const warnings = check.unreachable.map((u) => `models.${u.role}: ${u.message}`);
+    for (const w of warnings) this.o.logger.warn({ kind: name, warning: w }, 'task kind saved unchecked');
     const revision = this.latestRevision(name) + 1;
     if (expectedRevision !== undefined && expectedRevision !== revision - 1) {
       return refuse(
@@ -247,7 +298,8 @@ export class TaskKindService {
     if (!stored.ok) return stored;
     this.parsed.set(`${name}#${revision}`, p.data);
     this.apply();
-    return { ok: true, value: this.list().kinds.find((k) => k.name === name) as TaskKindView };
+    const view = this.list().kinds.find((k) => k.name === name) as TaskKindView;
+    return { ok: true, value: warnings.length > 0 ? { ...view, warnings } : view };
   }
 
   /** Removes a stored kind: the file's definition applies again, or the kind is gone when the file has none. */

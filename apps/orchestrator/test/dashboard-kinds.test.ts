@@ -4,7 +4,9 @@
  * token: an operator sees every kind with its source, models per role, allowed commands, budgets and confirmation
  * rules; creates a kind and edits a config file's kind through the form (hostile text stays inert text); a refused
  * definition shows the server's field and saves nothing; the created kind is offered on the New task page and the
- * next task created with it runs with its system prompt. A viewer key sees the kinds and no way to change them.
+ * next task created with it runs with its system prompt; an operator picks a kind's model and server per role (a model
+ * the server lacks is refused with the pull hint), and the kind's next task calls that model. A viewer key sees the
+ * kinds and no way to change them.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,10 @@ import { launchBrowser, screenshot, signIn as signInAt, type Browser } from './s
 import { type Served, serveWithConfig } from './support/spawn.js';
 
 const MODEL = 'kinds-model';
+/** A second allowed model, installed. */
+const OTHER = 'other-model:3b';
+/** Allowed by limits.models, installed nowhere. */
+const ABSENT = 'absent-model:1b';
 const TOKEN = 'operator-token-for-the-kinds-page';
 const HOSTILE =
   '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> \u001b[31mRED\u001b[0m';
@@ -45,6 +51,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'cco-dash-kinds-'));
   fake = await startFakeOllama({ installed: [MODEL] });
   // Every reply names the system prompt it was given: the page shows which definition a task ran with.
+  fake.script(OTHER, ['answered by the other model'], { repeat: true });
   fake.script(
     MODEL,
     (req) => {
@@ -59,6 +66,7 @@ beforeAll(async () => {
     fake.url,
     {
       models: { planner: { name: MODEL }, executor: { name: MODEL }, native: { name: MODEL } },
+      limits: { models: [MODEL, OTHER, ABSENT] },
       taskKinds: {
         careful_agent: {
           description: 'Native agent that asks before deleting or writing outside /work.',
@@ -208,11 +216,74 @@ describe('the Kinds page in Chromium', { timeout: 90_000 }, () => {
     expect(audit.entries.map((e) => e.target).sort()).toEqual(['careful_agent', 'pirate_chat']);
   });
 
+  it('picks a kind’s model and server per role; a model the server lacks is refused; the next task calls the chosen model', async () => {
+    const page = await signIn(TOKEN);
+    const card = page.locator('li[data-kind="code_job"]');
+    await card.locator('button:text("Edit")').click();
+    await page.waitForSelector('form.kind-editor select[name="model-planner"]');
+    // the roles of a planner/executor kind, each offering the allowed models and the configured servers
+    expect(await page.locator('select[name="model-planner"] option').allTextContents()).toEqual([
+      'the config file’s',
+      MODEL,
+      OTHER,
+      ABSENT,
+    ]);
+    expect(await page.locator('select[name="model-native"]').count()).toBe(0);
+    await page.selectOption('select[name="model-planner"]', OTHER);
+    await page.selectOption('select[name="endpoint-executor"]', 'native');
+    await page.locator('fieldset:has(legend:text("Models"))').scrollIntoViewIfNeeded();
+    await page.evaluate(() => window.scrollBy(0, -120));
+    await screenshot(page, 'dashboard-kind-models');
+    // a model the operator allows but the server lacks: refused with the pull hint, nothing saved
+    await page.selectOption('select[name="model-planner"]', ABSENT);
+    await page.click('.kind-editor button[type="submit"]');
+    const refusal = await page.waitForSelector('[data-testid="kind-error"]');
+    expect(await refusal.textContent()).toContain('$.definition.models.planner.name');
+    expect(await refusal.textContent()).toContain(`ollama pull ${ABSENT}`);
+    expect((await kinds()).find((k) => k.name === 'code_job')?.source).toBe('config');
+
+    await page.selectOption('select[name="model-planner"]', OTHER);
+    await page.click('.kind-editor button[type="submit"]');
+    await page.waitForSelector('[data-testid="kinds-notice"]:has-text("Saved code_job")');
+    await page.waitForSelector('li[data-kind="code_job"][data-source="stored_over_config"]');
+    const facts = await card.locator('.kind-facts').textContent();
+    expect(facts).toContain(`planner: ${OTHER} (ollama)`);
+    expect(facts).toContain(`executor: ${MODEL} (ollama, on the native server)`);
+    expect((await kinds()).find((k) => k.name === 'code_job')?.definition.models).toEqual({
+      planner: { name: OTHER },
+      executor: { endpoint: 'native' },
+    });
+
+    // the chat kind on the other model: its next task's reply comes from that model
+    await page.locator('li[data-kind="chat"] button:text("Edit")').click();
+    await page.selectOption('select[name="model-native"]', OTHER);
+    await page.click('.kind-editor button[type="submit"]');
+    await page.waitForSelector('[data-testid="kinds-notice"]:has-text("Saved chat")');
+    await page.waitForSelector('li[data-kind="chat"][data-source="stored_over_config"]');
+    expect(await page.locator('li[data-kind="chat"] .kind-facts').textContent()).toContain(
+      `chat: ${OTHER} (ollama)`,
+    );
+    const before = fake.chatRequests(OTHER).length;
+    const r = await http('/api/tasks', { method: 'POST', body: { task_kind: 'chat', prompt: 'hello?' } });
+    expect(r.status).toBe(201);
+    const id = ((await r.json()) as { task: { id: string } }).task.id;
+    await expect
+      .poll(
+        async () =>
+          ((await (await http(`/api/tasks/${id}?steps=0`)).json()) as { task: { status: string } }).task
+            .status,
+        { timeout: 20_000 },
+      )
+      .toBe('completed');
+    expect(fake.chatRequests(OTHER).length).toBe(before + 1);
+  });
+
   it('a viewer key sees the kinds and no way to change them', async () => {
     const page = await signIn(viewerKey);
     await page.waitForSelector('.kinds-page .note:text("viewer key")');
     expect(await page.locator('button:text("New kind")').count()).toBe(0);
     expect(await page.locator('.kind-actions button').count()).toBe(0);
+    expect(await page.locator('select').count()).toBe(0);
     expect(await page.locator('ul.kinds > li').count()).toBeGreaterThanOrEqual(5);
   });
 });

@@ -21,7 +21,7 @@ type Kind = {
   config_definition?: Record<string, unknown>;
   revision?: number;
   saved_by?: string;
-  roles: Array<{ role: string; model: string; provider: string }>;
+  roles: Array<{ role: string; model: string; provider: string; endpoint: string }>;
   aliases: string[];
 };
 
@@ -94,8 +94,8 @@ describe('task kinds at run time', () => {
       'resident_agent:config',
     ]);
     expect(before.find((k) => k.name === 'code_job')?.roles).toEqual([
-      { role: 'planner', model: 'qwen3:8b', provider: 'ollama' },
-      { role: 'executor', model: 'qwen3:8b', provider: 'ollama' },
+      { role: 'planner', model: 'qwen3:8b', provider: 'ollama', endpoint: 'planner' },
+      { role: 'executor', model: 'qwen3:8b', provider: 'ollama', endpoint: 'executor' },
     ]);
     expect(before.find((k) => k.name === 'general_agent')?.aliases).toEqual(['general', 'agent']);
     // an unknown kind is refused before it exists

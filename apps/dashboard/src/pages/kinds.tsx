@@ -4,7 +4,8 @@
  * the kinds of a fresh install; a kind saved here is stored in the database and WINS over the file's kind of the
  * same name ("Remove" brings the file's back). An operator edits a kind or creates one; the server validates it with
  * the config file's schema and answers a refusal with the field, shown beside the form. Tasks created after a save
- * use it; running tasks keep theirs. From `GET /api/task-kinds`, saved with `POST /api/task-kinds/:name`.
+ * use it; running tasks keep theirs. From `GET /api/task-kinds`, saved with `POST /api/task-kinds/:name`. A kind may
+ * choose its own model per role, among the models the operator allows, on a server the config file declares.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, request } from '../api.js';
@@ -22,9 +23,22 @@ interface WireKind {
   revision?: number;
   saved_at?: number;
   saved_by?: string;
-  roles: Array<{ role: string; model: string; provider: string }>;
+  roles: Array<{ role: string; model: string; provider: string; endpoint: string }>;
   aliases: string[];
 }
+
+/** What a kind's `models` may choose: allowed model names and the configured servers (one per role). */
+interface Choices {
+  models?: string[];
+  endpoints?: Array<{ endpoint: string; provider: string; url: string }>;
+}
+
+/** The model roles each strategy calls (chat runs on the native role). */
+const ROLES_OF: Record<string, string[]> = {
+  planner_executor: ['planner', 'executor'],
+  native: ['native'],
+  chat: ['native'],
+};
 
 const SOURCE_TEXT: Record<WireKind['source'], string> = {
   config: 'config file',
@@ -35,7 +49,15 @@ const SOURCE_TEXT: Record<WireKind['source'], string> = {
 const STRATEGIES = ['native', 'planner_executor', 'chat'] as const;
 
 /** The fields the form edits; every other field of a definition is kept as it is (and shown as JSON). */
-const FORM_KEYS = ['description', 'strategy', 'systemPrompt', 'allowedCommands', 'budgets', 'confirm'];
+const FORM_KEYS = [
+  'description',
+  'strategy',
+  'systemPrompt',
+  'allowedCommands',
+  'budgets',
+  'confirm',
+  'models',
+];
 
 function list(text: string): string[] {
   return text
@@ -100,15 +122,17 @@ function confirmText(d: Definition): string {
 export function KindsPage() {
   const f = useFeatures();
   const [kinds, setKinds] = useState<WireKind[] | undefined>(undefined);
+  const [choices, setChoices] = useState<Choices>({});
   const [error, setError] = useState<string | undefined>(undefined);
   const [editing, setEditing] = useState<{ kind: WireKind | undefined } | undefined>(undefined);
   const [notice, setNotice] = useState<string | undefined>(undefined);
   const operator = f.role !== 'viewer';
 
   const load = (): void => {
-    request<{ kinds: WireKind[] }>('/api/task-kinds')
+    request<{ kinds: WireKind[] } & Choices>('/api/task-kinds')
       .then((r) => {
         setKinds(r.kinds);
+        setChoices(r);
         setError(undefined);
       })
       .catch((x: unknown) => setError(x instanceof ApiError ? x.message : String(x)));
@@ -172,11 +196,14 @@ export function KindsPage() {
       {editing !== undefined && (
         <KindEditor
           kind={editing.kind}
+          choices={choices}
           onCancel={() => setEditing(undefined)}
-          onSaved={(k) => {
+          onSaved={(k, warnings) => {
             forgetFeatures();
             setEditing(undefined);
-            setNotice(`Saved ${k.name} (revision ${k.revision ?? '?'}): new tasks of this kind use it.`);
+            setNotice(
+              `Saved ${k.name} (revision ${k.revision ?? '?'}): new tasks of this kind use it.${warnings ? ` Not checked: ${warnings.join('; ')}` : ''}`,
+            );
             load();
           }}
         />
@@ -232,7 +259,12 @@ export function KindsPage() {
                   {k.roles.map((r) => (
                     <span key={r.role} class="kind-role" data-role={r.role}>
                       {r.role}: <code>{visible(r.model)}</code>{' '}
-                      <span class="muted">({visible(r.provider)})</span>
+                      <span class="muted">
+                        ({visible(r.provider)}
+                        {r.endpoint !== (r.role === 'chat' ? 'native' : r.role) &&
+                          `, on the ${r.endpoint} server`}
+                        )
+                      </span>
                     </span>
                   ))}
                 </dd>
@@ -282,12 +314,14 @@ export function KindsPage() {
 /** The form of one kind (`kind` undefined: a new one). */
 function KindEditor({
   kind,
+  choices,
   onCancel,
   onSaved,
 }: {
   kind: WireKind | undefined;
+  choices: Choices;
   onCancel: () => void;
-  onSaved: (k: WireKind) => void;
+  onSaved: (k: WireKind, warnings?: string[]) => void;
 }) {
   const d = kind?.definition ?? { strategy: 'native' };
   const b = rec(d.budgets);
@@ -309,6 +343,14 @@ function KindEditor({
   const [sandbox, setSandbox] = useState(str(c.sandbox));
   const [patterns, setPatterns] = useState(strings(c.shellPatterns).join('\n'));
   const [more, setMore] = useState(JSON.stringify(rest, null, 2));
+  const [models, setModels] = useState(rec(d.models) as Record<string, Record<string, string>>);
+  const setRole = (role: string, field: 'name' | 'endpoint', value: string): void => {
+    const m = { ...models[role], [field]: value };
+    if (value === '') delete m[field];
+    // another server: the provider follows it
+    if (field === 'endpoint') delete m.provider;
+    setModels({ ...models, [role]: m });
+  };
   const [error, setError] = useState<{ message: string; path?: string } | undefined>(undefined);
   const [busy, setBusy] = useState(false);
 
@@ -354,13 +396,20 @@ function KindEditor({
       .filter((p) => p !== '');
     if (pats.length > 0) confirm.shellPatterns = pats;
     if (Object.keys(confirm).length > 0) definition.confirm = confirm;
+    // only the roles the strategy calls, and only what was chosen
+    const chosen = Object.fromEntries(
+      (ROLES_OF[strategy] ?? [])
+        .map((r) => [r, models[r] ?? {}] as const)
+        .filter(([, m]) => Object.keys(m).length > 0),
+    );
+    if (Object.keys(chosen).length > 0) definition.models = chosen;
     setBusy(true);
     setError(undefined);
-    request<{ kind: WireKind }>(`/api/task-kinds/${encodeURIComponent(name.trim())}`, {
+    request<{ kind: WireKind; warnings?: string[] }>(`/api/task-kinds/${encodeURIComponent(name.trim())}`, {
       method: 'POST',
       body: { definition, expected_revision: kind?.revision ?? 0 },
     })
-      .then((r) => onSaved(r.kind))
+      .then((r) => onSaved(r.kind, r.warnings))
       .catch((x: unknown) => {
         if (x instanceof ApiError) setError({ message: x.message, ...(x.path ? { path: x.path } : {}) });
         else setError({ message: String(x) });
@@ -445,6 +494,41 @@ function KindEditor({
             set={setDeadlineMin}
           />
         </div>
+      </fieldset>
+      <fieldset>
+        <legend>Models</legend>
+        {(ROLES_OF[strategy] ?? []).map((r) => (
+          <div class="grid2" key={r} data-role={r}>
+            <label>
+              {strategy === 'chat' ? 'chat' : r} model
+              <select
+                name={`model-${r}`}
+                value={str(models[r]?.name)}
+                onChange={(e) => setRole(r, 'name', e.currentTarget.value)}
+              >
+                <option value="">the config file’s</option>
+                {(choices.models ?? []).map((m) => (
+                  <option key={m}>{m}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Server
+              <select
+                name={`endpoint-${r}`}
+                value={str(models[r]?.endpoint)}
+                onChange={(e) => setRole(r, 'endpoint', e.currentTarget.value)}
+              >
+                <option value="">the config file’s</option>
+                {(choices.endpoints ?? []).map((x) => (
+                  <option key={x.endpoint} value={x.endpoint}>
+                    {x.endpoint}: {x.provider} {x.url}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </div>
+        ))}
       </fieldset>
       <fieldset>
         <legend>Needs a person’s yes</legend>

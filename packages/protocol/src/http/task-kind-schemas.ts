@@ -9,7 +9,7 @@ import { z } from 'zod';
 export const TaskKindDefinitionSchema = z
   .record(z.string(), z.unknown())
   .describe(
-    'The config file’s task-kind object: strategy, description, systemPrompt, allowedCommands, budgets, confirm …',
+    'The config file’s task-kind object: strategy, description, systemPrompt, allowedCommands, budgets, confirm, models (per role `name`, `provider`, `endpoint`) …',
   );
 
 /** One kind as `GET /api/task-kinds` shows it. */
@@ -28,8 +28,19 @@ export const HttpTaskKindSchema = z.object({
   saved_at: z.number().optional(),
   saved_by: z.string().optional(),
   roles: z
-    .array(z.object({ role: z.string(), model: z.string(), provider: z.string() }))
-    .describe('The model roles the kind calls, with the configured model and provider of each.'),
+    .array(
+      z.object({
+        role: z.string(),
+        model: z.string(),
+        provider: z.string(),
+        endpoint: z
+          .string()
+          .describe('The configured role (`models.<endpoint>`) whose server serves the calls.'),
+      }),
+    )
+    .describe(
+      'The model roles the kind calls, with the model and provider of each: the kind’s own `models` over the configuration’s.',
+    ),
   aliases: z.array(z.string()),
 });
 
@@ -37,6 +48,14 @@ export const HttpTaskKindSchema = z.object({
 export const TaskKindsResponseSchema = z.object({
   kinds: z.array(HttpTaskKindSchema),
   aliases: z.record(z.string(), z.string()),
+  models: z
+    .array(z.string())
+    .optional()
+    .describe('Model names a kind’s `models.<role>.name` may choose (the operator’s `limits.models`).'),
+  endpoints: z
+    .array(z.object({ endpoint: z.string(), provider: z.string(), url: z.string() }))
+    .optional()
+    .describe('The configured servers a kind’s `models.<role>.endpoint` may choose: one per model role.'),
 });
 
 /** Body of `POST /api/task-kinds/:name`: the whole definition (a new kind or a new revision of one). */
@@ -58,7 +77,13 @@ export const RemoveTaskKindBodySchema = z.strictObject({
 });
 
 /** Answer of a save. */
-export const TaskKindResponseSchema = z.object({ kind: HttpTaskKindSchema });
+export const TaskKindResponseSchema = z.object({
+  kind: HttpTaskKindSchema,
+  warnings: z
+    .array(z.string())
+    .optional()
+    .describe('Saved, but a model server did not answer, so the kind’s own models were not checked on it.'),
+});
 
 /** Answer of a removal: where the kind's definition now comes from (absent: the kind is gone). */
 export const TaskKindRemovedResponseSchema = z.object({

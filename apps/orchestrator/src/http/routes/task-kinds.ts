@@ -30,8 +30,9 @@ function wire(k: TaskKindView): Record<string, unknown> {
 
 /** `GET /api/task-kinds`. */
 export function listTaskKinds(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
-  const { kinds, aliases } = service(d).list();
-  sendJson(res, 200, { kinds: kinds.map(wire), aliases });
+  const s = service(d);
+  const { kinds, aliases } = s.list();
+  sendJson(res, 200, { kinds: kinds.map(wire), aliases, ...s.modelChoices() });
   return Promise.resolve();
 }
 
@@ -49,7 +50,8 @@ export async function saveTaskKind(
     b.expected_revision,
   );
   if (!r.ok) throw serviceError(r.error);
-  sendJson(res, 200, { kind: wire(r.value) });
+  const { warnings } = r.value;
+  sendJson(res, 200, { kind: wire(r.value), ...(warnings ? { warnings } : {}) });
 }
 
 /** `POST /api/task-kinds/:name/remove`. */
