@@ -8,7 +8,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { haveChromium, launchBrowser } from './support/browser.js';
 import { startHarness, type Harness } from './support/harness.js';
 import { TestClient } from './support/ws-test-client.js';
 
@@ -191,6 +193,55 @@ describe("the server's screen switch", () => {
     expect((await connect('pc-new')).messages.find((m) => m.type === 'welcome')).toMatchObject({
       screen: true,
     });
+  });
+});
+
+describe("the switch on the computer's dashboard page", () => {
+  it('an operator switches the mirror off and on in the browser; a viewer sees the word without a choice', async () => {
+    expect(haveChromium, 'Chromium at /usr/bin/chromium').toBe(true);
+    h = await startHarness({
+      token: TOKEN,
+      dashboardDir: fileURLToPath(new URL('../dist/dashboard/', import.meta.url)),
+    });
+    const keys = await h.http('/api/credentials/keys', {
+      method: 'POST',
+      json: { role: 'viewer', name: 'wall' },
+    });
+    const viewer = ((await keys.json()) as { key: string }).key;
+    const c = await connect('pc-page');
+    c.send(full(0, 'on the page'));
+    await settled(c, 'p1');
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.page();
+      await page.goto(`${h.url}/#/computers/pc-page`);
+      await page.fill('input[type="password"]', TOKEN);
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('[data-testid="cc-screen"] span:text("on the page")');
+      const select = page.getByLabel('Screen mirror at the server');
+      expect(await select.inputValue()).toBe('null');
+      await select.selectOption('false');
+      expect(await c.waitFor('screen_switch')).toMatchObject({ screen: false });
+      expect((await getJson('/api/clients/pc-page/screen/switch')).body).toMatchObject({ switch: false });
+      // The page's stream ends; the screen is gone from it.
+      await page.waitForSelector('[data-testid="cc-screen"]', { state: 'detached' });
+      await select.selectOption('true');
+      await c.next((m) => m.type === 'screen_switch' && m['screen'] === true);
+      c.send(full(1, 'back again'));
+      await page.waitForSelector('[data-testid="cc-screen"] span:text("back again")');
+
+      const wall = await browser.page();
+      await wall.goto(`${h.url}/#/computers/pc-page`);
+      await wall.fill('input[type="password"]', viewer);
+      await wall.keyboard.press('Enter');
+      await wall.waitForSelector('[data-testid="screen-switch"]');
+      expect(await wall.locator('[data-testid="screen-switch"]').textContent()).toBe(
+        'Mirror at the server: on',
+      );
+      expect(await wall.getByLabel('Screen mirror at the server').count()).toBe(0);
+    } finally {
+      await browser.close();
+    }
   });
 });
 
