@@ -385,6 +385,7 @@ function Client:_on_welcome(msg)
     self.task_kinds = type(msg.task_kinds) == "table" and msg.task_kinds or nil
     self.models = type(msg.models) == "table" and msg.models or nil
     self.model_roles = type(msg.model_roles) == "table" and msg.model_roles or nil
+    self:_screen_word(msg.screen)
     if self.heartbeat_ms > 0 then self.heartbeat_timer = os.startTimer(self.heartbeat_ms / 1000) end
     -- Unacknowledged results first: the server is waiting for them.
     for _, call_id in ipairs(self.result_order) do
@@ -641,6 +642,14 @@ function Client:_task(task_id)
     return t
 end
 
+--- The server's word on this computer's screen mirror (`welcome.screen`, `screen_switch`): true, false or nil (no
+-- opinion), kept in `screen_server`; a `ccagent_screen_switch` event tells the mirror (see @{ccagent.screen}).
+function Client:_screen_word(value)
+    if value ~= true and value ~= false then value = nil end
+    self.screen_server = value
+    queue("ccagent_screen_switch", tostring(value))
+end
+
 local handlers = {}
 
 function handlers.welcome(self, msg) self:_on_welcome(msg) end
@@ -650,6 +659,8 @@ function handlers.ping(self, msg)
 end
 
 function handlers.pong() end
+
+function handlers.screen_switch(self, msg) self:_screen_word(msg.screen) end
 
 function handlers.command_call(self, msg) self:_on_command_call(msg) end
 

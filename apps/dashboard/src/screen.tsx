@@ -4,8 +4,9 @@
  * is drawn as text nodes only. Shown beside a task (`ScreenPanel`) and on a computer's page (`#/computers/<id>`).
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { HttpScreen } from '@ccagent/protocol';
-import { authHeaders } from './api.js';
+import type { HttpScreen, ScreenSwitchResponse } from '@ccagent/protocol';
+import { authHeaders, request } from './api.js';
+import { useFeatures } from './features.js';
 import { age } from './format.js';
 import { applyScreen, rowRuns, type ScreenState } from './screen-model.js';
 import { SseParser } from './sse-parser.js';
@@ -136,8 +137,8 @@ export function ScreenView({ clientId, now }: { clientId: string; now: number })
       ) : (
         phase !== 'connecting' && (
           <p class="muted">
-            The screen mirror is off on this computer, or it has not connected since the server started. Turn
-            it on there with <code>set ccagent.screen true</code> and restart <code>ccagent-host</code>.
+            The screen mirror is off (here, or on the computer: <code>set ccagent.screen false</code> wins),
+            or the computer has not connected since the server started.
           </p>
         )
       )}
@@ -174,8 +175,47 @@ export function ScreenPanel({ clientId, now }: { clientId: string; now: number }
   );
 }
 
+const WORD = { true: 'on', false: 'off', null: 'the computer decides' } as const;
+
+/** The server's switch of the mirror: what it says, and for an operator a choice (stored, sent to the computer). */
+function SwitchLine({ clientId, onChange }: { clientId: string; onChange: (v: unknown) => void }) {
+  const [sw, setSw] = useState<ScreenSwitchResponse | string>('…');
+  const operator = useFeatures().role === 'operator';
+  const url = `/api/clients/${encodeURIComponent(clientId)}/screen/switch`;
+  const fail = (e: Error): void => setSw(e.message);
+  useEffect(() => {
+    request<ScreenSwitchResponse>(url).then(setSw, fail);
+  }, [url]);
+  if (typeof sw === 'string') return <p class="muted">{sw}</p>;
+  return (
+    <p class="muted" data-testid="screen-switch">
+      Mirror at the server:{' '}
+      {operator ? (
+        <select
+          aria-label="Screen mirror at the server"
+          value={String(sw.switch)}
+          onChange={(e) => {
+            const v = JSON.parse(e.currentTarget.value) as boolean | null;
+            request<ScreenSwitchResponse>(url, { method: 'POST', body: { screen: v } }).then((r) => {
+              setSw(r);
+              onChange(r.server);
+            }, fail);
+          }}
+        >
+          <option value="null">config file ({WORD[`${sw.configured}`]})</option>
+          <option value="true">on</option>
+          <option value="false">off</option>
+        </select>
+      ) : (
+        WORD[`${sw.server}`]
+      )}
+    </p>
+  );
+}
+
 /** `#/computers/<id>`: one computer's screen. */
 export function ComputerScreenPage({ clientId, now }: { clientId: string; now: number }) {
+  const [word, setWord] = useState<unknown>(undefined);
   return (
     <section class="page" aria-labelledby="screen-h">
       <p class="crumbs">
@@ -184,7 +224,8 @@ export function ComputerScreenPage({ clientId, now }: { clientId: string; now: n
       <h1 id="screen-h">
         Computer <code>{visible(clientId)}</code>
       </h1>
-      <ScreenView clientId={clientId} now={now} />
+      <SwitchLine clientId={clientId} onChange={setWord} />
+      <ScreenView key={String(word)} clientId={clientId} now={now} />
     </section>
   );
 }

@@ -376,6 +376,21 @@ const serverSchema = z.strictObject({
   maxConnections: positiveInt.default(20_000),
   /** Concurrent chat calls per model name (the engine queues the rest fairly). */
   modelConcurrency: positiveInt.default(1),
+  /**
+   * The computers' screen mirror (docs/dashboard.md, "The computer's screen"): the server's word per computer
+   * (`computers`, else `default`; an operator's switch over HTTP wins over both; absent: the computer decides) and
+   * the most dashboard viewers of one computer's screen and of all screens at once (more get 429).
+   */
+  screen: z
+    .strictObject({
+      default: z.boolean().optional(),
+      computers: z
+        .record(z.string().regex(/^[A-Za-z0-9._:@+-]{1,200}$/, 'a client id'), z.boolean())
+        .default({}),
+      maxViewersPerComputer: positiveInt.default(8),
+      maxViewers: positiveInt.default(64),
+    })
+    .default({ computers: {}, maxViewersPerComputer: 8, maxViewers: 64 }),
 });
 
 /**

@@ -28,7 +28,7 @@ import {
   type StrategyResolver,
   type TaskStore,
 } from '@ccagent/engine';
-import { createMinecraftAgent, minecraftTaskKinds } from '@ccagent/minecraft';
+import { createMinecraftAgent, fileSettingsStore, minecraftTaskKinds } from '@ccagent/minecraft';
 import type { ModelLogger, ModelPool } from '@ccagent/models';
 import { openSqliteStore, storageFailureOf } from '@ccagent/store';
 import {
@@ -67,6 +67,7 @@ import { guardUpgrade, type GuardPolicy } from './security/request-guard.js';
 import { ScheduleService } from './schedule-service.js';
 import { ScreenFrames } from './screens/screen-frames.js';
 import { ScreenHub } from './screens/screen-hub.js';
+import { ScreenSwitches, type ScreenSwitchStore } from './screens/screen-switches.js';
 import { kindCatalogue, menuOffer } from './task-catalogue.js';
 import { TaskKindService } from './task-kind-service.js';
 import { ArgsValidator } from './ws/args-validator.js';
@@ -138,6 +139,8 @@ export type DurableStore = TaskStore &
     readonly taskKinds?: TaskKindStore;
     /** The Minecraft side's settings document in the same database (PostgreSQL); absent: a file beside it. */
     readonly minecraftSettings?: { load(): Promise<unknown>; save(doc: unknown): Promise<void> };
+    /** The operators' screen mirror switches in the same database (PostgreSQL); absent: a file beside it. */
+    readonly screenSwitches?: ScreenSwitchStore;
   };
 
 /** What startup found out, for the banner. */
@@ -206,8 +209,26 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   const dbPath = durable?.path ?? o.dbPath;
   // Live events for the dashboard: every acknowledged client change is also published.
   const events = new EventHub(startedAt);
-  // The computers' mirrored screens (memory only); a disconnect reaches their watchers.
-  const screens = new ScreenHub(() => clock.now());
+  // The computers' mirrored screens (memory only); a disconnect reaches their watchers. The server's word on each
+  // mirror is durable (a file beside a SQLite database, else the database); a change reaches the computer at once.
+  const screenSwitches = new ScreenSwitches(
+    config.server.screen,
+    durable?.screenSwitches ??
+      (durable !== undefined && dbPath !== ':memory:'
+        ? fileSettingsStore(`${dbPath}.screens.json`)
+        : undefined),
+    (clientId, server) => {
+      if (server === false) screens.switchedOff(clientId);
+      const conn = registry.connection(clientId);
+      if (conn) replies.send(conn, { type: 'screen_switch', screen: server });
+    },
+  );
+  await screenSwitches.load();
+  const screens = new ScreenHub(() => clock.now(), undefined, {
+    serverSays: (id) => screenSwitches.server(id),
+    maxViewersPerComputer: config.server.screen.maxViewersPerComputer,
+    maxViewers: config.server.screen.maxViewers,
+  });
   const clients: ClientPersistence = screens.observeClients(
     events.observeClients(durable ? new DurableClientPersistence(durable) : new InMemoryClientPersistence()),
   );
@@ -461,6 +482,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       return r;
     },
     offer: () => menuOffer(kinds),
+    screen: (id) => screenSwitches.server(id),
   });
   const requests = new TaskRequests({
     engine,
@@ -514,6 +536,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     security,
     events,
     screens,
+    screenSwitches,
     get taskKinds() {
       return [...Object.keys(taskKinds.kinds()), ...Object.keys(config.kindAliases)];
     },

@@ -3,9 +3,12 @@
 -- The function runs in its own coroutine with `term` redirected to a hidden
 -- window only while it runs, so other coroutines (the UI, the connection)
 -- keep drawing on the real screen. Lines that scroll off the top are kept, so
--- long outputs are not lost (up to `max_lines`).
+-- long outputs are not lost (up to `max_lines`). While it runs, the screen mirror (when on) shows the hidden
+-- window instead of the screen, so the dashboard sees what the program prints (see @{ccagent.screen}).
 --
 -- @module ccagent.capture
+local screen = require "ccagent.screen"
+
 local M = {}
 
 --- Most lines kept; older ones are dropped and counted.
@@ -63,13 +66,19 @@ function M.run(fn, ...)
     local inner = target -- the program may redirect further; keep its choice between resumes
     local co = coroutine.create(fn)
     local args = table.pack(...)
+    local mirror = screen.current()
+    if mirror then mirror:show(target) end
+    local function done(...)
+        if mirror then mirror:unshow(target) end
+        return ...
+    end
     while true do
         local prev = term.redirect(inner)
         local res = table.pack(coroutine.resume(co, table.unpack(args, 1, args.n)))
         inner = term.current()
         term.redirect(prev)
-        if not res[1] then return false, target.output(), res[2] end
-        if coroutine.status(co) == "dead" then return true, target.output(), table.unpack(res, 2, res.n) end
+        if not res[1] then return done(false, target.output(), res[2]) end
+        if coroutine.status(co) == "dead" then return done(true, target.output(), table.unpack(res, 2, res.n)) end
         local filter = res[2]
         repeat
             args = table.pack(coroutine.yield(filter))

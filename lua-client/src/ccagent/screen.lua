@@ -4,7 +4,11 @@
 -- and window draws through it) so that each drawing call also updates a copy of the screen and marks the rows it
 -- changed. @{Mirror:run} sends `screen_frame` messages: every row when connected and after a resize, then only the
 -- changed rows, at most `fps` frames a second (default @{MAX_FPS}). Turn it on with `set ccagent.screen true`
--- (or `"screen": true` in `/.ccagent/config.json`, or `ccagent-host --screen`).
+-- (or `"screen": true` in `/.ccagent/config.json`, or `ccagent-host --screen`), or from the orchestrator (an
+-- operator's switch, or its config file's `server.screen`): see @{enabled} for how the two sides combine.
+--
+-- A program the agent runs (`run_program`, `shell_exec`) prints into a hidden capture window (see
+-- @{ccagent.capture}); while it runs, the mirror shows that window instead (@{Mirror:show}), then the screen again.
 --
 --     local mirror = require("ccagent.screen").new(term.native())
 --     parallel.waitForAny(function() client:run() end, function() mirror:run(client) end)
@@ -59,23 +63,41 @@ local function latin1(s)
     end))
 end
 
+local Mirror = {}
+
 local DEFAULT_PALETTE = {
     0xf0f0f0, 0xf2b233, 0xe57fd8, 0x99b2f2, 0xdede6c, 0x7fcc19, 0xf2b2cc, 0x4c4c4c,
     0x999999, 0x4c99b2, 0xb266e5, 0x3366cc, 0x7f664c, 0x57a64e, 0xcc4c4c, 0x111111,
 }
 
---- Whether the mirror is on for these settings: `cfg.screen`, else the CC setting @{SETTING} (default off).
+--- Whether the mirror is on. The computer's own word is `cfg.screen`, else the CC setting @{SETTING} (true, false,
+-- or unset); the server's is `server` (its `welcome` and `screen_switch`: true, false or nil). Off on either side
+-- wins: a player's local off keeps the screen private whatever the server says, and the server's off is final for
+-- it (it refuses the frames). Otherwise one on (either side) turns it on; with no word at all it is off.
 -- @tparam[opt] table cfg resolved settings (see @{ccagent.config.resolve})
+-- @tparam[opt] boolean server the server's word
 -- @treturn boolean
-function M.enabled(cfg)
-    if cfg and cfg.screen ~= nil then return cfg.screen == true or cfg.screen == "true" end
-    if settings and settings.get then return settings.get(M.SETTING) == true end
-    return false
+function M.enabled(cfg, server)
+    local own
+    if cfg and cfg.screen ~= nil then
+        own = cfg.screen == true or cfg.screen == "true"
+    elseif settings and settings.get then
+        own = settings.get(M.SETTING)
+    end
+    if own == false or server == false then return false end
+    return own == true or server == true
+end
+
+--- The mirror running on this computer, if any (shared by every program, like the session).
+-- @treturn Mirror|nil
+function M.current()
+    local m = rawget(_G, "ccagent_screen")
+    if type(m) == "table" and getmetatable(m) == Mirror then return m end
+    return nil
 end
 
 --- A mirror of one terminal. Create with @{new}.
 -- @type Mirror
-local Mirror = {}
 Mirror.__index = Mirror
 
 --- Wrap `target` (default `term.native()`) in place: its drawing functions keep working and also update the copy.
@@ -101,7 +123,14 @@ function M.new(target, opts)
         pending = false,
         frames_sent = 0,
         notify = opts.notify or function() os.queueEvent("ccagent_screen") end,
+        -- Windows shown instead of the screen (capture windows of running programs; the last one shows), the
+        -- functions wrapped in each, and the rows last sent of the shown one.
+        shown = {},
+        shown_orig = {},
+        shown_rows = {},
+        shown_dirty = false,
     }, Mirror)
+    rawset(_G, "ccagent_screen", self)
     -- CC's default palette, then what programs set: a terminal's own palette is not read (CraftOS-PC's headless
     -- terminal answers grey for every colour).
     for i = 1, 16 do self.palette[i] = DEFAULT_PALETTE[i] end
@@ -241,15 +270,61 @@ function Mirror:_install()
     wrap("setPaletteColor", palette)
 end
 
---- Put the terminal's own functions back.
+--- Put the terminal's own functions back (and those of any window shown).
 function Mirror:uninstall()
     for name, f in pairs(self.orig) do self.target[name] = f end
     self.orig = {}
+    while #self.shown > 0 do self:unshow(self.shown[#self.shown]) end
+    if rawget(_G, "ccagent_screen") == self then rawset(_G, "ccagent_screen", nil) end
+end
+
+local DRAWING = { "write", "blit", "clear", "clearLine", "scroll", "setCursorPos", "setCursorBlink",
+    "setTextColour", "setTextColor", "setBackgroundColour", "setBackgroundColor" }
+
+--- Show `win` instead of the screen until @{unshow}: a hidden window a program draws into (it needs `getLine`,
+-- `getSize` and `getCursorPos`, as CC's windows have). Its drawing calls are wrapped to mark it changed.
+-- @tparam table win
+function Mirror:show(win)
+    if type(win) ~= "table" or type(win.getLine) ~= "function" or self.shown_orig[win] then return end
+    local orig, me = {}, self
+    for _, name in ipairs(DRAWING) do
+        local f = win[name]
+        if type(f) == "function" then
+            orig[name] = f
+            win[name] = function(...)
+                local r = table.pack(f(...))
+                me.shown_dirty = true
+                me:_changed()
+                return table.unpack(r, 1, r.n)
+            end
+        end
+    end
+    self.shown_orig[win] = orig
+    self.shown[#self.shown + 1] = win
+    self.shown_rows = {}
+    self.full = true
+    self:_changed()
+end
+
+--- Stop showing `win` (the screen, or the window shown before it, shows again, whole).
+-- @tparam table win
+function Mirror:unshow(win)
+    local orig = self.shown_orig[win]
+    if not orig then return end
+    for name, f in pairs(orig) do win[name] = f end
+    self.shown_orig[win] = nil
+    for i = #self.shown, 1, -1 do
+        if self.shown[i] == win then table.remove(self.shown, i) end
+    end
+    self.shown_rows = {}
+    self.full = true
+    self:_changed()
 end
 
 --- Whether anything changed since the last frame.
 -- @treturn boolean
 function Mirror:has_changes()
+    if #self.shown > 0 then return self.full or self.shown_dirty or self.palette_dirty end
     return self.full or self.cursor_dirty or self.palette_dirty or next(self.rows_dirty) ~= nil
 end
 
@@ -274,9 +349,55 @@ function Mirror:want_full()
     self:_changed()
 end
 
+-- The frame of the window shown (see @{Mirror:show}): its rows as it holds them, those that changed since the last.
+function Mirror:_shown_frame(win)
+    local w, h = win.getSize()
+    local full = self.full or self.shown_w ~= w or self.shown_h ~= h
+    local lines = json.array()
+    local rows = full and {} or self.shown_rows
+    for y = 1, h do
+        local text, fg, bg = win.getLine(y)
+        local key = text .. "\0" .. fg .. "\0" .. bg
+        if full or rows[y] ~= key then
+            lines[#lines + 1] = { y = y, text = latin1(text), fg = fg:lower(), bg = bg:lower() }
+            rows[y] = key
+        end
+    end
+    self.shown_rows, self.shown_w, self.shown_h = rows, w, h
+    local cx, cy = win.getCursorPos()
+    local blink = win.getCursorBlink and win.getCursorBlink() or false
+    local fgc = win.getTextColour and digit(win.getTextColour()) or self.fg
+    return { w = w, h = h, full = full, lines = lines, cursor = { x = cx, y = cy, blink = blink, fg = fgc } }
+end
+
 --- The next `screen_frame` message (every row when one is due, else the changed rows), and forget the changes.
+-- While a window is shown (@{Mirror:show}) the frame is of that window.
 -- @treturn table the message
 function Mirror:frame()
+    local win = self.shown[#self.shown]
+    if win then
+        local f = self:_shown_frame(win)
+        local msg = {
+            type = "screen_frame",
+            seq = self.seq,
+            width = f.w,
+            height = f.h,
+            full = f.full,
+            cursor = f.cursor,
+            lines = f.lines,
+        }
+        if f.full or self.palette_dirty then
+            local p = json.array()
+            for i = 1, 16 do p[i] = self.palette[i] end
+            msg.palette = p
+        end
+        self.seq = self.seq + 1
+        -- The screen's own changes meanwhile are sent whole when it shows again (unshow asks for a full frame).
+        self.full, self.cursor_dirty, self.palette_dirty, self.rows_dirty = false, false, false, {}
+        self.shown_dirty = false
+        self.pending = false
+        return msg
+    end
     self:check_size()
     local lines = json.array()
     local full = self.full
@@ -308,10 +429,11 @@ end
 --- Send frames to `client` until it stops: a full frame on every (re)connect, then changes at most `fps` a second.
 -- A frame is sent only while connected (a screen is resent whole on reconnect, never queued).
 -- @tparam table client a @{ccagent.Client}
-function Mirror:run(client)
+-- @tparam[opt] function keep checked on every event: the loop ends when it answers false (mirror switched off)
+function Mirror:run(client, keep)
     local timer
     local clock = os.clock
-    while client.state ~= "stopped" do
+    while client.state ~= "stopped" and (not keep or keep()) do
         if not timer and client:is_connected() and self:has_changes() then
             local wait = self.last_sent and (self.last_sent + self.interval - clock()) or 0
             if wait <= 0 then

@@ -27,7 +27,8 @@ end
 -- @tparam table opts `shell` (the program's shell), `log` (function(level, message))
 -- The triggers file (`cfg.triggers_file`, default @{ccagent.triggers.PATH}) is loaded too: its problems join the
 -- session's `problems` (as `{name = "triggers", error}`), and its triggers run beside the connection.
--- The screen mirror is on when `cfg.screen` or the CC setting `ccagent.screen` says so (see @{ccagent.screen}).
+-- Whether the screen mirror runs is decided while the session runs, by this computer's own word (`cfg.screen`,
+-- the CC setting `ccagent.screen`) and the server's (see @{ccagent.screen.enabled}); `screen_on` is the first.
 -- @treturn table the session `{client, host, cfg, problems, watcher, screen_on}`
 function M.create(cfg, opts)
     local client = ccagent.connect(cfg.ws_url, {
@@ -47,17 +48,32 @@ function M.create(cfg, opts)
         screen_on = screen_mod.enabled(cfg) }
 end
 
+--- Run the screen mirror while it is on, on and off as the server's word changes (no reboot): it wraps the real
+-- screen only while on. This computer's own off wins whatever the server says (see @{ccagent.screen.enabled}).
+-- @tparam table session
+function M.run_screen(session)
+    local client = session.client
+    local function on() return screen_mod.enabled(session.cfg, client.screen_server) end
+    while client.state ~= "stopped" do
+        if on() then
+            session.screen = session.screen or screen_mod.new(term.native())
+            session.screen:run(client, on)
+        end
+        if session.screen then
+            session.screen:uninstall()
+            session.screen = nil
+        end
+        if client.state ~= "stopped" then os.pullEvent("ccagent_screen_switch") end
+    end
+end
+
 --- Run a session's connection until it stops, announcing it to the other programs meanwhile.
 -- @tparam table session
 function M.run(session)
     rawset(_G, KEY, session)
-    -- The screen mirror (when on) wraps the real screen only while the session runs.
-    if session.screen_on and not session.screen then session.screen = screen_mod.new(term.native()) end
     local ok, err = pcall(function()
-        local jobs = { function() session.client:run() end }
+        local jobs = { function() session.client:run() end, function() M.run_screen(session) end }
         if session.watcher then jobs[#jobs + 1] = function() session.watcher:run() end end
-        if session.screen then jobs[#jobs + 1] = function() session.screen:run(session.client) end end
-        if #jobs == 1 then return session.client:run() end
         parallel.waitForAny(table.unpack(jobs))
     end)
     if session.screen then

@@ -40,6 +40,30 @@ local function call(c, call_id, command, args)
         call_id = call_id, command = command, args = args or json.object() }))
 end
 
+t.test("the server's word on the screen mirror: welcome.screen, then screen_switch, each told as an event", function()
+    local c = ready_client()
+    t.eq(c.screen_server, nil, "a welcome without screen is no word")
+    stubs.reset()
+    c:handle_event("websocket_message", URL, frame({ type = "screen_switch", screen = true }))
+    t.eq(c.screen_server, true)
+    c:handle_event("websocket_message", URL, frame({ type = "screen_switch", screen = false }))
+    t.eq(c.screen_server, false)
+    c:handle_event("websocket_message", URL, '{"type":"screen_switch","screen":null}')
+    t.eq(c.screen_server, nil)
+    c:handle_event("websocket_message", URL, frame({ type = "screen_switch", screen = "yes" }))
+    t.eq(c.screen_server, nil, "anything but a boolean is no word")
+    t.eq(#stubs.events_named("ccagent_screen_switch"), 4)
+    stubs.reset()
+    local c2 = ccagent.connect(URL, { client_id = "turtle-2" })
+    c2:open()
+    c2:handle_event("websocket_success", URL, stubs.socket())
+    c2:handle_event("websocket_message", URL, frame({ type = "welcome", client_id = "turtle-2",
+        server_version = "1.0.0", protocol_version = 1, heartbeat_ms = 0, max_message_bytes = 131072,
+        screen = false }))
+    t.eq(c2.screen_server, false)
+    t.eq(#stubs.events_named("ccagent_screen_switch"), 1)
+end)
+
 t.test("client_id defaults to the label, else computer-<id>", function()
     stubs.label = nil
     t.eq(ccagent.connect(URL).client_id, "computer-7")

@@ -173,6 +173,83 @@ t.test("off by default; on with cfg.screen or the ccagent.screen setting", funct
     _G.settings = nil
 end)
 
+t.test("the server's word: on turns it on, off wins on either side", function()
+    t.eq(screen.enabled({}, true), true, "server on, computer silent")
+    t.eq(screen.enabled({}, false), false)
+    t.eq(screen.enabled({}, nil), false)
+    t.eq(screen.enabled({ screen = true }, nil), true, "computer on, server silent")
+    t.eq(screen.enabled({ screen = true }, false), false, "the server's off wins")
+    t.eq(screen.enabled({ screen = false }, true), false, "the player's local off wins")
+    _G.settings = { get = function(k) if k == "ccagent.screen" then return false end end }
+    t.eq(screen.enabled({}, true), false, "the setting's off wins")
+    _G.settings = { get = function() return nil end }
+    t.eq(screen.enabled({}, true), true, "an unset setting is no word")
+    _G.settings = nil
+end)
+
+-- A hidden window as CC's window API has it: rows in blit form, readable with getLine.
+local function fake_window(w, h)
+    local win = { cx = 1, cy = 1, fg = "0", bg = "f", text = {}, fgs = {}, bgs = {} }
+    for y = 1, h do win.text[y], win.fgs[y], win.bgs[y] = (" "):rep(w), ("0"):rep(w), ("f"):rep(w) end
+    function win.getSize() return w, h end
+    function win.getCursorPos() return win.cx, win.cy end
+    function win.setCursorPos(x, y) win.cx, win.cy = x, y end
+    function win.getCursorBlink() return false end
+    function win.getLine(y) return win.text[y], win.fgs[y], win.bgs[y] end
+    function win.setTextColour(c) win.fg = screen.digit(c) end
+    function win.write(s)
+        local y, x = win.cy, win.cx
+        win.text[y] = win.text[y]:sub(1, x - 1) .. s .. win.text[y]:sub(x + #s)
+        win.fgs[y] = win.fgs[y]:sub(1, x - 1) .. win.fg:rep(#s) .. win.fgs[y]:sub(x + #s)
+        win.cx = x + #s
+    end
+    return win
+end
+
+t.test("a shown window (a running program's capture) is mirrored instead of the screen, then the screen", function()
+    local tm, m = new(6, 2)
+    tm.write("shell")
+    m:frame()
+    local win = fake_window(4, 2)
+    local own_write = win.write
+    m:show(win)
+    t.truthy(m:has_changes(), "showing asks for a frame")
+    local f = m:frame()
+    t.eq(f.full, true)
+    t.eq(f.width, 4)
+    t.eq(#f.lines, 2)
+    t.eq(m:has_changes(), false)
+    win.setCursorPos(1, 2)
+    win.setTextColour(16384)
+    win.write("OK")
+    tm.write("!") -- the screen's own changes meanwhile are not sent
+    t.truthy(m:has_changes())
+    f = m:frame()
+    t.eq(f.full, false)
+    t.eq(#f.lines, 1)
+    t.eq(f.lines[1].y, 2)
+    t.eq(f.lines[1].text, "OK  ")
+    t.eq(f.lines[1].fg, "ee00")
+    t.eq(f.cursor.x, 3)
+    m:unshow(win)
+    t.eq(win.write, own_write, "the window's functions are put back")
+    f = m:frame()
+    t.eq(f.full, true)
+    t.eq(f.width, 6)
+    t.eq(row(f, 1).text, "shell!")
+end)
+
+t.test("the running mirror is found by programs; uninstall forgets it and its shown windows", function()
+    local _, m = new(2, 1)
+    t.eq(screen.current(), m)
+    local win = fake_window(2, 1)
+    local own_write = win.write
+    m:show(win)
+    m:uninstall()
+    t.eq(screen.current(), nil)
+    t.eq(win.write, own_write)
+end)
+
 t.test("the frame rate is capped at MAX_FPS whatever is asked", function()
     local _, m = new(2, 1)
     t.eq(m.interval, 1 / screen.MAX_FPS)

@@ -35,6 +35,7 @@ describe('message catalog', () => {
       'task_message',
       'task_event',
       'screen_frame',
+      'screen_switch',
     ];
     const byType = new Map(MESSAGE_CATALOG.map((m) => [m.type, m]));
     for (const t of [...spec, ...spec2]) expect(byType.get(t)?.extension, t).toBe(false);

@@ -24,7 +24,7 @@ import {
   UserAnswerSchema,
   WelcomeSchema,
 } from './messages.js';
-import { ScreenFrameSchema } from './screen.js';
+import { ScreenFrameSchema, ScreenSwitchSchema } from './screen.js';
 
 /** Who may send a message: the client, the orchestrator (server), or both. */
 export type MessageDirection = 'client_to_server' | 'server_to_client' | 'both';
@@ -265,6 +265,18 @@ export const MESSAGE_CATALOG: readonly MessageCatalogEntry[] = [
         cursor: { x: 3, y: 2, blink: true },
         lines: [{ y: 2, text: '> ok ', fg: '40000', bg: 'fffff' }],
       },
+    ],
+  },
+  {
+    type: 'screen_switch',
+    direction: 'server_to_client',
+    extension: true,
+    description:
+      'An operator changed the server’s word on this computer’s screen mirror (`POST /api/clients/:id/screen/switch`); the `welcome` carries it too (`screen`). `true` on, `false` off, `null` no opinion. The mirror runs when neither the server nor the computer’s own setting (`ccagent.screen`) says off and one of them says on: off on either side wins, so a player can always keep a screen private and an operator can always stop receiving it. While the server says off, every `screen_frame` is refused with `error` `forbidden` and neither kept nor shown.',
+    schema: ScreenSwitchSchema,
+    examples: [
+      { type: 'screen_switch', screen: true },
+      { type: 'screen_switch', screen: null },
     ],
   },
   {

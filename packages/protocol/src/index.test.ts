@@ -238,6 +238,9 @@ describe('@ccagent/protocol', () => {
       'ScreenLineSchema',
       'ScreenPaletteSchema',
       'ScreenResponseSchema',
+      'ScreenSwitchBodySchema',
+      'ScreenSwitchResponseSchema',
+      'ScreenSwitchSchema',
     ];
     const ccCommands = [
       'CC_CORE_COMMANDS',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TASK_STATUSES } from './constants.js';
-import { ScreenFrameSchema } from './screen.js';
+import { ScreenFrameSchema, ScreenSwitchSchema } from './screen.js';
 import { ID_CHARSET_MESSAGE, ID_CHARSET_PATTERN } from './text.js';
 
 /** Longest identifier (request, call, chunk, tool, command …) a message may carry. */
@@ -345,6 +345,12 @@ export const WelcomeSchema = z.object({
       "Names of the orchestrator's server-side tools: offered to tasks beside the computers' commands. A client " +
         "that lists a task's allowed_commands itself adds the ones the task may call; none is a computer's command.",
     ),
+  screen: z
+    .boolean()
+    .optional()
+    .describe(
+      'The server’s word on this computer’s screen mirror: `true` on, `false` off (its `screen_frame`s are refused); absent: the computer’s own setting decides. Changes arrive as `screen_switch`.',
+    ),
 });
 
 /** `task_created`: the reply to `create_task`. */
@@ -478,6 +484,7 @@ export const ServerMessageSchema = z.discriminatedUnion('type', [
   PongSchema,
   ErrorMessageSchema,
   ChunkSchema,
+  ScreenSwitchSchema,
 ]);
 
 /** A message from client to orchestrator. */

@@ -167,3 +167,53 @@ export type ScreenCursor = z.infer<typeof ScreenCursorSchema>;
 export type HttpScreen = z.infer<typeof HttpScreenSchema>;
 /** `GET /api/clients/:id/screen` body. */
 export type ScreenResponse = z.infer<typeof ScreenResponseSchema>;
+
+/**
+ * What the server says about a computer's screen mirror: `true` on, `false` off (its frames are refused), `null` no
+ * opinion (the computer's own setting decides). The mirror runs when neither side says off and one says on.
+ */
+const ServerScreenSchema = z
+  .boolean()
+  .nullable()
+  .describe(
+    'The server’s word on this computer’s screen mirror: `true` on, `false` off (frames are refused), `null` no opinion (the computer’s own `ccagent.screen` decides). Off on either side wins.',
+  );
+
+/** `screen_switch`: the operator changed the server's word on this computer's screen mirror (sent at once). */
+export const ScreenSwitchSchema = z.object({
+  type: z.literal('screen_switch'),
+  screen: ServerScreenSchema,
+});
+
+/** `POST /api/clients/:id/screen/switch` body. */
+export const ScreenSwitchBodySchema = z.strictObject({
+  screen: z
+    .boolean()
+    .nullable()
+    .describe(
+      '`true` on, `false` off, `null` clear this computer’s switch (the config file’s `server.screen` applies again).',
+    ),
+});
+
+/** `GET`/`POST /api/clients/:id/screen/switch` response. */
+export const ScreenSwitchResponseSchema = z.object({
+  client_id: z.string().describe('The computer.'),
+  switch: z
+    .boolean()
+    .nullable()
+    .describe('What an operator set for this computer (stored in the database), or `null`.'),
+  configured: z
+    .boolean()
+    .nullable()
+    .describe(
+      'What the config file says (`server.screen.computers`, else `server.screen.default`), or `null`.',
+    ),
+  server: ServerScreenSchema,
+});
+
+/** `screen_switch` message. */
+export type ScreenSwitchMessage = z.infer<typeof ScreenSwitchSchema>;
+/** `POST /api/clients/:id/screen/switch` body. */
+export type ScreenSwitchBody = z.infer<typeof ScreenSwitchBodySchema>;
+/** `/api/clients/:id/screen/switch` response. */
+export type ScreenSwitchResponse = z.infer<typeof ScreenSwitchResponseSchema>;

@@ -244,6 +244,8 @@ export class PostgresStore implements TaskStore {
    * fenced through the write queue like the schedules.
    */
   readonly minecraftSettings: PgSettingsDocument;
+  /** The operators' screen mirror switches (a document of the same settings table, key `screen_switches`). */
+  readonly screenSwitches: PgSettingsDocument;
 
   /** @internal Use {@link openPostgresStore}. */
   constructor(
@@ -304,6 +306,13 @@ export class PostgresStore implements TaskStore {
         write: (run) => this.write(run),
       },
       'seat',
+    );
+    this.screenSwitches = new PgSettingsDocument(
+      {
+        read: (run) => this.read(() => run(this.pool)),
+        write: (run) => this.write(run),
+      },
+      'screen_switches',
     );
   }
 

@@ -20,6 +20,7 @@ import type { BodyLimits } from './http-kit.js';
 import type { EventHub } from './event-hub.js';
 import type { LuaAssets } from './lua-assets.js';
 import type { ScreenHub } from '../screens/screen-hub.js';
+import type { ScreenSwitches } from '../screens/screen-switches.js';
 
 /** A page of tasks (what `@ccagent/store`'s `listTasksPage` returns). */
 export interface TaskPageSource {
@@ -57,6 +58,8 @@ export interface HttpApiOptions {
   events: EventHub;
   /** The computers' mirrored screens (`/api/clients/:id/screen`); absent: none are kept. */
   screens?: ScreenHub | undefined;
+  /** The server's word on each computer's screen mirror (`/api/clients/:id/screen/switch`); absent: none. */
+  screenSwitches?: ScreenSwitches | undefined;
   /** Task kinds and aliases a create request may name (the dashboard's kind list). */
   taskKinds: readonly string[];
   /** The server-side tools (listed by `GET /api/tools`); absent: none. */
@@ -127,7 +130,8 @@ export type AuditedAction =
   | 'schedule.resume'
   | 'schedule.remove'
   | 'task_kind.save'
-  | 'task_kind.remove';
+  | 'task_kind.remove'
+  | 'screen.switch';
 
 /** One entry of the route table: what the route is, who may call it, what it reads, and its handler. */
 export interface Route {

@@ -31,7 +31,25 @@ export const WATCHER_INTERVAL_MS = Math.ceil(1000 / SCREEN_MAX_FPS);
 
 /** The outcome of {@link ScreenHub.apply}. */
 export type ApplyResult =
-  { ok: true } | { ok: false; code: 'invalid_message' | 'rate_limited'; message: string; path?: string };
+  | { ok: true }
+  | { ok: false; code: 'invalid_message' | 'rate_limited' | 'forbidden'; message: string; path?: string };
+
+/** Most viewers of one computer's screen and of all screens at once (`server.screen`). */
+export const DEFAULT_MAX_VIEWERS_PER_COMPUTER = 8;
+export const DEFAULT_MAX_VIEWERS = 64;
+
+/** What else the hub is told (see {@link ScreenHub}). */
+export interface ScreenHubOptions {
+  /** The server's word on a computer's mirror (false: its frames are refused, see screen-switches.ts). */
+  serverSays?: (clientId: string) => boolean | undefined;
+  /** Most streams of one computer's screen at once (default {@link DEFAULT_MAX_VIEWERS_PER_COMPUTER}). */
+  maxViewersPerComputer?: number;
+  /** Most streams of all screens at once (default {@link DEFAULT_MAX_VIEWERS}). */
+  maxViewers?: number;
+}
+
+/** The outcome of {@link ScreenHub.watch}: a refusal writes nothing to the response. */
+export type WatchResult = { ok: true } | { ok: false; scope: 'computer' | 'server'; message: string };
 
 interface Screen {
   clientId: string;
@@ -72,10 +90,19 @@ export class ScreenHub {
   constructor(
     private readonly now: () => number,
     private readonly isConnected: (clientId: string) => boolean = () => true,
+    private readonly opts: ScreenHubOptions = {},
   ) {}
 
   /** Apply one frame from `clientId` on connection `connection` (the gateway's serial). */
   apply(clientId: string, connection: number, f: ScreenFrameMessage): ApplyResult {
+    if (this.opts.serverSays?.(clientId) === false) {
+      // Checked first, before anything is kept or counted: an operator switched this screen off.
+      return {
+        ok: false,
+        code: 'forbidden',
+        message: `screen_frame: the screen mirror of ${clientId} is off at the server (an operator's switch or the config file's server.screen); frames are not kept`,
+      };
+    }
     const at = this.now();
     const old = this.screens.get(clientId);
     if (old && !old.bucket.take(at)) {
@@ -155,6 +182,19 @@ export class ScreenHub {
     for (const w of s.watchers) write(w.res, 'offline', { client_id: clientId });
   }
 
+  /** The server switched `clientId`'s mirror off: forget its screen, tell its watchers and end their streams. */
+  switchedOff(clientId: string): void {
+    const s = this.screens.get(clientId);
+    this.screens.delete(clientId);
+    const ws = [...(s?.watchers ?? []), ...(this.waiting.get(clientId) ?? [])];
+    this.waiting.delete(clientId);
+    for (const w of ws) {
+      if (w.timer) clearTimeout(w.timer);
+      write(w.res, 'off', { client_id: clientId });
+      w.res.end();
+    }
+  }
+
   /** Wrap a client store so that a computer's disconnect reaches its watchers (as the event hub does). */
   observeClients(inner: ClientPersistence): ClientPersistence {
     return {
@@ -170,8 +210,28 @@ export class ScreenHub {
     };
   }
 
-  /** Turn `res` into the live stream of `clientId`'s screen. */
-  watch(res: ServerResponse, clientId: string): void {
+  /**
+   * Turn `res` into the live stream of `clientId`'s screen, unless that would pass a viewer cap (then nothing is
+   * written and the caller answers the refusal; the other streams are untouched). A closed stream frees its slot.
+   */
+  watch(res: ServerResponse, clientId: string): WatchResult {
+    const perComputer = this.opts.maxViewersPerComputer ?? DEFAULT_MAX_VIEWERS_PER_COMPUTER;
+    const total = this.opts.maxViewers ?? DEFAULT_MAX_VIEWERS;
+    const here = (this.screens.get(clientId)?.watchers.size ?? 0) + (this.waiting.get(clientId)?.size ?? 0);
+    if (here >= perComputer) {
+      return {
+        ok: false,
+        scope: 'computer',
+        message: `${clientId}'s screen already has ${here} viewers (server.screen.maxViewersPerComputer is ${perComputer}); close one or retry later`,
+      };
+    }
+    if (this.watcherCount >= total) {
+      return {
+        ok: false,
+        scope: 'server',
+        message: `the server already streams ${this.watcherCount} screens (server.screen.maxViewers is ${total}); close one or retry later`,
+      };
+    }
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
@@ -208,6 +268,7 @@ export class ScreenHub {
       const cur = this.screens.get(clientId);
       if (cur && w.full) this.schedule(cur, w);
     });
+    return { ok: true };
   }
 
   /** Watchers connected now (all computers). */

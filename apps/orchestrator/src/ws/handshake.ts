@@ -45,6 +45,8 @@ export interface HandshakeOptions {
    * registered; the client is told why), the rest of its commands are registered.
    */
   serverTools?: { has(name: string): boolean; names(): string[] };
+  /** The server's word on a computer's screen mirror, sent in its `welcome` (undefined: no opinion, not sent). */
+  screen?: (clientId: string) => boolean | undefined;
 }
 
 /** See the module comment. */
@@ -215,6 +217,7 @@ export class Handshake {
       ...(this.o.serverTools && this.o.serverTools.names().length > 0
         ? { server_tools: this.o.serverTools.names() }
         : {}),
+      ...screenWord(this.o.screen?.(clientId)),
     });
     if (clashes) {
       this.o.logger.warn(
@@ -295,4 +298,9 @@ export function toToolInfo(t: {
   if (t.file !== undefined) out.file = t.file;
   if (t.updated_at !== undefined) out.updatedAt = t.updated_at;
   return out;
+}
+
+/** The welcome's `screen` field: only when the server has a word. */
+function screenWord(screen: boolean | undefined): { screen?: boolean } {
+  return screen === undefined ? {} : { screen };
 }

@@ -44,7 +44,12 @@ import {
   TaskMessageBodySchema,
 } from './http-schemas.js';
 import { HTTP_EVENTS } from './event-schemas.js';
-import { HttpScreenSchema, ScreenResponseSchema } from '../screen.js';
+import {
+  HttpScreenSchema,
+  ScreenResponseSchema,
+  ScreenSwitchBodySchema,
+  ScreenSwitchResponseSchema,
+} from '../screen.js';
 import {
   CreateScheduleBodySchema,
   EmptyScheduleBodySchema,
@@ -384,7 +389,7 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     method: 'GET',
     path: '/api/clients/:id/screen/stream',
     summary:
-      'Server-Sent Events: the computer’s screen live. A `screen` event with every row first (when there is one), then `screen` events with the rows that changed, at most 10 a second; `offline` when the computer disconnects.',
+      'Server-Sent Events: the computer’s screen live. A `screen` event with every row first (when there is one), then `screen` events with the rows that changed, at most 10 a second; `offline` when the computer disconnects. Viewers are capped per computer and in all (`server.screen.maxViewersPerComputer`, `maxViewers`): over a cap, 429 `too_many_viewers`.',
     responses: [{ status: 200, contentType: 'text/event-stream' }],
     events: [
       {
@@ -397,7 +402,27 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
         schema: z.object({ client_id: z.string() }),
         description: 'The computer disconnected; the last screen stays.',
       },
+      {
+        name: 'off',
+        schema: z.object({ client_id: z.string() }),
+        description: 'An operator switched the computer’s screen mirror off; the stream ends.',
+      },
     ],
+  },
+  {
+    method: 'GET',
+    path: '/api/clients/:id/screen/switch',
+    summary:
+      'The server’s word on the computer’s screen mirror: the operator’s switch, the config file’s, and the result sent to the computer.',
+    responses: [{ status: 200, schema: ScreenSwitchResponseSchema }],
+  },
+  {
+    method: 'POST',
+    path: '/api/clients/:id/screen/switch',
+    summary:
+      'Switch the computer’s screen mirror on or off at the server, or clear the switch (operator). Stored before the answer and sent to the computer at once (`screen_switch`); off drops the screen the server holds, ends its streams and refuses further frames. The computer’s own off still wins.',
+    body: ScreenSwitchBodySchema,
+    responses: [{ status: 200, schema: ScreenSwitchResponseSchema }],
   },
   {
     method: 'GET',

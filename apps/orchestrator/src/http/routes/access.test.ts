@@ -35,6 +35,8 @@ describe('who may call each route', () => {
       'GET clients: read',
       'GET clients.screen: read',
       'GET clients.screen_stream: read',
+      'GET clients.screen_switch: read',
+      'POST clients.screen_switch_set: operator',
       'GET models: read',
       'GET tools: read',
       'POST security.pair: pairing',

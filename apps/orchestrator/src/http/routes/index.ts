@@ -44,7 +44,7 @@ import {
   revoke,
   rotate,
 } from './security.js';
-import { getScreen, watchScreen } from './screens.js';
+import { getScreen, getScreenSwitch, setScreenSwitch, watchScreen } from './screens.js';
 import { addSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule } from './schedules.js';
 import { listTaskKinds, removeTaskKind, saveTaskKind } from './task-kinds.js';
 import { postAgentEvent, postEvent, postMessage, retryTask } from './steering.js';
@@ -241,6 +241,27 @@ export const ROUTES: readonly Route[] = [
     name: 'clients.screen_stream',
     access: 'read',
     handler: watchScreen,
+  }),
+  route({
+    method: 'GET',
+    pattern: /^\/api\/clients\/(?<id>[^/]+)\/screen\/switch$/,
+    name: 'clients.screen_switch',
+    access: 'read',
+    handler: getScreenSwitch,
+  }),
+  // Turning a screen on or off is the operator's: a viewer watches, a computer decides only its own side locally.
+  route({
+    method: 'POST',
+    pattern: /^\/api\/clients\/(?<id>[^/]+)\/screen\/switch$/,
+    name: 'clients.screen_switch_set',
+    access: 'operator',
+    refusal: {
+      viewer: 'only an operator switches a screen mirror at the server',
+      computer:
+        'only an operator switches a screen mirror at the server (a computer turns its own off locally)',
+    },
+    audit: 'screen.switch',
+    handler: setScreenSwitch,
   }),
   route({
     method: 'GET',
