@@ -70,17 +70,21 @@ export function recordReply(
   const textCall = !cut && reply.toolCalls.length === 0 && /<tool_call>/i.test(reply.content);
   const answer = stripThinking(reply.content).trim();
   const marked = finalMarked(answer);
-  // An answer in prose while the task offers tools and has called none yet is not taken as the result: nothing was
-  // done. One nudge (a model call of the iteration budget); the same again after it fails below. An answer marked
-  // FINAL:, a task offered no tools (chat), or one that has called a tool ends as before.
+  // An answer in prose while the task is offered a computer's commands and has called no tool yet is not taken as
+  // the result: nothing was done. One nudge (a model call of the iteration budget); the same again after it fails
+  // below. An answer marked FINAL:, a task offered no command of a computer (chat; only the server's own tools such
+  // as get_time), or one that has called a tool ends as before.
   const prose =
     !cut &&
     !empty &&
     !textCall &&
     reply.toolCalls.length === 0 &&
     marked === undefined &&
-    p.tools.length > 0 &&
-    callsMade === 0;
+    callsMade === 0 &&
+    // A `wait` (run here, not counted as the task's tool call) is an action too.
+    mem.dropped === 0 &&
+    !mem.turns.some((t) => t.calls.length > 0) &&
+    s.commands.some((c) => c.origin !== 'server');
   const proseAgain = prose && mem.turns.slice(Math.max(0, mem.runStart - mem.dropped)).some(isProseNudged);
   const nudge = cut
     ? CUT_NUDGE
