@@ -380,6 +380,10 @@ function Client:_on_welcome(msg)
     if type(msg.max_message_bytes) == "number" and msg.max_message_bytes >= 1024 then
         self.max_message_bytes = msg.max_message_bytes
     end
+    -- Older servers do not say: results are then sent whole.
+    if type(msg.max_tool_output_bytes) == "number" and msg.max_tool_output_bytes >= 1024 then
+        self.max_result_bytes = msg.max_tool_output_bytes
+    end
     self.heartbeat_ms = type(msg.heartbeat_ms) == "number" and msg.heartbeat_ms or 0
     -- What the server offers this computer's menus (older servers send neither).
     self.task_kinds = type(msg.task_kinds) == "table" and msg.task_kinds or nil
@@ -390,7 +394,14 @@ function Client:_on_welcome(msg)
     -- Unacknowledged results first: the server is waiting for them.
     for _, call_id in ipairs(self.result_order) do
         local r = self.results[call_id]
-        if r and not r.acked and not self:_send_text(r.text) then return end
+        if r and not r.acked and self.max_result_bytes and #r.text > self.max_result_bytes then
+            -- Stored before this server said its limit (a reboot, another server): cut down now, stored again.
+            local stored = json.decode(r.text)
+            if type(stored) == "table" then
+                self:_store_result(call_id, (M.fit_result(stored, self.max_result_bytes)))
+            end
+        end
+        if r and not r.acked and not self:_send_text(self.results[call_id].text) then return end
     end
     if self.tool_snapshot then
         self.dirty.tools = nil
@@ -554,6 +565,79 @@ function Client:_store_result(call_id, text, loaded)
     end
 end
 
+-- Results over the server's limit -------------------------------------------
+-- The server takes a command_result up to `max_tool_output_bytes` (its welcome says how many); a larger one fails
+-- its call with `output_too_large` and the model gets nothing of it. So a result over the limit is cut down here
+-- first: its longest strings are shortened, each ending with a note of what was cut, and an object result gets
+-- `truncated = true`. The model reads what fits and knows the rest is missing.
+
+local CUT_NOTE = "\n[... %d bytes cut: the result was %d bytes, the server takes at most %d]"
+-- Room kept for the notes and the `truncated` field, per string cut.
+local NOTE_ROOM = 128
+
+local function strings_in(t, out, depth)
+    if depth > 64 then return end
+    for k, v in pairs(t) do
+        if type(v) == "string" then out[#out + 1] = { t = t, k = k, n = #v }
+        elseif type(v) == "table" and v ~= json.null then strings_in(v, out, depth + 1) end
+    end
+end
+
+--- The JSON text of a `command_result` within `limit` bytes: the message itself when it fits; else the message with
+-- its result's (or error's) longest strings cut down and marked; else, when strings cannot make it fit (a huge array
+-- of numbers), a failed result with error code `output_too_large`.
+-- @tparam table msg the command_result message
+-- @tparam number limit the server's `max_tool_output_bytes`
+-- @treturn string the JSON text to send
+-- @treturn boolean whether it was cut
+function M.fit_result(msg, limit)
+    local text = assert(json.encode(msg))
+    if #text <= limit then return text, false end
+    local original = #text
+    local key = msg.ok and "result" or "error"
+    -- A box, so a bare string result is cut like a nested one.
+    local box = { v = msg[key] }
+    local found = {}
+    strings_in(box, found, 0)
+    table.sort(found, function(a, b) return a.n > b.n end)
+    for _, s in ipairs(found) do
+        s.str = s.t[s.k]
+        -- Escapes make the JSON longer than the string (é is 2 bytes, 6 escaped): cut in proportion.
+        s.ratio = s.n / math.max(1, #json.encode(s.str) - 2)
+    end
+    local need = original - limit
+    for _ = 1, 6 do
+        local excess = need
+        for _, s in ipairs(found) do
+            if excess <= 0 then
+                s.t[s.k] = s.str
+            else
+                local keep = math.max(0, s.n - math.ceil((excess + NOTE_ROOM) * s.ratio))
+                -- Never in the middle of a UTF-8 sequence.
+                while keep > 0 do
+                    local b = s.str:byte(keep + 1)
+                    if b and b >= 0x80 and b <= 0xBF then keep = keep - 1 else break end
+                end
+                s.t[s.k] = s.str:sub(1, keep) .. CUT_NOTE:format(s.n - keep, original, limit)
+                excess = excess - math.floor((s.n - keep) / s.ratio) + NOTE_ROOM
+            end
+        end
+        local v = box.v
+        if type(v) == "table" and not json.is_array(v) and v.truncated == nil then v.truncated = true end
+        msg[key] = v
+        text = assert(json.encode(msg))
+        if #text <= limit then return text, true end
+        -- Still over (the cut part had more escapes than the rest): cut that much more, from the whole strings.
+        need = need + (#text - limit) + NOTE_ROOM
+    end
+    return assert(json.encode({
+        type = "command_result", task_id = msg.task_id, call_id = msg.call_id, ok = false,
+        error = { code = "output_too_large",
+            message = ("the result was %d bytes; the server takes at most %d, and it could not be cut down"):format(
+                original, limit) },
+    })), true
+end
+
 function Client:_finish(call_id, task_id, ok, value)
     local entry = self.running[call_id]
     self.running[call_id] = nil
@@ -571,6 +655,10 @@ function Client:_finish(call_id, task_id, ok, value)
             type = "command_result", task_id = task_id, call_id = call_id, ok = false,
             error = { code = "invalid_result", message = "result is not JSON: " .. err },
         }))
+    elseif self.max_result_bytes and #text > self.max_result_bytes then
+        local size = #text
+        text = M.fit_result(msg, self.max_result_bytes)
+        self.log("warn", ("result of %s cut from %d to %d bytes (the server's limit)"):format(call_id, size, #text))
     end
     self:_store_result(call_id, text)
     if self.state == "ready" then

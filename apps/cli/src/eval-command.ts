@@ -37,6 +37,7 @@ interface EvalFlags {
   report?: string;
   out?: string;
   numCtx?: number;
+  numPredict?: number;
   apiKeyEnv?: string;
   scripted?: 'reference' | 'wrong';
   keepComputers?: boolean;
@@ -116,6 +117,11 @@ export function addEvalCommand(program: Command, d: EvalCommandDeps): void {
       "the run's folder: its database, configuration and results.json (default ./ccagent-eval/<time>)",
     )
     .option('--num-ctx <tokens>', 'context window of every model role', wholeUpTo(1_048_576))
+    .option(
+      '--num-predict <tokens>',
+      'most tokens one model reply may generate, every role (default 4096; recorded in the report)',
+      wholeUpTo(1_048_576),
+    )
     .option('--api-key-env <name>', 'environment variable holding the API key (openai servers that need one)')
     .addOption(
       new Option(
@@ -163,6 +169,7 @@ async function runEvalCommand(f: EvalFlags, d: EvalCommandDeps): Promise<void> {
         host: f.host ?? d.env.OLLAMA_HOST ?? 'http://127.0.0.1:11434',
         model: f.model!,
         ...(f.numCtx ? { numCtx: f.numCtx } : {}),
+        ...(f.numPredict ? { numPredict: f.numPredict } : {}),
         ...(f.apiKeyEnv ? { apiKeyEnv: f.apiKeyEnv } : {}),
       } as const);
 

@@ -495,6 +495,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     groups,
     triggerLimits: new TriggerLimits(config.server.triggerRateLimit),
     audit: (who, action, target, detail) => void security.audit(who, action, target, 'ok', detail),
+    callTask: (callId, sender) => executor.taskOfCall(callId, sender),
   });
   const gateway = new WsGateway({
     config,
@@ -513,6 +514,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     metrics,
     clock,
     logger,
+    oversizedResult: (conn, sender, ids, why) => requests.oversizedResult(conn, sender, ids, why),
   });
   const lua = new LuaAssets(o.luaDir ?? defaultLuaDir());
   const pages: TaskPageSource | undefined = durable;

@@ -19,6 +19,8 @@ describe('WebSocket handshake', () => {
       protocol_version: 1,
       heartbeat_ms: 5000,
       max_message_bytes: 131072,
+      // the largest command_result taken: a client cuts a bigger one down before sending it
+      max_tool_output_bytes: 16 * 1024 * 1024,
       // what the computer's menus may offer (issue 35)
       task_kinds: expect.arrayContaining(['general_agent', 'code_job', 'chat']),
       models: ['qwen3:8b'],

@@ -78,3 +78,65 @@ describe.skipIf(!craftos)('end to end: payloads over 128 KiB', () => {
     expect(shown).toContain('line 00001: the quick brown fox jumps over the lazy dog é✓');
   });
 });
+
+// A result over the orchestrator's output limit (server.inputLimits.maxToolOutputBytes) used to be refused by the
+// server with an error to the computer only: the call stayed open, the task waited for the tool timeout and the
+// client re-sent the result after every reconnect. The welcome now names the limit and the Lua client cuts the
+// result down before sending it, marked; the server fails any result still over it at once.
+describe.skipIf(!craftos)('end to end: a result over the server’s output limit', () => {
+  const LIMIT = 60_000;
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await Stack.start({
+      config: { server: { inputLimits: { maxToolOutputBytes: LIMIT }, commandTimeoutMs: 120_000 } },
+    });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('the client cuts the result to the limit, marked as cut; the task goes on at once and the model reads what fits', async () => {
+    stack.fake.script(MODELS.native, [
+      { toolCalls: [{ name: 'fs_read', arguments: { path: 'big.txt' } }] },
+      'big.txt starts with line 00001.',
+    ]);
+    const started = Date.now();
+    const c = bootDriver(
+      {
+        url: stack.wsUrl,
+        client_id: 'e2e-over-limit',
+        tasks: [{ kind: 'general_agent', prompt: 'Read big.txt.' }],
+      },
+      { files: { 'big.txt': BIG_READ } },
+    );
+    const out = await driverResult(c);
+    const [seen] = out.tasks;
+    expect(seen?.status, JSON.stringify(seen)).toBe('completed');
+    expect(out.errors).toEqual([]);
+    // Far below the call's 120 s timeout: nothing waited for it.
+    expect(Date.now() - started).toBeLessThan(60_000);
+
+    const detail = await stack.task(seen!.id!);
+    const [read] = detail.command_calls;
+    expect(read?.status).toBe('succeeded');
+    const result = read?.outcome?.result as {
+      path: string;
+      content: string;
+      size: number;
+      truncated: boolean;
+    };
+    expect(result).toMatchObject({ path: '/big.txt', size: Buffer.byteLength(BIG_READ), truncated: true });
+    // What fits of the file, byte for byte, then the note of what was cut.
+    const note = /\n\[\.\.\. (\d+) bytes cut: the result was (\d+) bytes, the server takes at most 60000\]$/;
+    expect(result.content).toMatch(note);
+    const kept = result.content.replace(note, '');
+    expect(BIG_READ.startsWith(kept)).toBe(true);
+    expect(kept.length).toBeGreaterThan(40_000);
+    expect(Buffer.byteLength(JSON.stringify(read?.outcome?.result))).toBeLessThanOrEqual(LIMIT);
+    // The model's next request carries the start of the file.
+    const second = stack.fake.chatRequests(MODELS.native)[1]?.body as {
+      messages: Array<{ role: string; content: string }>;
+    };
+    expect(second.messages.find((m) => m.role === 'tool')?.content).toContain('line 00001');
+  });
+});

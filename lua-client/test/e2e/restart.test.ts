@@ -100,7 +100,8 @@ describe.skipIf(!craftos)('end to end: orchestrator killed mid-task', () => {
   it('a call the server cancels is stopped on the computer and its answer acknowledged: nothing refused, nothing re-sent after a restart', async () => {
     stack.fake.script(MODELS.native, [
       { toolCalls: [{ name: 'run_program', arguments: { path: 'slow.lua', args: ['c'] } }] },
-      'nothing to do',
+      // The second task's answer, which needs no command: marked final (a first answer in prose is nudged).
+      'FINAL: nothing to do',
     ]);
     const refused = 'ccagent_ws_errors_sent_total{code="unknown_call"}';
     const port = new URL(stack.url).port;

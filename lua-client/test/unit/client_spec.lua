@@ -367,6 +367,102 @@ t.test("a result larger than max_message_bytes goes out as chunk frames", functi
     t.eq(#whole.result.content, 5000)
 end)
 
+-- The server fails a result over its max_tool_output_bytes (its welcome says how many): the client cuts it first.
+local function limited_client(limit)
+    stubs.reset()
+    local c = ccagent.connect(URL, { client_id = "limited" })
+    c:open()
+    local ws = stubs.socket()
+    c:handle_event("websocket_success", URL, ws)
+    c:handle_event("websocket_message", URL, frame({ type = "welcome", protocol_version = 1,
+        max_message_bytes = 131072, max_tool_output_bytes = limit }))
+    return c, ws
+end
+
+local function sent_results(ws)
+    local chunks, parts = of_type(ws, "chunk"), {}
+    for i, m in ipairs(chunks) do parts[i] = m.data end
+    local out = of_type(ws, "command_result")
+    if #parts > 0 then out[#out + 1] = json.decode(table.concat(parts)) end
+    return out
+end
+
+t.test("a result over the server's max_tool_output_bytes is cut to fit, marked, the rest kept whole " ..
+    "(guards: a refused result and a task waiting for the tool timeout)", function()
+    local c, ws = limited_client(4000)
+    local text = ("0123456789"):rep(1000) -- 10,000 bytes
+    c:register("read", function() return { path = "/big.txt", content = text, size = #text } end)
+    call(c, "r1", "read")
+    local sent = ws.sent[#ws.sent]
+    t.truthy(#sent <= 4000, "sent " .. #sent .. " bytes")
+    local r = sent_results(ws)[1]
+    t.eq(r.ok, true)
+    t.eq(r.result.truncated, true)
+    t.eq(r.result.path, "/big.txt")
+    t.eq(r.result.size, 10000)
+    local kept, cut, total = r.result.content:match("^(%d+)\n%[%.%.%. (%d+) bytes cut: the result was (%d+) bytes")
+    t.truthy(kept, "content ends with the note: " .. r.result.content:sub(-120))
+    t.eq(#kept + tonumber(cut), 10000)
+    t.truthy(#kept > 3000, "kept " .. #kept)
+    t.eq(text:sub(1, #kept), kept)
+    t.truthy(tonumber(total) > 10000)
+    -- The stored copy (re-sent after a reconnect) is the cut one.
+    t.eq(c.results.r1.text, sent)
+end)
+
+t.test("a cut never splits a UTF-8 character, a bare string and an error message are cut too, and a result of " ..
+    "no strings becomes an output_too_large error", function()
+    local c, ws = limited_client(2000)
+    local accents = ("é✓"):rep(1000)
+    c:register("utf8", function() return accents end)
+    c:register("fail", function() error(("m"):rep(5000), 0) end)
+    c:register("numbers", function()
+        local a = json.array()
+        for i = 1, 2000 do a[i] = i end
+        return a
+    end)
+    call(c, "u1", "utf8")
+    call(c, "f1", "fail")
+    call(c, "n1", "numbers")
+    local got = {}
+    for _, m in ipairs(sent_results(ws)) do got[m.call_id] = m end
+    for _, f in ipairs(ws.sent) do t.truthy(#f <= 2000, "frame " .. #f) end
+    local kept = got.u1.result:match("^(.-)\n%[%.%.%.")
+    t.truthy(kept and #kept > 0 and #kept % 5 == 0, "whole characters kept: " .. tostring(kept and #kept))
+    t.eq(accents:sub(1, #kept), kept)
+    t.eq(got.f1.ok, false)
+    t.eq(got.f1.error.code, "runtime_error")
+    t.truthy(got.f1.error.message:find("bytes cut", 1, true), "error message cut")
+    t.eq(got.n1.ok, false)
+    t.eq(got.n1.error.code, "output_too_large")
+end)
+
+t.test("a result kept from before the limit was known is cut when it is re-sent to a server that names one",
+    function()
+    local c, ws = ready_client() -- an older server: no max_tool_output_bytes
+    c:register("read", function() return { content = ("y"):rep(9000) } end)
+    call(c, "k1", "read")
+    t.eq(#sent_results(ws)[1].result.content, 9000)
+    c:handle_event("websocket_closed", URL, "server restart")
+    c:handle_event("timer", c.retry_timer)
+    local ws2 = stubs.socket()
+    c:handle_event("websocket_success", URL, ws2)
+    c:handle_event("websocket_message", URL, frame({ type = "welcome", protocol_version = 1,
+        max_message_bytes = 131072, max_tool_output_bytes = 3000 }))
+    local again = sent_results(ws2)[1]
+    t.eq(again.call_id, "k1")
+    t.eq(again.result.truncated, true)
+    t.truthy(#ws2.sent[#ws2.sent] <= 3000, "re-sent within the limit")
+    t.eq(c.results.k1.text, ws2.sent[#ws2.sent], "the cut copy replaces the stored one")
+end)
+
+t.test("without max_tool_output_bytes in the welcome (an older server) a result is sent whole", function()
+    local c, ws = ready_client()
+    c:register("read", function() return { content = ("x"):rep(200000) } end)
+    call(c, "w1", "read")
+    t.eq(#sent_results(ws)[1].result.content, 200000)
+end)
+
 t.test("incoming chunk frames are reassembled and dispatched", function()
     local c, ws = ready_client()
     local got

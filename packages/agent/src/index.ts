@@ -39,7 +39,7 @@ export type {
   ModelRequest,
   ModelRole,
 } from './model-call.js';
-export { callModel, MODEL_FAILOVER_KIND } from './model-call.js';
+export { callModel, DEFAULT_NUM_PREDICT, MODEL_FAILOVER_KIND } from './model-call.js';
 export {
   completionCriteriaSchema,
   DEFAULT_AGENT_POLICY,

@@ -55,6 +55,19 @@ export interface ModelRole {
   onDelta?: (delta: ChatDelta, meta: ModelCallMeta) => void;
 }
 
+/**
+ * The output bound (`numPredict`: Ollama `options.num_predict`, OpenAI `max_tokens`) of a model call whose role sets
+ * none: a model that never stops is cut off here (`done_reason: "length"`, which the loops handle as a cut reply)
+ * instead of generating until the call's timeout. Room for a reasoning block and a whole program. A role's own
+ * `numPredict` wins; a negative one (Ollama's "no limit") sends no bound to an OpenAI-compatible server.
+ */
+export const DEFAULT_NUM_PREDICT = 4096;
+
+/** The role's options with the output bound filled in when the role sets none. */
+function boundedOptions(options: ChatOptions | undefined): ChatOptions {
+  return options?.numPredict !== undefined ? options : { ...options, numPredict: DEFAULT_NUM_PREDICT };
+}
+
 /** One model request as the strategy builds it (what varies per call). */
 export interface ModelRequest {
   messages: ChatMessage[];
@@ -129,7 +142,8 @@ export async function callModel(
   prompt?: Pick<Prompt, 'version'> & { name: string },
 ): Promise<ModelCallOutcome> {
   const input: Record<string, unknown> = { messages: request.messages };
-  if (role.options !== undefined) input.options = role.options;
+  const options = boundedOptions(role.options);
+  input.options = options;
   if (request.format !== undefined) input.format = request.format;
   if (request.tools !== undefined) input.tools = request.tools;
   if (role.keepAlive !== undefined) input.keepAlive = role.keepAlive;
@@ -163,7 +177,7 @@ export async function callModel(
         messages: request.messages,
         ...(request.tools ? { tools: request.tools } : {}),
         ...(request.format !== undefined ? { format: request.format } : {}),
-        ...(role.options ? { options: role.options } : {}),
+        options,
         ...(role.keepAlive !== undefined ? { keepAlive: role.keepAlive } : {}),
         ...(role.think !== undefined ? { think: role.think } : {}),
         ...(request.stream !== undefined ? { stream: request.stream } : {}),

@@ -23,7 +23,8 @@ describe('a model server dying mid-call', () => {
     const healthy = await startFakeOllama();
     fakes.push(dying, healthy);
     dying.script(MODEL, [{ content: 'I will look at hello.lua and then', fault: { stallAfterChunks: 3 } }]);
-    healthy.script(MODEL, ['hello.lua already prints what it should; nothing to change.']);
+    // Marked final: a first answer in prose with no tool called is otherwise nudged (native/record.ts).
+    healthy.script(MODEL, ['FINAL: hello.lua already prints what it should; nothing to change.']);
     pool = new ModelPool({
       servers: [dying, healthy].map((f) => ({
         name: f.url,
@@ -57,7 +58,7 @@ describe('a model server dying mid-call', () => {
     expect(failed!.error?.code).toBe('stream_interrupted');
     expect(failed!.startedAt).toBeGreaterThanOrEqual(request!.startedAt!);
     expect(answered!.output).toMatchObject({
-      content: 'hello.lua already prints what it should; nothing to change.',
+      content: 'FINAL: hello.lua already prints what it should; nothing to change.',
       server: healthy.url,
       attempt: 2,
     });

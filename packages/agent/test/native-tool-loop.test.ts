@@ -2,7 +2,7 @@
 // tool results fed back as `tool` messages, unknown tools and tool errors answered to the model, iteration limit and
 // per-tool timeout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNativeToolStrategy, type NativeToolOptions } from '../src/index.js';
+import { DEFAULT_NUM_PREDICT, createNativeToolStrategy, type NativeToolOptions } from '../src/index.js';
 import { nativeMemoryValidations } from '../src/native-tool-strategy.js';
 import { removeRoot, runTask, startModels } from '@ccagent/agent/testing';
 
@@ -22,7 +22,7 @@ async function runNative(
   script: Script,
   options: Partial<NativeToolOptions> = {},
   files: Record<string, string> = { 'hello.lua': 'print("Hello world")\n' },
-  input: { budgets?: { maxToolCalls?: number } } = {},
+  input: { budgets?: { maxToolCalls?: number }; allowedCommands?: string[] } = {},
 ) {
   const name = `native-${++n}`;
   models.fake.script(name, script);
@@ -226,12 +226,79 @@ describe('native tool loop', () => {
   });
 
   it('nudges the model after an empty reply instead of completing with nothing', async () => {
-    const run = await runNative(['', 'hello.lua prints "Hello world".']);
+    const run = await runNative([
+      '',
+      call('fs_read', { path: 'hello.lua' }),
+      'hello.lua prints "Hello world".',
+    ]);
     expect(run.task.status).toBe('completed');
     expect(run.body(1).messages.at(-1)).toMatchObject({
       role: 'user',
       content: expect.stringContaining('empty'),
     });
+  });
+
+  it('a first reply in prose that calls no tool is not the result: one nudge, recorded, and the model then does the work (guards: "Sure, I will now write the file" completing the task with nothing done)', async () => {
+    const run = await runNative([
+      'Sure, I will now fix hello.lua so it prints "Hello, world!".',
+      call('fs_write', { path: 'hello.lua', content: 'print("Hello, world!")\n' }),
+      'Fixed: hello.lua now prints "Hello, world!".',
+    ]);
+    expect(run.task.status).toBe('completed');
+    expect(run.task.result).toEqual({
+      message: 'Fixed: hello.lua now prints "Hello, world!".',
+      iterations: 3,
+    });
+    expect(run.executor.calls.map((c) => c.command)).toEqual(['fs_write']);
+    // The model sees its prose reply and the nudge, which says how to end without a tool.
+    const nudged = run.body(1).messages;
+    expect(nudged.at(-2)).toMatchObject({ role: 'assistant', content: expect.stringContaining('Sure') });
+    expect(nudged.at(-1)).toMatchObject({ role: 'user', content: expect.stringContaining('FINAL:') });
+    // Recorded as a tolerated deviation in the task's history (the step log has the model call itself).
+    const notes = run.history.filter((e) => e.type === 'note').map((e) => e.text);
+    expect(notes).toEqual([expect.stringMatching(/^tolerated: .*no tool/)]);
+  });
+
+  it('a model that keeps answering in prose without a tool fails with no_tool_call after the one nudge, not a loop', async () => {
+    const run = await runNative([
+      'Sure, I will now write the file.',
+      'Okay! I am writing the file now.',
+      'never asked for',
+    ]);
+    expect(run.task.status).toBe('failed');
+    expect(run.task.error).toMatchObject({
+      code: 'no_tool_call',
+      message: expect.stringContaining('FINAL:'),
+      details: { iterations: 2, lastMessage: 'Okay! I am writing the file now.' },
+    });
+    expect(run.requests).toHaveLength(2);
+    expect(run.executor.calls).toHaveLength(0);
+  });
+
+  it('an answer marked FINAL: is the result without any tool call, first or after the nudge (the marker removed)', async () => {
+    const first = await runNative(['FINAL: hello.lua prints "Hello world" without the comma.']);
+    expect(first.task.status).toBe('completed');
+    expect(first.task.result).toEqual({
+      message: 'hello.lua prints "Hello world" without the comma.',
+      iterations: 1,
+    });
+    expect(first.requests).toHaveLength(1);
+    const after = await runNative([
+      'It prints Hello world.',
+      '<think>no tool needed</think>**Final answer:** it prints "Hello world".',
+    ]);
+    expect(after.task.status).toBe('completed');
+    expect(after.task.result).toEqual({ message: 'it prints "Hello world".', iterations: 2 });
+  });
+
+  it('a task offered no tools still ends on its first prose answer', async () => {
+    // AGENT_ENABLED=false (above) is one case; a computer that registers no command the task may use is the other.
+    const run = await runNative(['Nothing I can do here: no tools.'], {}, undefined, {
+      allowedCommands: ['no_such_command'],
+    });
+    expect(run.task.status).toBe('completed');
+    expect(run.body(0).tools ?? []).toEqual([]);
+    expect(run.requests).toHaveLength(1);
   });
 
   it('applies the per-tool timeout to every call and reports the timeout to the model', async () => {
@@ -313,6 +380,24 @@ describe('native tool loop', () => {
     expect(run.task.error).toMatchObject({ code: 'budget_exhausted', details: { budget: 'maxToolCalls' } });
     expect(run.executor.calls).toHaveLength(2);
     expect(run.requests).toHaveLength(1);
+  });
+
+  it('every model call carries an output bound: the role’s numPredict, else DEFAULT_NUM_PREDICT (guards against a runaway model generating until the call times out)', async () => {
+    const numPredict = (r: { body: unknown }) =>
+      (r.body as { options?: { num_predict?: number } }).options?.num_predict;
+    expect(DEFAULT_NUM_PREDICT).toBe(4096);
+    const plain = await runNative([call('fs_read', { path: 'hello.lua' }), 'It prints Hello world.']);
+    expect(plain.requests.map(numPredict)).toEqual([DEFAULT_NUM_PREDICT, DEFAULT_NUM_PREDICT]);
+    // The step log shows the options the call was sent with.
+    const logged = plain.steps.filter((s) => s.kind === 'native').map((s) => s.input as { options?: object });
+    expect(logged.map((i) => i.options)).toEqual(
+      logged.map(() => ({ temperature: 0, numCtx: 8192, numPredict: DEFAULT_NUM_PREDICT })),
+    );
+    // runNative scripts the model it names next (native-<n+1>); this role is that model with a bound of its own.
+    const own = await runNative(['FINAL: it prints Hello world.'], {
+      model: models.role(`native-${n + 1}`, { options: { numPredict: 300 } }),
+    });
+    expect(own.requests.map(numPredict)).toEqual([300]);
   });
 
   it('uses the configured system prompt', async () => {

@@ -31,7 +31,14 @@ export {
   type Craftos,
   type RunningHost,
 } from './craftos.js';
-export { checkModelServer, evalConfig, kindName, openaiBase, type ModelServer } from './orchestrator.js';
+export {
+  DEFAULT_EVAL_NUM_PREDICT,
+  checkModelServer,
+  evalConfig,
+  kindName,
+  openaiBase,
+  type ModelServer,
+} from './orchestrator.js';
 export {
   failureReason,
   metricsOf,

@@ -1,7 +1,7 @@
 import { startFakeOllama } from '@ccagent/testkit';
 import { describe, expect, it } from 'vitest';
 import { loadSuite, selectJobs } from './job.js';
-import { checkModelServer, evalConfig } from './orchestrator.js';
+import { DEFAULT_EVAL_NUM_PREDICT, checkModelServer, evalConfig } from './orchestrator.js';
 import { runEval } from './run-eval.js';
 
 describe('checkModelServer', () => {
@@ -66,6 +66,7 @@ describe('evalConfig', () => {
       host: 'http://gpu:8080',
       model: 'm',
       numCtx: 4096,
+      numPredict: 1000,
       apiKeyEnv: 'KEY',
     }) as { models: Record<string, unknown>; taskKinds: Record<string, Record<string, unknown>> };
     const role = {
@@ -73,9 +74,15 @@ describe('evalConfig', () => {
       provider: 'openai-compatible',
       baseUrl: 'http://gpu:8080/v1',
       apiKeyEnv: 'KEY',
-      options: { numCtx: 4096 },
+      options: { numCtx: 4096, numPredict: 1000 },
     };
     expect(cfg.models).toEqual({ planner: role, executor: role, native: role });
+    // Without a bound of its own the run still sends one: a runaway reply must not run to the deadline.
+    const plain = evalConfig(jobs, { provider: 'ollama', host: 'h', model: 'm' }) as {
+      models: Record<string, { options?: object }>;
+    };
+    for (const r of Object.values(plain.models))
+      expect(r.options).toEqual({ numPredict: DEFAULT_EVAL_NUM_PREDICT });
     expect((cfg as { server?: object }).server).toEqual({ reconnectGraceMs: 2000, modelConcurrency: 1 });
     expect(
       (evalConfig(jobs, { provider: 'ollama', host: 'h', model: 'm' }, [], 3) as { server: object }).server,

@@ -20,9 +20,21 @@ export interface ModelServer {
   model: string;
   /** Context window given to every role (tokens); default the orchestrator's. */
   numCtx?: number;
+  /**
+   * Most tokens one model reply may generate (Ollama `num_predict`, OpenAI `max_tokens`), given to every role;
+   * default {@link DEFAULT_EVAL_NUM_PREDICT}. A runaway reply stops there (`done_reason: "length"`) instead of
+   * generating until the attempt's deadline.
+   */
+  numPredict?: number;
   /** Name of the environment variable with the API key (OpenAI-compatible servers that need one). */
   apiKeyEnv?: string;
 }
+
+/**
+ * The output bound of an eval's model calls when the run names none: room for a reasoning block and a program, far
+ * below what a model that never stops would write before its attempt's deadline.
+ */
+export const DEFAULT_EVAL_NUM_PREDICT = 4096;
 
 /** An OpenAI-compatible server's API base (`…/v1`): the host as given, with `/v1` added when it has no version path. */
 export function openaiBase(host: string): string {
@@ -88,7 +100,10 @@ export function evalConfig(
           ...(server.apiKeyEnv ? { apiKeyEnv: server.apiKeyEnv } : {}),
         }
       : {}),
-    ...(server.numCtx ? { options: { numCtx: server.numCtx } } : {}),
+    options: {
+      ...(server.numCtx ? { numCtx: server.numCtx } : {}),
+      numPredict: server.numPredict ?? DEFAULT_EVAL_NUM_PREDICT,
+    },
   };
   const taskKinds: Record<string, object> = {};
   for (const job of jobs) {

@@ -31,6 +31,7 @@ const run: EvalRun = {
   model: 'tiny|model',
   provider: 'ollama',
   loop: 'planner-executor',
+  numPredict: 4096,
   startedAt: '2026-11-27T20:00:00.000Z',
   interrupted: false,
   dbPath: '/x/ccagent.db',
@@ -76,6 +77,9 @@ describe('report', () => {
     const md = renderMarkdown({ ...run, interrupted: true }, { machine: '2 cores' });
     expect(md).toContain('## ccagent eval: tiny\\|model, planner-executor');
     expect(md).toContain('- machine: 2 cores');
+    // The output bound is part of what the figures mean: recorded with them.
+    expect(md).toContain('- num_predict: 4096');
+    expect(text).toContain('num_predict 4096');
     expect(md).toContain('**Interrupted**');
     expect(md).toContain('| t1-a | 1/2 (50%) | 6.0 | 3.0 | 3000 | 150 | 6.0 | 20.0 | budget ×1 |');
   });

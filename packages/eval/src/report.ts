@@ -102,7 +102,7 @@ function cells(r: ReportRow): string[] {
 export function runTitle(run: EvalRun): string {
   return (
     `ccagent eval: suite v${run.suiteVersion}, model ${run.model} (${run.provider}), loop ${run.loop}, ` +
-    `started ${run.startedAt}${run.interrupted ? ' — INTERRUPTED: only finished attempts are counted' : ''}`
+    `num_predict ${run.numPredict}, started ${run.startedAt}${run.interrupted ? ' — INTERRUPTED: only finished attempts are counted' : ''}`
   );
 }
 
@@ -148,6 +148,7 @@ export function renderMarkdown(run: EvalRun, facts: Record<string, string> = {})
     model: run.model,
     provider: run.provider,
     loop: run.loop,
+    num_predict: String(run.numPredict),
     started: run.startedAt,
     ...(run.finishedAt ? { finished: run.finishedAt } : {}),
     ...facts,

@@ -21,6 +21,7 @@ import { EvalError } from './eval-error.js';
 import type { CheckContext, Job, Loop, ProgramRun, ScriptedRun, Suite, Verdict } from './job.js';
 import { failureReason, metricsOf, NO_METRICS, type AttemptMetrics, type TaskDetail } from './metrics.js';
 import {
+  DEFAULT_EVAL_NUM_PREDICT,
   checkModelServer,
   evalConfig,
   kindName,
@@ -95,6 +96,8 @@ export interface EvalRun {
   model: string;
   provider: string;
   loop: Loop | 'scripted';
+  /** The output bound of every model call of the run (Ollama `num_predict`, OpenAI `max_tokens`). */
+  numPredict: number;
   startedAt: string;
   finishedAt?: string;
   /** True when it was interrupted: `results` then holds only the attempts that finished. */
@@ -188,6 +191,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalRun> {
     model: scripted ? `${opts.model.kind} runs (scripted)` : server.model,
     provider: scripted ? 'testkit fake' : server.provider,
     loop: scripted ? 'scripted' : (opts.loop ?? 'planner-executor'),
+    numPredict: server.numPredict ?? DEFAULT_EVAL_NUM_PREDICT,
     startedAt: new Date().toISOString(),
     interrupted: false,
     dbPath,

@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadSuite, runEval, selectJobs } from '../src/index.js';
+import { DEFAULT_EVAL_NUM_PREDICT, loadSuite, runEval, selectJobs } from '../src/index.js';
 import { ORCHESTRATOR, craftos, outDir } from './support.js';
 
 const suite = await loadSuite();
@@ -22,7 +22,9 @@ afterAll(async () => {
 
 describe.skipIf(!craftos)('a run against a model server', () => {
   for (const provider of ['ollama', 'openai'] as const) {
-    it(`${provider}: the model solves t1-read-code twice in the native loop; the ask_user job is skipped`, async () => {
+    it(`${provider}: the model solves t1-read-code twice in the native loop; the ask_user job is skipped; every request carries the output bound`, async () => {
+      // Ollama takes the eval's default bound, the OpenAI-compatible run a bound of its own.
+      const numPredict = provider === 'ollama' ? undefined : 777;
       const job = selectJobs(suite, ['t1-read-code'])[0]!;
       fake.script('some-model:7b', [
         ...job.references.native!.replies.native!,
@@ -34,14 +36,27 @@ describe.skipIf(!craftos)('a run against a model server', () => {
       const run = await runEval({
         suite,
         jobs: selectJobs(suite, ['t1-read-code', 't3-ask-lamp-colour']),
-        model: { kind: 'server', provider, host: fake.url, model: 'some-model:7b' },
+        model: {
+          kind: 'server',
+          provider,
+          host: fake.url,
+          model: 'some-model:7b',
+          ...(numPredict !== undefined ? { numPredict } : {}),
+        },
         loop: 'native',
         repeat: 2,
         orchestrator: ORCHESTRATOR,
         outDir: dir,
         craftos,
       });
-      expect(run).toMatchObject({ model: 'some-model:7b', provider, loop: 'native', interrupted: false });
+      const bound = numPredict ?? DEFAULT_EVAL_NUM_PREDICT;
+      expect(run).toMatchObject({
+        model: 'some-model:7b',
+        provider,
+        loop: 'native',
+        interrupted: false,
+        numPredict: bound,
+      });
       expect(run.jobs.find((j) => j.id === 't3-ask-lamp-colour')?.skipped).toBe(
         'needs the planner-executor loop',
       );
@@ -55,6 +70,13 @@ describe.skipIf(!craftos)('a run against a model server', () => {
       expect(
         requests.every((q) => q.path === (provider === 'ollama' ? '/api/chat' : '/v1/chat/completions')),
       ).toBe(true);
+      // A runaway model stops at the bound instead of generating until the task's deadline.
+      const sent = requests.map((q) =>
+        provider === 'ollama'
+          ? (q.body as { options?: { num_predict?: number } }).options?.num_predict
+          : (q.body as { max_tokens?: number }).max_tokens,
+      );
+      expect(sent).toEqual(requests.map(() => bound));
     });
   }
 });

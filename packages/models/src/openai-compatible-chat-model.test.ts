@@ -118,7 +118,7 @@ describe('OpenAICompatibleChatModel — happy path over fetch', () => {
       baseUrl: `${fake.url}/v1/`,
       schemaName: 'executor_call',
     });
-    fake.script('m', [{ json: { tool: 'noop' } }, { json: {} }]);
+    fake.script('m', [{ json: { tool: 'noop' } }, { json: {} }, { json: {} }]);
     const schema = {
       type: 'object',
       properties: { tool: { type: 'string' } },
@@ -146,6 +146,9 @@ describe('OpenAICompatibleChatModel — happy path over fetch', () => {
     expect(body).not.toHaveProperty('num_ctx');
     await strictModel.chat(ask({ format: 'json' }));
     expect(fake.chatRequests()[1]?.body).toMatchObject({ response_format: { type: 'json_object' } });
+    // Ollama's "no limit" (-1) has no OpenAI spelling: no max_tokens, rather than one the server refuses.
+    await strictModel.chat(ask({ format: 'json', options: { numPredict: -1 } }));
+    expect(fake.chatRequests()[2]?.body).not.toHaveProperty('max_tokens');
   });
 
   it('links tool results to calls with ids, making ids up for histories that have none (guards against servers rejecting tool messages)', async () => {

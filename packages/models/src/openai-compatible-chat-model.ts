@@ -277,7 +277,8 @@ export class OpenAICompatibleChatModel implements ChatModel, ModelInventory {
     if (o.topP !== undefined) wire['top_p'] = o.topP;
     if (o.seed !== undefined) wire['seed'] = o.seed;
     if (o.stop !== undefined) wire['stop'] = o.stop;
-    if (o.numPredict !== undefined) wire['max_tokens'] = o.numPredict;
+    // A negative numPredict is Ollama's "no limit"; OpenAI-compatible servers take only a positive max_tokens.
+    if (o.numPredict !== undefined && o.numPredict > 0) wire['max_tokens'] = o.numPredict;
     // numCtx, keepAlive and a boolean think have no OpenAI equivalent; the server's load-time settings apply.
     if (typeof request.think === 'string') wire['reasoning_effort'] = request.think;
     this.reportUnsent(request);

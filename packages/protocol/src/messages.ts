@@ -324,6 +324,9 @@ export const WelcomeSchema = z.object({
   max_message_bytes: positiveInt(
     'Largest frame (UTF-8 bytes) either side may send; larger messages are chunked.',
   ),
+  max_tool_output_bytes: positiveInt(
+    'Largest `command_result` the server takes (UTF-8 bytes of its JSON, reassembled); a larger one fails its call with `output_too_large`, so a client cuts its result down (marked as truncated) before sending.',
+  ).optional(),
   task_kinds: z
     .array(PrintableIdSchema)
     .optional()

@@ -235,6 +235,13 @@ export function renderProtocolDoc(): string {
     '(`message_too_large`), or after 60 s without a new chunk; later chunks of a dropped transfer are ignored. A',
     'reassembled message is parsed like a single frame and may not itself be a `chunk`.',
     '',
+    'A `command_result` has its own limit, `welcome.max_tool_output_bytes` (the server’s',
+    '`inputLimits.maxToolOutputBytes`). The server refuses a larger one (`message_too_large`, with its `call_id` when',
+    'its start names one at the top level) and fails the call it answers at once with error code `output_too_large`',
+    'and a `command_ack`, so the task goes on instead of waiting for the call’s timeout. A client that knows the limit',
+    'cuts its result down before sending it (the Lua client shortens the longest strings, each ending with a note of',
+    'what was cut, and adds `truncated: true` to an object result).',
+    '',
   );
   return out.join('\n');
 }

@@ -213,6 +213,7 @@ export class Handshake {
       protocol_version: PROTOCOL_VERSION,
       heartbeat_ms: s.heartbeatMs,
       max_message_bytes: this.o.config.server.maxMessageBytes,
+      max_tool_output_bytes: s.inputLimits.maxToolOutputBytes,
       ...this.offerFor(principal),
       ...(this.o.serverTools && this.o.serverTools.names().length > 0
         ? { server_tools: this.o.serverTools.names() }

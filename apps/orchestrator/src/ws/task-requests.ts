@@ -48,6 +48,8 @@ export interface TaskRequestsOptions {
   triggerLimits?: TriggerLimits;
   /** Record a client's request in the audit log (created, cancelled, answered). */
   audit?: (who: Principal, action: string, target: string, detail?: unknown) => void;
+  /** The task of an open call last sent to `sender` (for a refused result whose task id was not read). */
+  callTask?: (callId: string, sender: string) => string | undefined;
 }
 
 /** See the module comment. */
@@ -150,6 +152,43 @@ export class TaskRequests {
     }
     const code = r.error.code === 'forbidden' ? 'forbidden' : 'unknown_call';
     this.o.replies.refused(conn, 'command_result', code, r.error.message, ids);
+  }
+
+  /**
+   * A `command_result` refused for its size (the gateway already sent the `error`): the call it answers fails now with
+   * `output_too_large`, judged by the engine like any result (only the call's owner, only an open call), so the task
+   * goes on at once and the model reads why, instead of the call waiting for its timeout. The `command_ack` tells
+   * the computer to stop re-sending the result it stored. Nothing happens for a call that is not open or not the
+   * sender's.
+   */
+  async oversizedResult(
+    conn: Connection,
+    sender: string,
+    ids: { call_id: string; task_id?: string },
+    why: string,
+  ): Promise<void> {
+    const callId = ids.call_id;
+    const taskId = ids.task_id ?? this.o.callTask?.(callId, sender);
+    if (taskId === undefined) return;
+    const message =
+      `the command's result was not taken: ${why}, over the server's limit for a result ` +
+      '(server.inputLimits.maxToolOutputBytes). Ask for less output: part of a file, fewer lines, a filter.';
+    const ack = (): void => {
+      conn.send({ type: 'command_ack', task_id: taskId, call_id: callId });
+    };
+    try {
+      const r = await this.o.engine.submitResult(
+        { taskId, callId, sender, outcome: { ok: false, error: { code: 'output_too_large', message } } },
+        { onDurable: ack },
+      );
+      if (r.ok && r.value.verdict === 'duplicate') ack();
+    } catch (err) {
+      // The result is still the computer's to send again (smaller); the call's timeout stays the bound.
+      this.o.logger.warn(
+        { err, task_id: taskId, call_id: callId, client_id: sender },
+        'oversized result: the call could not be failed',
+      );
+    }
   }
 
   async cancelTask(conn: Connection, sender: string, taskId: string, requestId?: string): Promise<void> {

@@ -23,6 +23,7 @@ import { Connection } from './connection.js';
 import type { Handshake } from './handshake.js';
 import { Heartbeat } from './heartbeat.js';
 import type { MessageHandlers } from './message-handlers.js';
+import { ChunkHeads, topLevelIds, type LeadingIds } from './oversized-result.js';
 import type { WsReplies } from './ws-replies.js';
 
 /** Dependencies of {@link WsGateway}. */
@@ -40,6 +41,16 @@ export interface WsGatewayOptions {
   metrics: Metrics;
   clock: Clock;
   logger: Logger;
+  /**
+   * A `command_result` of a welcomed client refused for its size, with the ids read from its start: fail the call it
+   * answers at once (task-requests.ts) instead of leaving it to its timeout. `why` says which limit.
+   */
+  oversizedResult?: (
+    conn: Connection,
+    sender: string,
+    ids: { call_id: string; task_id?: string },
+    why: string,
+  ) => Promise<void>;
 }
 
 /** Messages queued on one connection before it is closed as a flooder. */
@@ -63,6 +74,8 @@ export class WsGateway {
   private readonly perAddress = new Map<string, { open: number; unauthenticated: number }>();
   /** Bytes each connection sent while awaiting its `hello`; absent once the handshake is done. */
   private readonly preAuthBytes = new WeakMap<Connection, number>();
+  /** The start of each chunked transfer in flight, per connection: the ids of one refused for its size. */
+  private readonly chunkHeads = new WeakMap<Connection, ChunkHeads>();
   private readonly heartbeat: Heartbeat;
   private accepting = true;
   private readonly maxBytes: number;
@@ -324,11 +337,17 @@ export class WsGateway {
     });
     if (!parsed.ok) {
       const issue = parsed.error;
+      // Refused for its size before it was parsed: a result's ids are read from its start.
+      const lead = issue.code === 'message_too_large' ? resultIds(topLevelIds(text)) : undefined;
       const { type: _type, code: _code, message: _message, ...ids } = toErrorMessage(issue);
       void [_type, _code, _message];
       // A frame carrying a call id answers a call: a malformed command_result.
-      const what = issue.call_id !== undefined ? 'command_result' : 'message';
-      this.o.replies.refused(conn, what, issue.code, issue.message, ids);
+      const what = issue.call_id !== undefined || lead ? 'command_result' : 'message';
+      this.o.replies.refused(conn, what, issue.code, issue.message, { ...ids, ...lead });
+      if (lead) {
+        const why = `it came as one frame over ${this.maxBytes} bytes (max_message_bytes) instead of chunks`;
+        await this.oversized(conn, lead, why);
+      }
       if (conn.state === 'awaiting_hello')
         conn.close(CLOSE_CODES.invalidHello, 'the first message must be a valid hello');
       return;
@@ -339,9 +358,22 @@ export class WsGateway {
         this.o.replies.error(conn, 'invalid_message', 'a reassembled message cannot itself be a chunk');
         return;
       }
+      let heads = this.chunkHeads.get(conn);
+      if (!heads) this.chunkHeads.set(conn, (heads = new ChunkHeads()));
+      if (msg.index === 0) heads.first(msg.chunk_id, msg.data);
       const r = conn.assembler.feed(msg);
-      if (!r.ok) this.o.replies.send(conn, toErrorMessage(r.error));
-      else if (r.value.done) await this.onText(conn, r.value.text, true);
+      if (!r.ok) {
+        const head = heads.take(msg.chunk_id);
+        const lead =
+          r.error.code === 'message_too_large' && head !== undefined
+            ? resultIds(topLevelIds(head))
+            : undefined;
+        this.o.replies.send(conn, { ...toErrorMessage(r.error), ...lead });
+        if (lead) await this.oversized(conn, lead, `it is more than ${limits.maxToolOutputBytes} bytes`);
+      } else if (r.value.done) {
+        heads.take(msg.chunk_id);
+        await this.onText(conn, r.value.text, true);
+      }
       return;
     }
     // The same size rule as an HTTP body: a command's output has its own (it may be large), every other message
@@ -358,6 +390,12 @@ export class WsGateway {
       );
       if (conn.state === 'awaiting_hello')
         conn.close(CLOSE_CODES.invalidHello, 'the first message must be a valid hello');
+      if (msg.type === 'command_result')
+        await this.oversized(
+          conn,
+          { call_id: msg.call_id, task_id: msg.task_id },
+          `it is more than ${limit} bytes`,
+        );
       return;
     }
     this.o.metrics.messageIn(msg.type);
@@ -375,6 +413,16 @@ export class WsGateway {
     } catch (err) {
       this.requestFailed(conn, msg, err);
     }
+  }
+
+  /** A welcomed client's result was refused for its size: its call fails now (see `oversizedResult`). */
+  private async oversized(
+    conn: Connection,
+    ids: { call_id: string; task_id?: string },
+    why: string,
+  ): Promise<void> {
+    if (conn.state !== 'ready' || conn.clientId === undefined || !this.o.oversizedResult) return;
+    await this.o.oversizedResult(conn, conn.clientId, ids, why);
   }
 
   /**
@@ -409,6 +457,16 @@ function idsOf(msg: ClientMessage): { request_id?: string; call_id?: string; tas
   if (typeof m.call_id === 'string') out.call_id = m.call_id;
   if (typeof m.task_id === 'string') out.task_id = m.task_id;
   return out;
+}
+
+/**
+ * The ids of a refused message that may be a `command_result`: it names a call at its top level and no other type
+ * (Lua's encoder sorts keys, so `type` may come after the cut).
+ */
+function resultIds(lead: LeadingIds): { call_id: string; task_id?: string } | undefined {
+  if (lead.call_id === undefined || (lead.type !== undefined && lead.type !== 'command_result'))
+    return undefined;
+  return { call_id: lead.call_id, ...(lead.task_id !== undefined ? { task_id: lead.task_id } : {}) };
 }
 
 /** The remote address of an upgrade, as the per-address caps and the failure throttle count it. */

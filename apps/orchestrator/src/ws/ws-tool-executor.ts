@@ -98,6 +98,12 @@ export class WsToolExecutor implements ToolExecutor {
     return this.pending.size;
   }
 
+  /** The task of an open call last sent to `clientId`, or undefined (not open, or not that client's). */
+  taskOfCall(callId: string, clientId: string): string | undefined {
+    const p = this.pending.get(callId);
+    return p !== undefined && p.sentTo === clientId ? p.request.taskId : undefined;
+  }
+
   /**
    * Commands of the task's client; for a task bound to none, of every client a call could be routed to: connected,
    * or within its grace period (after a disconnect, or since the server started for a client known from before the

@@ -1,19 +1,37 @@
 /**
  * Record the model's reply: a failed call counted against the failure limit; a reply cut off, empty or with a call
- * written as text nudged once; otherwise the turn appended to the memory (the window's dropped turns left out, the
- * measured token density kept) and its first call handed out, or the reply completes the task.
+ * written as text nudged once; a first answer in prose before any tool was called nudged once and then refused;
+ * otherwise the turn appended to the memory (the window's dropped turns left out, the measured token density kept)
+ * and its first call handed out, or the reply completes the task.
  */
 import type { Decision, JsonValue } from '@ccagent/engine';
 import { stripThinking } from '../directive-parser.js';
 import type { ModelCallOutcome } from '../model-call.js';
 import { nextQueuedCall } from './dispatch.js';
-import { nextMemory, withCalls, type NativeCall } from './native-memory.js';
+import { nextMemory, withCalls, type NativeCall, type NativeTurn } from './native-memory.js';
 import type { NativeStep, PreparedTurn } from './turn.js';
 
 const EMPTY_NUDGE = 'Your reply was empty. Call a tool, or answer with the result if the task is done.';
 export const CUT_NUDGE =
   'Your reply was cut off at the output limit (done_reason "length"), so none of it was used: no call was made. ' +
   'Reply again, shorter.';
+/**
+ * The nudge after an answer in prose while the task has called no tool yet: a small model saying "Sure, I will now
+ * write the file" must not end the task with nothing done. Exported for the docs' test.
+ */
+export const PROSE_NUDGE =
+  'You answered without calling a tool, and no tool has been called in this task yet, so nothing has been done. ' +
+  'If the task needs an action, call the tool now through the tool-calling interface. If it needs no tool at all, ' +
+  'reply with your final answer starting with FINAL:';
+/** The explicit final-answer marker: `FINAL:` (or `Final answer:`, Markdown bold tolerated) opening the reply. */
+const FINAL_MARKER = /^\s*(?:\*\*|__)?final(?:\s+answer)?\s*(?::\s*(?:\*\*|__)?|(?:\*\*|__)\s*:)\s*/i;
+
+/** The reply's answer with the final marker removed, or undefined when it does not open with the marker. */
+export function finalMarked(text: string): string | undefined {
+  const m = FINAL_MARKER.exec(text);
+  return m ? text.slice(m[0].length).trim() : undefined;
+}
+
 const TEXT_CALL_NUDGE =
   'Your reply wrote a tool call as text (<tool_call>…); text is not run. Call the tool through the tool-calling ' +
   'interface, or answer without tags if the task is done.';
@@ -50,7 +68,33 @@ export function recordReply(
   const empty = !cut && reply.toolCalls.length === 0 && stripThinking(reply.content).trim() === '';
   // A call written as text (Qwen's `<tool_call>` tags the server did not turn into a call) is not an answer.
   const textCall = !cut && reply.toolCalls.length === 0 && /<tool_call>/i.test(reply.content);
-  const nudge = cut ? CUT_NUDGE : empty ? EMPTY_NUDGE : textCall ? TEXT_CALL_NUDGE : undefined;
+  const answer = stripThinking(reply.content).trim();
+  const marked = finalMarked(answer);
+  // An answer in prose while the task is offered a computer's commands and has called no tool yet is not taken as
+  // the result: nothing was done. One nudge (a model call of the iteration budget); the same again after it fails
+  // below. An answer marked FINAL:, a task offered no command of a computer (chat; only the server's own tools such
+  // as get_time), or one that has called a tool ends as before.
+  const prose =
+    !cut &&
+    !empty &&
+    !textCall &&
+    reply.toolCalls.length === 0 &&
+    marked === undefined &&
+    callsMade === 0 &&
+    // A `wait` (run here, not counted as the task's tool call) is an action too.
+    mem.dropped === 0 &&
+    !mem.turns.some((t) => t.calls.length > 0) &&
+    s.commands.some((c) => c.origin !== 'server');
+  const proseAgain = prose && mem.turns.slice(Math.max(0, mem.runStart - mem.dropped)).some(isProseNudged);
+  const nudge = cut
+    ? CUT_NUDGE
+    : empty
+      ? EMPTY_NUDGE
+      : textCall
+        ? TEXT_CALL_NUDGE
+        : prose && !proseAgain
+          ? PROSE_NUDGE
+          : undefined;
   const turn = withCalls(
     {
       content: reply.content,
@@ -86,11 +130,31 @@ export function recordReply(
     };
   }
   if (turn.calls.length === 0) {
+    if (nudge === PROSE_NUDGE) {
+      return {
+        type: 'continue',
+        note: 'tolerated: the model answered in prose with no tool call before any tool was called; nudged once',
+        memory: withTurn as unknown as JsonValue,
+      };
+    }
     if (nudge) return { type: 'continue', memory: withTurn as unknown as JsonValue };
+    if (proseAgain) {
+      return {
+        type: 'fail',
+        error: {
+          code: 'no_tool_call',
+          message:
+            'the model answered in prose again after the nudge, without calling a tool or marking its answer ' +
+            'FINAL:, so nothing was done',
+          details: { iterations: withTurn.dropped + withTurn.turns.length, lastMessage: answer },
+        },
+        memory: withTurn as unknown as JsonValue,
+      };
+    }
     return {
       type: 'complete',
       result: {
-        message: stripThinking(reply.content).trim(),
+        message: marked ?? answer,
         iterations: withTurn.dropped + withTurn.turns.length,
       },
       memory: withTurn as unknown as JsonValue,
@@ -105,4 +169,9 @@ export function recordReply(
     note: 'every call of the model was rejected (an unknown tool or unreadable arguments)',
     memory: next.mem as unknown as JsonValue,
   };
+}
+
+/** Whether a turn got the prose nudge (a turn with the nudge has no calls). */
+function isProseNudged(t: NativeTurn): boolean {
+  return t.nudge === PROSE_NUDGE;
 }
