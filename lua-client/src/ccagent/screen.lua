@@ -375,47 +375,37 @@ end
 -- @treturn table the message
 function Mirror:frame()
     local win = self.shown[#self.shown]
+    local f
     if win then
-        local f = self:_shown_frame(win)
-        local msg = {
-            type = "screen_frame",
-            seq = self.seq,
-            width = f.w,
-            height = f.h,
-            full = f.full,
-            cursor = f.cursor,
-            lines = f.lines,
-        }
-        if f.full or self.palette_dirty then
-            local p = json.array()
-            for i = 1, 16 do p[i] = self.palette[i] end
-            msg.palette = p
-        end
-        self.seq = self.seq + 1
+        f = self:_shown_frame(win)
         -- The screen's own changes meanwhile are sent whole when it shows again (unshow asks for a full frame).
-        self.full, self.cursor_dirty, self.palette_dirty, self.rows_dirty = false, false, false, {}
         self.shown_dirty = false
-        self.pending = false
-        return msg
-    end
-    self:check_size()
-    local lines = json.array()
-    local full = self.full
-    for y = 1, self.h do
-        if full or self.rows_dirty[y] then
-            lines[#lines + 1] = { y = y, text = latin1(self.text[y]), fg = self.fgs[y], bg = self.bgs[y] }
+    else
+        self:check_size()
+        local lines = json.array()
+        for y = 1, self.h do
+            if self.full or self.rows_dirty[y] then
+                lines[#lines + 1] = { y = y, text = latin1(self.text[y]), fg = self.fgs[y], bg = self.bgs[y] }
+            end
         end
+        f = {
+            w = self.w,
+            h = self.h,
+            full = self.full,
+            lines = lines,
+            cursor = { x = self.cx, y = self.cy, blink = self.blink, fg = self.fg },
+        }
     end
     local msg = {
         type = "screen_frame",
         seq = self.seq,
-        width = self.w,
-        height = self.h,
-        full = full,
-        cursor = { x = self.cx, y = self.cy, blink = self.blink, fg = self.fg },
-        lines = lines,
+        width = f.w,
+        height = f.h,
+        full = f.full,
+        cursor = f.cursor,
+        lines = f.lines,
     }
-    if full or self.palette_dirty then
+    if f.full or self.palette_dirty then
         local p = json.array()
         for i = 1, 16 do p[i] = self.palette[i] end
         msg.palette = p
