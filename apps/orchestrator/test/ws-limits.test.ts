@@ -98,6 +98,38 @@ describe('rate limit and backpressure', () => {
     expect((await c.whenClosed()).code).toBe(CLOSE_CODES.rateLimited);
   });
 
+  it('closes a flooder whose flood comes paced, not in one read: one frame let through at each refill does not reset its count (guards against a sustained flood at many times the rate never being closed)', async () => {
+    // 20/s with a burst of 10: the cut-off is 4 × burst = 40 refusals. The flood comes at ~500/s in small writes, so a
+    // token refills every 50 ms between frames: counting refusals "since the last admitted frame" never got past ~25.
+    await t.start({ config: { server: { rateLimit: { messagesPerSecond: 20, burst: 10 } } } });
+    const c = await connect('pc-1');
+    const started = Date.now();
+    for (let i = 0; i < 1500 && c.closed === undefined; i++) {
+      c.send({ type: 'ping', id: `p${i}` });
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    expect((await c.whenClosed(10_000)).code).toBe(CLOSE_CODES.rateLimited);
+    const pongs = c.messages.filter((m) => m.type === 'pong').length;
+    // The burst plus the refill while it flooded: far fewer than it sent, and it was cut off within seconds.
+    expect(pongs).toBeGreaterThanOrEqual(9);
+    expect(pongs).toBeLessThanOrEqual(10 + ((Date.now() - started) / 1000) * 20 + 2);
+    expect(Date.now() - started).toBeLessThan(8_000);
+  });
+
+  it('keeps a client that went over its limit once and then stays under it (its refusals are forgiven once it has a message to spare)', async () => {
+    await t.start({ config: { server: { rateLimit: { messagesPerSecond: 20, burst: 10 } } } });
+    const c = await connect('pc-1');
+    for (let round = 0; round < 6; round++) {
+      // 30 at once: the burst goes through and ~20 are refused (fewer than the 40 that cut a client off) ...
+      for (let i = 0; i < 30; i++) c.send({ type: 'ping', id: `r${round}-${i}` });
+      // ... then it rests long enough to refill: the refusals so far are forgiven, so six rounds (~120 refusals
+      // in all) do not add up to a flood.
+      await new Promise((r) => setTimeout(r, 700));
+    }
+    expect(c.closed).toBeUndefined();
+    expect(c.messages.filter((m) => m.type === 'pong').length).toBeGreaterThanOrEqual(6 * 9);
+  });
+
   it('answers the messages admitted before a flood is cut off, even when the whole flood arrives in one read (guards against the 4008 close dropping the replies a loaded server had not sent yet)', async () => {
     await t.start({ config: { server: { rateLimit: { messagesPerSecond: 1, burst: 20 } } } });
     const c = await connect('pc-1');

@@ -3,7 +3,7 @@ import { TokenBucket } from './token-bucket.js';
 /** Rate-limit state messages are charged to: a bucket and how many messages in a row it refused. */
 export interface RateLimitState {
   readonly bucket: TokenBucket;
-  /** Messages refused since the last admitted one (a flooder is closed when this grows too large). */
+  /** Messages refused since the client last had one to spare (a flooder is closed when this grows too large). */
   rejectedInARow: number;
 }
 

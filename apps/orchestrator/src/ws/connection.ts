@@ -84,12 +84,16 @@ export class Connection {
       this.limit.rejectedInARow++;
       return false;
     }
-    this.limit.rejectedInARow = 0;
+    // Refusals are forgiven only once the client has a message to spare. A frame let through by the refill of its
+    // last token does not end a flood: a client sending far over its rate gets one through at each refill, and
+    // counting refusals "since the last admitted frame" would never reach the cut-off unless the whole flood came
+    // in one read.
+    if (this.limit.bucket.spare(now) >= 1) this.limit.rejectedInARow = 0;
     if (this.limit === this.ownLimit) this.admittedOwn++;
     return true;
   }
 
-  /** Frames refused by the rate limit since the last admitted one (carried with the client's limit). */
+  /** Frames refused by the rate limit since the client last had one to spare (carried with the client's limit). */
   get rejectedInARow(): number {
     return this.limit.rejectedInARow;
   }

@@ -32,6 +32,12 @@ export class TokenBucket {
     this.tokens -= count;
   }
 
+  /** Tokens left now (after the refill): how many more messages would be admitted at once. */
+  spare(now: number): number {
+    this.refill(now);
+    return this.tokens;
+  }
+
   /** Milliseconds after which, left alone, the bucket is full again (0 when it is full now). */
   msUntilFull(now: number): number {
     return this.msUntil(this.burst, now);

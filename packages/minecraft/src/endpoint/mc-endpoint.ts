@@ -44,7 +44,7 @@ export interface MinecraftEndpointOptions {
   /**
    * Frames one instance may send (kept across its reconnects; a connection not registered yet has its own): sustained
    * per second and burst, the CC endpoint's default 50/s, 200. A frame over it is dropped with an `error` frame
-   * `rate_limited` (at most one a second); `maxRejected` refused in a row close the connection (4008).
+   * `rate_limited` (at most one a second); `maxRejected` refused with no frame to spare in between close the connection (4008).
    */
   rateLimit?: { messagesPerSecond: number; burst: number };
   /** Frames refused by the rate limit in a row before the connection is closed (default 1,000). */
@@ -538,7 +538,9 @@ export class MinecraftEndpoint {
         }
         return;
       }
-      rejectedInARow = 0;
+      // Refusals are forgiven only once the mod has a frame to spare: a flood far over the rate gets one frame
+      // through at each refill, which must not reset its count (the same rule as the CC endpoint's).
+      if (bucket.spare() >= 1) rejectedInARow = 0;
       if (isBinary)
         return this.refuse(ws, {
           code: 'invalid_message',

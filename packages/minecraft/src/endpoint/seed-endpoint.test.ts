@@ -215,6 +215,20 @@ describe('MinecraftEndpoint, seed 003 as written', () => {
     await expect.poll(() => m.closedWith).toBe(4008);
   });
 
+  it('closes a flood that comes paced, one frame let through at each refill (guards against a sustained flood at many times the rate never reaching the cut-off)', async () => {
+    // 20/s, burst 10, cut-off 40 refusals; ~400 frames/s in small writes: a token refills every 50 ms between frames,
+    // so counting refusals since the last admitted frame never got past ~20.
+    const url = await setup({ rateLimit: { messagesPerSecond: 20, burst: 10 }, maxRejected: 40 });
+    const m = await seedMod(url);
+    const started = Date.now();
+    for (let i = 0; i < 1500 && m.closedWith === null; i++) {
+      m.send({ type: 'log', instanceId: 'steve', message: `spam ${i}` });
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await expect.poll(() => m.closedWith, { timeout: 5_000 }).toBe(4008);
+    expect(Date.now() - started).toBeLessThan(8_000);
+  });
+
   it('serves wss:// when given a certificate, and a mod that trusts it registers', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mc-tls-'));
     try {

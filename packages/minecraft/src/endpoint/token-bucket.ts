@@ -24,4 +24,9 @@ export class TokenBucket {
     this.tokens -= 1;
     return true;
   }
+
+  /** Tokens left after the last {@link take} (how many more frames it would admit at once then). */
+  spare(): number {
+    return this.tokens;
+  }
 }

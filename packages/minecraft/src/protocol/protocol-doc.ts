@@ -32,7 +32,7 @@ const ERROR_MEANING: Record<McFrameErrorCode, string> = {
     '`action_complete`/`action_failed` for an action already closed (reported, timed out or stopped).',
   rate_limited:
     'The instance sent more frames than its rate limit (default 50/s, burst 200); the frame was dropped. At most one ' +
-    'such error a second; 1,000 refused in a row close the connection (4008).',
+    'such error a second; 1,000 refused with no frame to spare in between close the connection (4008).',
 };
 
 function json(v: unknown): string {
