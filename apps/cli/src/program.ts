@@ -520,8 +520,11 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
       // least every PUSH_FALLBACK_MS in case a wake-up was lost; else poll every pollMs.
       if (watch?.pushing) await watch.wait(unreachable ? pollMs : Math.max(pollMs, PUSH_FALLBACK_MS));
       else await new Promise((r) => setTimeout(r, pollMs));
+      // What the stream carried (taken even while the server was unreachable, which a read then confirms).
       const pushed = summaries && watch?.pushing ? watch.take() : undefined;
-      d = (pushed && !pushed.read && fromSummaries(d, lastSeq, pushed.steps)) || (await poll(lastSeq, d));
+      d =
+        (pushed && !pushed.read && !unreachable && fromSummaries(d, lastSeq, pushed.steps)) ||
+        (await poll(lastSeq, d));
     }
     watch?.close();
     if (json) printEvent({ event: 'end', taskId: id, status, task: d.task });
