@@ -210,12 +210,17 @@ export class HttpTaskSource implements TaskSource, TaskActions {
   }
 
   /** Wake-ups from the server's event stream for `tasks follow` (undefined from a server without one). */
-  watchTask(id: string, onDelta?: DeltaListener): Promise<TaskWatch | undefined> {
+  watchTask(
+    id: string,
+    onDelta?: DeltaListener,
+    options: { summaries?: boolean } = {},
+  ): Promise<TaskWatch | undefined> {
     // CCAGENT_EVENTS_WAIT_MS: how long the event stream may take to say hello before follow polls (a proxy that
     // buffers responses holds it back); default FIRST_RECORD_MS.
     const wait = Number(process.env['CCAGENT_EVENTS_WAIT_MS']);
     return openTaskWatch(this.base, id, this.token, {
       ...(onDelta ? { onDelta } : {}),
+      ...(options.summaries ? { summaries: true } : {}),
       ...(Number.isInteger(wait) && wait > 0 ? { firstRecordMs: wait } : {}),
     });
   }

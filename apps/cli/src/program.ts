@@ -6,7 +6,7 @@
  * flags and action in one place; the work is elsewhere (sources, render.ts, task-watch.ts, security-commands.ts).
  */
 import { MODEL_REQUEST_KIND, TASK_STATUSES } from '@ccagent/engine';
-import { conversationMarkdown, inertDeep, inertJson, inertText } from '@ccagent/protocol';
+import { conversationMarkdown, inertDeep, inertJson, inertText, type HttpStepEvent } from '@ccagent/protocol';
 import { defaultDbPath } from '@ccagent/store';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -34,6 +34,7 @@ import {
 } from './render.js';
 import { renderModels } from './render-models.js';
 import type { TaskActions, TaskSource, TaskUpdates } from './source.js';
+import { stepSummaryView } from './wire-views.js';
 
 /** Version of the `ccagent` command. */
 export const CLI_VERSION = '0.1.0';
@@ -423,6 +424,26 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
         return { ...previous, steps: [], hasMore: false };
       }
     };
+    /**
+     * The pushed short forms as the next page, after the records not printed yet (a request waiting for its reply);
+     * undefined when one is missing (a record committed before the stream opened): then the follower reads.
+     */
+    const fromSummaries = (
+      prev: TaskUpdates,
+      after: number,
+      pushed: HttpStepEvent[],
+    ): TaskUpdates | undefined => {
+      const steps = prev.steps.filter((r) => r.seq > after);
+      let have = steps.at(-1)?.seq ?? after;
+      for (const e of pushed) {
+        if (e.seq <= have) continue;
+        // seq is dense per task: a gap is a record this follower has not seen.
+        if (e.seq !== have + 1) return undefined;
+        steps.push(view(stepSummaryView(e)));
+        have = e.seq;
+      }
+      return { ...prev, steps, hasMore: false };
+    };
     // The whole log once; then each poll reads only the records after the last one printed.
     let d: TaskUpdates = { ...view(await s.getTask(id)), hasMore: false };
     // A chat task's reply is printed as it is written; the step's records follow once the call ends.
@@ -438,7 +459,10 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
       }
       print(view(delta.text));
     };
-    const watch = isTerminal(d.task.status) ? undefined : await s.watchTask?.(id, onDelta);
+    // The human view paints a step record from the short form its `step` event carries, without reading it; --json
+    // and --full print whole records, so they read them.
+    const summaries = !json && !full;
+    const watch = isTerminal(d.task.status) ? undefined : await s.watchTask?.(id, onDelta, { summaries });
     let lastSeq = 0;
     let lastStep: number | undefined;
     let status = d.task.status;
@@ -496,7 +520,11 @@ export function buildProgram(deps: ProgramDeps = {}): { program: Command; exitCo
       // least every PUSH_FALLBACK_MS in case a wake-up was lost; else poll every pollMs.
       if (watch?.pushing) await watch.wait(unreachable ? pollMs : Math.max(pollMs, PUSH_FALLBACK_MS));
       else await new Promise((r) => setTimeout(r, pollMs));
-      d = await poll(lastSeq, d);
+      // What the stream carried (taken even while the server was unreachable, which a read then confirms).
+      const pushed = summaries && watch?.pushing ? watch.take() : undefined;
+      d =
+        (pushed && !pushed.read && !unreachable && fromSummaries(d, lastSeq, pushed.steps)) ||
+        (await poll(lastSeq, d));
     }
     watch?.close();
     if (json) printEvent({ event: 'end', taskId: id, status, task: d.task });

@@ -3,7 +3,7 @@
  * orchestrator's HTTP API. Both sources produce exactly these shapes, so the output (human and `--json`) is the same.
  * Field names follow the engine's domain types (camelCase); times are epoch milliseconds.
  */
-import type { ModelsResponse } from '@ccagent/protocol';
+import type { HttpStepEvent, ModelsResponse } from '@ccagent/protocol';
 import type { Task } from '@ccagent/engine';
 
 /** A structured error as stored on a failed task or step. */
@@ -190,12 +190,22 @@ export interface TaskSource {
   /**
    * Optional push: wake-ups when the task changes (the orchestrator's event stream), so `tasks follow` need not
    * sleep a poll interval; undefined when the source cannot push (a database file, an older server). `onDelta`
-   * receives a chat task's reply as the model writes it.
+   * receives a chat task's reply as the model writes it; with `summaries`, `take()` hands over the step records whose
+   * short form the stream carried (painted without a read) and whether a read is due.
    */
   watchTask?(
     id: string,
     onDelta?: (delta: { step: number; text: string }) => void,
-  ): Promise<{ wait(maxMs: number): Promise<void>; readonly pushing: boolean; close(): void } | undefined>;
+    options?: { summaries?: boolean },
+  ): Promise<
+    | {
+        wait(maxMs: number): Promise<void>;
+        readonly pushing: boolean;
+        take(): { steps: HttpStepEvent[]; read: boolean };
+        close(): void;
+      }
+    | undefined
+  >;
   close(): Promise<void>;
 }
 

@@ -73,6 +73,46 @@ describe('openTaskWatch', () => {
     watch!.close();
   });
 
+  it('with summaries, hands over the step records that carry their short form and says when a read is due instead', async () => {
+    let push: ((text: string) => void) | undefined;
+    const base = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('id: e-0\nevent: hello\ndata: {}\n\n');
+      push = (t) => res.write(t);
+    });
+    const step = (seq: number, extra: string): string =>
+      `id: e-${seq}\nevent: step\ndata: {"task_id":"t1","seq":${seq},"step":1,"kind":"note","at":1${extra}}\n\n`;
+    const watch = await openTaskWatch(base, 't1', undefined, { summaries: true });
+    // Nothing came: a read (a wake-up may have been lost).
+    await watch!.wait(50);
+    expect(watch!.take()).toEqual({ steps: [], read: true });
+    push?.(step(1, ',"summary":true,"preview":"a"'));
+    push?.(step(2, ',"summary":true,"preview":"b"'));
+    await watch!.wait(5_000);
+    await new Promise((r) => setTimeout(r, 50));
+    const got = watch!.take();
+    expect(got.read).toBe(false);
+    expect(got.steps.map((s) => [s.seq, s.preview])).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
+    // A record too large for its short form (only its numbers): a read, and the summaries after it come with that read.
+    push?.(step(3, ''));
+    push?.(step(4, ',"summary":true,"preview":"d"'));
+    await watch!.wait(5_000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(watch!.take()).toEqual({ steps: [], read: true });
+    // Any other record of the task is a read too.
+    push?.(step(5, ',"summary":true,"preview":"e"'));
+    push?.('id: e-6\nevent: question\ndata: {"task_id":"t1","question_id":"q1","answered":false}\n\n');
+    await watch!.wait(5_000);
+    await new Promise((r) => setTimeout(r, 50));
+    const mixed = watch!.take();
+    expect(mixed.read).toBe(true);
+    expect(mixed.steps.map((s) => s.seq)).toEqual([5]);
+    watch!.close();
+  });
+
   it('gives no watch when the stream answers nothing in time (a buffering proxy holds it back), instead of hanging', async () => {
     // Neither headers nor records: a proxy waiting for the never-ending response to end.
     let base = await listen(() => {});

@@ -7,9 +7,11 @@
  * A stream that says nothing within `firstRecordMs` (10 s by default; the server sends a `hello` record at once) is taken for one a
  * buffering proxy holds back — it would deliver the response headers or the records only when the never-ending
  * stream ends — so the watch gives up and the follower polls.
- * A `delta` record is parsed with `@ccagent/protocol`'s event schemas (`parseHttpEvent`); the others only wake.
+ * A `delta` record is parsed with `@ccagent/protocol`'s event schemas (`parseHttpEvent`); with `summaries`, so is a
+ * `step` record: one that carries the record's short form (`summary: true`) is kept for the follower to paint without
+ * reading (`take`); the others only wake.
  */
-import { parseHttpEvent } from '@ccagent/protocol';
+import { parseHttpEvent, type HttpStepEvent } from '@ccagent/protocol';
 
 /** How long the stream may take to deliver its first record (the server's `hello`) before the follower polls. */
 export const FIRST_RECORD_MS = 10_000;
@@ -20,6 +22,19 @@ export interface TaskWatchOptions {
   firstRecordMs?: number;
   /** A chat task's streamed reply (`delta` records); they do not wake the follower. */
   onDelta?: DeltaListener;
+  /** Keep the short form a `step` record carries for {@link TaskWatch.take} (the follower paints it, no read). */
+  summaries?: boolean;
+}
+
+/** What {@link TaskWatch.take} hands over: the pushed step summaries, and whether the follower must read. */
+export interface Pushed {
+  /** The `step` records that carried their short form, in the order they came. */
+  steps: HttpStepEvent[];
+  /**
+   * Something came that only a read shows (a task, question, call … record, a step without its short form, a
+   * reconnect), or nothing came at all (the wait timed out: a read in case a wake-up was lost).
+   */
+  read: boolean;
 }
 
 /** See the module comment. */
@@ -28,6 +43,8 @@ export interface TaskWatch {
   wait(maxMs: number): Promise<void>;
   /** False once the watch gave up (the route went away, or a proxy holds the stream back): poll instead. */
   readonly pushing: boolean;
+  /** With `summaries`: what came since the last call (see {@link Pushed}); resets it. */
+  take(): Pushed;
   /** Close the stream. */
   close(): void;
 }
@@ -51,6 +68,8 @@ export async function openTaskWatch(
   const url = new URL(`/api/events?task=${encodeURIComponent(taskId)}`, base);
   let lastEventId: string | undefined;
   let pending = false;
+  let steps: HttpStepEvent[] = [];
+  let mustRead = false;
   let live = false;
   let closed = false;
   let wake: (() => void) | undefined;
@@ -125,8 +144,20 @@ export async function openTaskWatch(
               onDelta?.({ step: parsed.value.data.step, text: parsed.value.data.delta });
             continue;
           }
+          if (event === 'step' && options.summaries && !mustRead) {
+            // Its short form, when the record carries it: painted without a read. Once a read is due, the read
+            // brings the records after it too (they are kept in order).
+            const parsed = parseHttpEvent(event, /^data: (.*)$/m.exec(record)?.[1] ?? '');
+            if (parsed.ok && parsed.value.type === 'step' && parsed.value.data.summary === true) {
+              steps.push(parsed.value.data);
+              pending = true;
+              wake?.();
+              continue;
+            }
+          }
           // Any other record of the task (a kind this client does not know, too) only says that something changed:
           // it wakes the follower, which reads what changed over the REST routes.
+          mustRead = true;
           pending = true;
           wake?.();
         }
@@ -140,6 +171,7 @@ export async function openTaskWatch(
     }
     live = false;
     // Whatever happened while it was down is read by the follower's next request.
+    mustRead = true;
     pending = true;
     wake?.();
   };
@@ -183,6 +215,12 @@ export async function openTaskWatch(
         wake = done;
       });
       pending = false;
+    },
+    take(): Pushed {
+      const out = { steps, read: mustRead || steps.length === 0 };
+      steps = [];
+      mustRead = false;
+      return out;
     },
     close(): void {
       closed = true;

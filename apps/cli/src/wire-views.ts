@@ -18,6 +18,7 @@ import {
   TaskListResponseSchema,
   TaskResponseSchema,
   TaskStepsResponseSchema,
+  type HttpStepEvent,
   ToolsResponseSchema,
 } from '@ccagent/protocol';
 import { z } from 'zod';
@@ -77,15 +78,47 @@ const wireStep = HttpStepSchema.transform((s): StepView => {
   if (s.error !== undefined) out.error = s.error;
   if (s.started_at !== undefined) out.startedAt = s.started_at;
   if (s.duration_ms !== undefined) out.durationMs = s.duration_ms;
-  if (s.usage !== undefined) {
-    const u: NonNullable<StepView['usage']> = {};
-    if (s.usage.prompt_tokens !== undefined) u.promptTokens = s.usage.prompt_tokens;
-    if (s.usage.completion_tokens !== undefined) u.completionTokens = s.usage.completion_tokens;
-    if (s.usage.total_duration_ms !== undefined) u.totalDurationMs = s.usage.total_duration_ms;
-    out.usage = u;
-  }
+  if (s.usage !== undefined) out.usage = usageView(s.usage);
   return out;
 });
+
+function usageView(w: NonNullable<HttpStepEvent['usage']>): NonNullable<StepView['usage']> {
+  const u: NonNullable<StepView['usage']> = {};
+  if (w.prompt_tokens !== undefined) u.promptTokens = w.prompt_tokens;
+  if (w.completion_tokens !== undefined) u.completionTokens = w.completion_tokens;
+  if (w.total_duration_ms !== undefined) u.totalDurationMs = w.total_duration_ms;
+  return u;
+}
+
+/**
+ * A `step` record's short form (the event stream's `summary: true`) → the view `tasks follow` paints: the model's
+ * text out and a tool result as their 200-character `preview`, a call as its command, no model input.
+ */
+export function stepSummaryView(s: HttpStepEvent): StepView {
+  const out: StepView = { seq: s.seq, step: s.step, kind: s.kind, at: s.at };
+  if (s.model !== undefined) out.model = s.model;
+  // A request record's role is what pairs it with its reply's record (answeredRequests).
+  if (s.role !== undefined) out.output = { role: s.role };
+  else if (s.output_chars !== undefined && s.preview !== undefined) out.output = s.preview;
+  if (s.directive !== undefined) out.directive = s.directive;
+  if (s.validation_errors !== undefined) out.validationErrors = s.validation_errors;
+  if (s.tool_call !== undefined) out.toolCall = s.tool_call;
+  if (s.tool_result !== undefined) {
+    const preview = out.output === undefined ? s.preview : undefined;
+    const ok = s.tool_result.ok;
+    out.toolResult =
+      ok === true
+        ? { ok, result: preview }
+        : ok === false
+          ? { ok, error: { message: preview ?? '' } }
+          : (preview ?? s.tool_result);
+  }
+  if (s.error !== undefined) out.error = s.error;
+  if (s.started_at !== undefined) out.startedAt = s.started_at;
+  if (s.duration_ms !== undefined) out.durationMs = s.duration_ms;
+  if (s.usage !== undefined) out.usage = usageView(s.usage);
+  return out;
+}
 
 const wireQuestion = HttpQuestionSchema.transform((q): QuestionView => {
   const out: QuestionView = { questionId: q.question_id, question: q.question, askedAt: q.asked_at };

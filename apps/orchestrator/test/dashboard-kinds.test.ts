@@ -231,6 +231,23 @@ describe('the Kinds page in Chromium', { timeout: 90_000 }, () => {
     expect(await page.locator('select[name="model-native"]').count()).toBe(0);
     await page.selectOption('select[name="model-planner"]', OTHER);
     await page.selectOption('select[name="endpoint-executor"]', 'native');
+    // Readable: each server a short label (its URL in the title) that the select shows whole, and the role rows
+    // apart by the form's spacing, not touching.
+    const server = page.locator('select[name="endpoint-executor"] option[value="native"]');
+    expect(await server.textContent()).toBe('native (ollama)');
+    expect(await server.getAttribute('title')).toBe(fake.url);
+    const fits = await page.$eval('select[name="endpoint-executor"]', (el) => {
+      const s = el as HTMLSelectElement;
+      const c = document.createElement('canvas').getContext('2d')!;
+      c.font = getComputedStyle(s).font;
+      return c.measureText(s.selectedOptions[0]!.text).width < s.clientWidth - 24;
+    });
+    expect(fits).toBe(true);
+    const rows = await page.$$eval('fieldset:has(legend:text("Models")) [data-role]', (els) =>
+      els.map((e) => e.getBoundingClientRect()),
+    );
+    expect(rows).toHaveLength(2);
+    expect(rows[1]!.top - rows[0]!.bottom).toBeGreaterThanOrEqual(8);
     await page.locator('fieldset:has(legend:text("Models"))').scrollIntoViewIfNeeded();
     await page.evaluate(() => window.scrollBy(0, -120));
     await screenshot(page, 'dashboard-kind-models');

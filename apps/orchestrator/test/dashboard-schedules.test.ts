@@ -3,7 +3,8 @@
  * The dashboard's Schedules page (issue 35) in a real browser (Debian Chromium via playwright-core) against the BUILT
  * `cc-orchestrator serve` with a token: the operator sees every schedule with its next firing, policy, target and
  * paused state, and adds, pauses, resumes and removes schedules through the page (each change checked on the server);
- * a bad expression is refused with the server's message and creates nothing; a viewer key sees the same list with
+ * a bad expression is refused with the server's message and creates nothing; a schedule added with an agent name as
+ * its target fires into the live task of that name, and a hostile name is refused as text; a viewer key sees the same list with
  * every action disabled, and the server refuses the actions anyway. A schedule's hostile text (HTML, script, ANSI)
  * stays inert text. The bundle stays under its 40 KB gzip budget with the page in it.
  */
@@ -33,6 +34,7 @@ interface ListedSchedule {
   every_ms?: number;
   missed: string;
   task?: { prompt: string; task_kind: string; client_id?: string };
+  event?: { task_id?: string; agent?: string; client_id?: string; name: string };
 }
 
 let dir: string;
@@ -70,7 +72,15 @@ async function until(cond: () => Promise<boolean>, what: string): Promise<void> 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'cco-dash-sched-'));
   fake = await startFakeOllama({ installed: [MODEL] });
-  fake.script(MODEL, () => 'DONE\nSUMMARY: nothing to do', { repeat: true });
+  // The farm watcher asks a question, so it stays live (waiting for a person) while schedules post to it by name.
+  fake.script(
+    MODEL,
+    (req) =>
+      JSON.stringify(req.body).includes('watch the farm')
+        ? 'ASK_USER\nQUESTION: Which field first?\nWHY: two fields\nNEXT: watch it'
+        : 'DONE\nSUMMARY: nothing to do',
+    { repeat: true },
+  );
   server = await serveWithConfig(
     dir,
     fake.url,
@@ -178,6 +188,64 @@ describe('dashboard schedules page in Chromium', { timeout: 90_000 }, () => {
     await row.waitFor({ state: 'detached' });
     await until(async () => !(await schedules()).some((s) => s.id === 'morning'), 'the removal');
     expect((await schedules()).map((s) => s.id)).toEqual(['hostile']);
+    await page.close();
+  });
+
+  it('adds a schedule that sends an event to an agent by name: it fires into the live task of that name; a hostile name is refused and stays inert', async () => {
+    // A live task named farm-watcher (it waits for a person's answer: not ended).
+    const created = await http('/api/tasks', {
+      method: 'POST',
+      body: {
+        task_kind: KIND,
+        prompt: 'watch the farm',
+        client_id: 'farm-host',
+        allowed_commands: [],
+        name: 'farm-watcher',
+      },
+    });
+    expect(created.status).toBe(201);
+    const taskId = ((await created.json()) as { task: { id: string } }).task.id;
+    const page = await signIn(TOKEN);
+    await page.locator('[data-schedule-id="hostile"]').waitFor();
+    await page.fill('input[name="id"]', 'to-agent');
+    await page.fill('input[name="every"]', '1');
+    await page.selectOption('select[name="target"]', 'agent');
+    expect(await page.locator('.add-schedule input[name="task"]').count()).toBe(0);
+    await page.fill('input[name="agent"]', HOSTILE_NAME);
+    await page.fill('input[name="event"]', 'tick');
+    await page.fill('input[name="client"]', 'farm-host');
+    await page.click('button:text("Add schedule")');
+    // The server refuses the name (its message shown as text); nothing is stored, nothing ran.
+    const refusal = page.locator('.add-schedule .error');
+    await refusal.waitFor();
+    expect(await refusal.innerText()).toMatch(/agent/);
+    expect(await page.locator('.add-schedule img, .add-schedule script').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect((await schedules()).map((s) => s.id)).toEqual(['hostile']);
+
+    await page.fill('input[name="agent"]', 'farm-watcher');
+    await page.click('button:text("Add schedule")');
+    const row = page.locator('[data-schedule-id="to-agent"]');
+    await row.waitFor();
+    expect(await row.locator('td.target').innerText()).toBe('event tick to agent farm-watcher');
+    expect((await schedules()).find((s) => s.id === 'to-agent')).toMatchObject({
+      every_ms: 1_000,
+      event: { agent: 'farm-watcher', client_id: 'farm-host', name: 'tick' },
+    });
+    // It fires into the task of that name: the firing on the page links to it, and the event is in its history.
+    await page
+      .locator(`.firings a[href="#/tasks/${taskId}"]`)
+      .first()
+      .waitFor({ state: 'attached', timeout: 10_000 });
+    const task = (await (await http(`/api/tasks/${taskId}`)).json()) as {
+      history: Array<{ type: string; name?: string; data?: { schedule_id?: string } }>;
+    };
+    expect(
+      task.history.some((h) => h.type === 'event' && h.name === 'tick' && h.data?.schedule_id === 'to-agent'),
+    ).toBe(true);
+    expect((await http('/api/schedules/to-agent/remove', { method: 'POST', body: {} })).status).toBe(200);
+    expect((await http(`/api/tasks/${taskId}/cancel`, { method: 'POST', body: {} })).status).toBe(200);
+    await row.waitFor({ state: 'detached' });
     await page.close();
   });
 

@@ -521,8 +521,8 @@ function KindEditor({
               >
                 <option value="">the config file’s</option>
                 {(choices.endpoints ?? []).map((x) => (
-                  <option key={x.endpoint} value={x.endpoint}>
-                    {x.endpoint}: {x.provider} {x.url}
+                  <option key={x.endpoint} value={x.endpoint} title={x.url}>
+                    {x.endpoint} ({x.provider})
                   </option>
                 ))}
               </select>

@@ -1,8 +1,9 @@
 /**
  * Schedules (`/api/schedules`): every durable schedule with when it fires next, what it does (a task from a template,
- * or an event to a running task such as a resident agent), its missed-firing policy and whether it is paused, and the
- * latest firings. An operator adds, pauses, resumes and removes schedules here; a viewer key sees the same list with
- * every action disabled (the server refuses them anyway). Everything a schedule holds is shown as inert text.
+ * or an event to a running task by its id or to an agent by its name, resolved at each firing), its missed-firing
+ * policy and whether it is paused, and the latest firings. An operator adds, pauses, resumes and removes schedules
+ * here; a viewer key sees the same list with every action disabled (the server refuses them anyway). Everything a
+ * schedule holds is shown as inert text.
  */
 import type { HttpSchedule } from '@ccagent/protocol';
 import { useEffect, useState } from 'preact/hooks';
@@ -251,6 +252,7 @@ function AddSchedule({
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
   const v = (k: string): string => form[k] ?? '';
+  const agent = v('target') === 'agent';
   const field = (k: string) => ({
     name: k,
     value: v(k),
@@ -267,13 +269,11 @@ function AddSchedule({
       body.cron = v('cron').trim();
       if (v('timezone').trim() !== '') body.timezone = v('timezone').trim();
     }
-    if (v('target') === 'task') {
-      body.task = {
-        task_kind: v('kind').trim(),
-        prompt: v('prompt'),
-        ...(v('client').trim() !== '' ? { client_id: v('client').trim() } : {}),
-      };
-    } else body.event = { task_id: v('task').trim(), name: v('event').trim() };
+    // The computer narrows a task template or an agent name (the server refuses it with a task id).
+    const client = v('client').trim() !== '' ? { client_id: v('client').trim() } : {};
+    if (v('target') === 'task') body.task = { task_kind: v('kind').trim(), prompt: v('prompt'), ...client };
+    else if (agent) body.event = { agent: v('agent').trim(), ...client, name: v('event').trim() };
+    else body.event = { task_id: v('task').trim(), name: v('event').trim() };
     setBusy(true);
     setError(undefined);
     schedulesApi
@@ -341,6 +341,7 @@ function AddSchedule({
             >
               <option value="task">creates a task</option>
               <option value="event">sends an event to a task</option>
+              <option value="agent">sends an event to an agent (by name)</option>
             </select>
           </label>
           {v('target') === 'task' ? (
@@ -354,22 +355,24 @@ function AddSchedule({
                   ))}
                 </datalist>
               </label>
-              <label>
-                Computer <span class="muted">(optional)</span>
-                <input {...field('client')} />
-              </label>
             </>
           ) : (
             <>
               <label>
-                Task id
-                <input {...field('task')} required />
+                {agent ? 'Agent name' : 'Task id'}
+                <input {...field(agent ? 'agent' : 'task')} required />
               </label>
               <label>
                 Event name
                 <input {...field('event')} required />
               </label>
             </>
+          )}
+          {v('target') !== 'event' && (
+            <label>
+              Computer <span class="muted">(optional)</span>
+              <input {...field('client')} />
+            </label>
           )}
         </div>
         {v('target') === 'task' && (
