@@ -387,6 +387,7 @@ describe('native tool loop', () => {
       (r.body as { options?: { num_predict?: number } }).options?.num_predict;
     expect(DEFAULT_NUM_PREDICT).toBe(4096);
     const plain = await runNative([call('fs_read', { path: 'hello.lua' }), 'It prints Hello world.']);
+    expect(plain.task.status).toBe('completed');
     expect(plain.requests.map(numPredict)).toEqual([DEFAULT_NUM_PREDICT, DEFAULT_NUM_PREDICT]);
     // The step log shows the options the call was sent with.
     const logged = plain.steps.filter((s) => s.kind === 'native').map((s) => s.input as { options?: object });
@@ -397,11 +398,24 @@ describe('native tool loop', () => {
     const own = await runNative(['FINAL: it prints Hello world.'], {
       model: models.role(`native-${n + 1}`, { options: { numPredict: 300 } }),
     });
+    expect(own.task.status).toBe('completed');
     expect(own.requests.map(numPredict)).toEqual([300]);
   });
 
-  it('uses the configured system prompt', async () => {
-    const run = await runNative(['ok'], { systemPrompt: 'You are terse.' });
-    expect(run.body(0).messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
+  it('uses the configured system prompt in every request of a run that completes (guards against the test passing on a failed run)', async () => {
+    const run = await runNative(
+      [
+        call('fs_write', { path: 'hello.lua', content: 'print("Hello, world!")\n' }),
+        call('run_program', { path: 'hello.lua', args: [] }),
+        'Fixed: it prints "Hello, world!".',
+      ],
+      { systemPrompt: 'You are terse.' },
+    );
+    expect(run.task.status).toBe('completed');
+    expect(run.task.result).toEqual({ message: 'Fixed: it prints "Hello, world!".', iterations: 3 });
+    expect(run.requests).toHaveLength(3);
+    for (let i = 0; i < 3; i++) {
+      expect(run.body(i).messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
+    }
   });
 });
