@@ -1,10 +1,15 @@
 // The native tool-calling strategy through the real stack: Ollama `tools` built from the commands' JSON Schemas,
 // tool results fed back as `tool` messages, unknown tools and tool errors answered to the model, iteration limit and
 // per-tool timeout.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Engine, InMemoryTaskStore, type Task } from '@ccagent/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_NUM_PREDICT, createNativeToolStrategy, type NativeToolOptions } from '../src/index.js';
 import { nativeMemoryValidations } from '../src/native-tool-strategy.js';
-import { removeRoot, runTask, startModels } from '@ccagent/agent/testing';
+import { MAX_EMPTY_REPLIES } from '../src/native/record.js';
+import { createLuaToolExecutor, removeRoot, runTask, startModels } from '@ccagent/agent/testing';
 
 let models: Awaited<ReturnType<typeof startModels>>;
 beforeAll(async () => {
@@ -236,6 +241,76 @@ describe('native tool loop', () => {
       role: 'user',
       content: expect.stringContaining('empty'),
     });
+    // recorded as a tolerated deviation
+    const notes = run.history.filter((e) => e.type === 'note').map((e) => e.text);
+    expect(notes).toEqual([expect.stringMatching(/^tolerated: .*empty/)]);
+  });
+
+  it(`a model that keeps returning empty replies fails with empty_replies after ${MAX_EMPTY_REPLIES} in a row, not after every iteration (guards against an empty-reply loop burning the whole budget)`, async () => {
+    expect(MAX_EMPTY_REPLIES).toBe(3);
+    // a reply that is only a reasoning block is empty too
+    const run = await runNative(['', '<think>hmm</think>', '   ', 'never read'], { maxIterations: 20 });
+    expect(run.task.status).toBe('failed');
+    expect(run.task.error).toMatchObject({
+      code: 'empty_replies',
+      details: { emptyReplies: 3, iterations: 3 },
+    });
+    expect(run.requests).toHaveLength(3);
+    expect(run.executor.calls).toHaveLength(0);
+    const notes = run.history.filter((e) => e.type === 'note').map((e) => e.text);
+    expect(notes).toEqual([
+      expect.stringMatching(/^tolerated: .*empty.*1 of 2/),
+      expect.stringMatching(/^tolerated: .*empty.*2 of 2/),
+    ]);
+  });
+
+  it('counts only empty replies in a row: a reply with a call in between starts the count again', async () => {
+    const read = call('fs_read', { path: 'hello.lua' });
+    const run = await runNative(['', '', read, '', '', read, 'hello.lua prints "Hello world".'], {
+      maxIterations: 20,
+    });
+    expect(run.task.status).toBe('completed');
+    expect(run.task.result).toEqual({ message: 'hello.lua prints "Hello world".', iterations: 7 });
+    expect(run.executor.calls).toHaveLength(2);
+  });
+
+  it('a retry after empty_replies starts a fresh count (the failed run’s empty replies are not counted again)', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'ccagent-empty-'));
+    const name = `native-${++n}`;
+    models.fake.script(name, ['', '', '', '', 'FINAL: nothing to do.']);
+    const engine = new Engine({
+      store: new InMemoryTaskStore(),
+      strategies: { native: createNativeToolStrategy({ model: models.role(name), maxIterations: 20 }) },
+      executor: createLuaToolExecutor({ root }),
+      tickIntervalMs: 0,
+    });
+    /** The task's next end (completed, failed or cancelled). */
+    const ended = (id: string) =>
+      new Promise<Task>((resolve) => {
+        const off = engine.on('taskUpdated', ({ task }) => {
+          if (task.id === id && ['completed', 'failed', 'cancelled'].includes(task.status)) {
+            off();
+            resolve(task);
+          }
+        });
+      });
+    await engine.start();
+    try {
+      const created = await engine.createTask({ kind: 'native', prompt: 'Say hi.', clientId: null });
+      const failed = await ended(created.id);
+      expect(failed.error).toMatchObject({ code: 'empty_replies', details: { emptyReplies: 3 } });
+      const again = ended(created.id);
+      await engine.reopenTask(created.id, { reason: 'retry', budgets: {} });
+      // one empty reply in the new run is nudged, not the fourth in a row
+      const done = await again;
+      expect(done.error).toBeUndefined();
+      expect(done.status).toBe('completed');
+      expect(done.result).toMatchObject({ message: 'nothing to do.' });
+      expect(models.fake.chatRequests(name)).toHaveLength(5);
+    } finally {
+      await engine.stop();
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it('a first reply in prose that calls no tool is not the result: one nudge, recorded, and the model then does the work (guards: "Sure, I will now write the file" completing the task with nothing done)', async () => {
