@@ -11,7 +11,6 @@ import {
   type Engine,
   type Logger,
   type SubmitResult,
-  type Task,
   type TaskOperations,
 } from '@ccagent/engine';
 import type {
