@@ -9,7 +9,13 @@ import type { Decision, JsonValue } from '@ccagent/engine';
 import { stripThinking } from '../directive-parser.js';
 import type { ModelCallOutcome } from '../model-call.js';
 import { nextQueuedCall } from './dispatch.js';
-import { nextMemory, withCalls, type NativeCall, type NativeTurn } from './native-memory.js';
+import {
+  nextMemory,
+  withCalls,
+  type NativeCall,
+  type NativeMemory,
+  type NativeTurn,
+} from './native-memory.js';
 import type { NativeStep, PreparedTurn } from './turn.js';
 
 const EMPTY_NUDGE = 'Your reply was empty. Call a tool, or answer with the result if the task is done.';
@@ -145,28 +151,7 @@ export function recordReply(
         memory: withTurn as unknown as JsonValue,
       };
     }
-    if (empty && emptyInRow >= MAX_EMPTY_REPLIES) {
-      return {
-        type: 'fail',
-        error: {
-          code: 'empty_replies',
-          message: `the model returned ${emptyInRow} empty replies in a row (no text and no tool call), nudged after each but the last`,
-          details: {
-            iterations: withTurn.dropped + withTurn.turns.length,
-            emptyReplies: emptyInRow,
-            lastMessage: reply.content,
-          },
-        },
-        memory: withTurn as unknown as JsonValue,
-      };
-    }
-    if (empty) {
-      return {
-        type: 'continue',
-        note: `tolerated: the model's reply was empty; nudged (${emptyInRow} of ${MAX_EMPTY_REPLIES - 1} before the task fails)`,
-        memory: withTurn as unknown as JsonValue,
-      };
-    }
+    if (empty) return emptyReplyDecision(emptyInRow, reply.content, withTurn);
     if (nudge) return { type: 'continue', memory: withTurn as unknown as JsonValue };
     if (proseAgain) {
       return {
@@ -198,6 +183,30 @@ export function recordReply(
     type: 'continue',
     note: 'every call of the model was rejected (an unknown tool or unreadable arguments)',
     memory: next.mem as unknown as JsonValue,
+  };
+}
+
+/**
+ * The decision after an empty reply, the `inRow`-th in a row of this run: nudged (recorded as tolerated), or at
+ * {@link MAX_EMPTY_REPLIES} the task fails with `empty_replies`.
+ */
+function emptyReplyDecision(inRow: number, content: string, withTurn: NativeMemory): Decision {
+  const iterations = withTurn.dropped + withTurn.turns.length;
+  if (inRow < MAX_EMPTY_REPLIES) {
+    return {
+      type: 'continue',
+      note: `tolerated: the model's reply was empty; nudged (${inRow} of ${MAX_EMPTY_REPLIES - 1} before the task fails)`,
+      memory: withTurn as unknown as JsonValue,
+    };
+  }
+  return {
+    type: 'fail',
+    error: {
+      code: 'empty_replies',
+      message: `the model returned ${inRow} empty replies in a row (no text and no tool call), nudged after each but the last`,
+      details: { iterations, emptyReplies: inRow, lastMessage: content },
+    },
+    memory: withTurn as unknown as JsonValue,
   };
 }
 
