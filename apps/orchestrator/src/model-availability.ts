@@ -5,12 +5,17 @@
 import type { Clock, Decision, TaskStrategy } from '@ccagent/engine';
 import type { ModelInventory } from '@ccagent/models';
 
-/** One model server and the configured model names it should have. */
+/**
+ * One model server, the model names something would call on it (a role's configured model, a kind's model on its
+ * endpoint, a task's own choice once made) and the names a task may still choose there (`limits.models`): those are
+ * checked too, but one the server lacks is reported apart and does not degrade `/health`.
+ */
 export interface ModelServer {
   provider: string;
   url: string;
   inventory: ModelInventory;
   names: string[];
+  allowed?: string[];
 }
 
 /** What one server said. */
@@ -21,13 +26,20 @@ export interface ServerReport {
   version?: string;
   error?: string;
   present: string[];
+  /** Names something would call on this server that it lacks. */
   missing: string[];
+  /** Names only allowed here (`limits.models`, called by nothing yet) that it lacks. */
+  allowedMissing: string[];
 }
 
-/** Report over every server. `missing` lists models a reachable server lacks. */
+/**
+ * Report over every server. `missing` lists models a reachable server lacks that something would call there;
+ * `allowedMissing` the allowed-but-unused ones it lacks (a task choosing one would fail with the pull hint).
+ */
 export interface AvailabilityReport {
   servers: ServerReport[];
   missing: Array<{ name: string; provider: string; url: string }>;
+  allowedMissing: Array<{ name: string; provider: string; url: string }>;
   checkedAt: number;
 }
 
@@ -64,33 +76,33 @@ export class ModelAvailability {
   private async run(): Promise<AvailabilityReport> {
     const servers = await Promise.all(
       this.servers.map(async (s): Promise<ServerReport> => {
-        const base = { provider: s.provider, url: s.url };
+        const base = { provider: s.provider, url: s.url, present: [], missing: [], allowedMissing: [] };
+        const needed = new Set(s.names);
+        const names = [...needed, ...(s.allowed ?? []).filter((n) => !needed.has(n))];
         try {
-          const r = await s.inventory.checkModels(s.names, { timeoutMs: this.timeoutMs });
-          if (!r.ok) return { ...base, reachable: false, error: r.error.message, present: [], missing: [] };
+          const r = await s.inventory.checkModels(names, { timeoutMs: this.timeoutMs });
+          if (!r.ok) return { ...base, reachable: false, error: r.error.message };
           const out: ServerReport = {
             ...base,
             reachable: true,
             present: r.value.present,
-            missing: r.value.missing,
+            missing: r.value.missing.filter((n) => needed.has(n)),
+            allowedMissing: r.value.missing.filter((n) => !needed.has(n)),
           };
           if (r.value.version !== undefined) out.version = r.value.version;
           return out;
         } catch (err) {
-          return {
-            ...base,
-            reachable: false,
-            error: err instanceof Error ? err.message : String(err),
-            present: [],
-            missing: [],
-          };
+          return { ...base, reachable: false, error: err instanceof Error ? err.message : String(err) };
         }
       }),
     );
     const missing = servers.flatMap((s) =>
       s.missing.map((name) => ({ name, provider: s.provider, url: s.url })),
     );
-    this.last = { servers, missing, checkedAt: this.clock.now() };
+    const allowedMissing = servers.flatMap((s) =>
+      s.allowedMissing.map((name) => ({ name, provider: s.provider, url: s.url })),
+    );
+    this.last = { servers, missing, allowedMissing, checkedAt: this.clock.now() };
     return this.last;
   }
 }
@@ -119,8 +131,9 @@ export function gateOnModels(
   const needed = (m: { name: string; url: string }): boolean =>
     needs.some((n) => (typeof n === 'string' ? n === m.name : n.name === m.name && n.url === m.url));
   const gate = (report: AvailabilityReport): Decision | undefined => {
-    if (report.missing.length === 0) return undefined;
-    const missing = report.missing.filter(needed);
+    if (report.missing.length === 0 && report.allowedMissing.length === 0) return undefined;
+    // a task's own choice of an allowed model may not be in the needed names of the cached report yet
+    const missing = [...report.missing, ...report.allowedMissing].filter(needed);
     if (missing.length === 0) return undefined;
     return {
       type: 'fail',

@@ -424,6 +424,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     clock,
     crossClientAccess: config.server.crossClientAccess,
     storageFailure: storageFailureOf,
+    // a task's name is unique among its computer's and its group's tasks (`groups` is set below, before any request)
+    peerOf: (id) => (groups.enabled ? (other: string) => groups.together(id, other) : undefined),
   });
   const minecraftTasks = minecraft
     ? new TaskOperations({

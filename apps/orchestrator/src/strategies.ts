@@ -92,12 +92,16 @@ const POOLED_MODEL_CONCURRENCY = 1_000_000;
 
 type Adapter = ChatModel & ModelInventory;
 
-/** A model server (or a pool of them) and the configured model names it should have. */
+/**
+ * A model server (or a pool of them), the model names something calls on it (roles, kinds, tasks' own choices) and
+ * the names `limits.models` allows a task to choose there (checked, but reported apart when missing).
+ */
 interface ServerEntry {
   adapter: Adapter;
   provider: string;
   url: string;
   names: Set<string>;
+  allowed: Set<string>;
 }
 
 /**
@@ -204,7 +208,10 @@ export function setupModels(
         maxProbeBackoffMs: m.pool.maxProbeBackoffMs,
         logger: opts.logger,
       });
-      made = { pool, server: { adapter: pool, provider: 'pool', url: name, names: new Set() } };
+      made = {
+        pool,
+        server: { adapter: pool, provider: 'pool', url: name, names: new Set(), allowed: new Set() },
+      };
       pools.set(key, made);
     }
     const { pool, server } = made;
@@ -231,7 +238,7 @@ export function setupModels(
     const adapter = made.adapter;
     let server = servers.get(serverKey);
     if (!server) {
-      server = { adapter, provider: m.provider, url: made.url, names: new Set() };
+      server = { adapter, provider: m.provider, url: made.url, names: new Set(), allowed: new Set() };
       servers.set(serverKey, server);
     }
     return { adapter, server };
@@ -326,10 +333,12 @@ export function setupModels(
       roles.map((r) => needOf(kindRoleConfig(config, r, spec))),
     );
   }
-  // Models a request may choose (limits.models) are checked on the servers of the roles that may use them.
+  // Models a request may choose (limits.models) are checked on the servers of the roles that may use them, as allowed
+  // names: nothing calls them until a task chooses one (its strategy then adds it to `names`), so one a server lacks
+  // is not reported as missing there.
   for (const name of config.limits.models ?? []) {
     for (const role of ['planner', 'executor', 'native'] as const) {
-      adapterFor(config.models[role]).server.names.add(name);
+      adapterFor(config.models[role]).server.allowed.add(name);
     }
   }
 
@@ -342,6 +351,9 @@ export function setupModels(
       inventory: a.adapter,
       get names() {
         return [...a.names];
+      },
+      get allowed() {
+        return [...a.allowed];
       },
     }),
   );

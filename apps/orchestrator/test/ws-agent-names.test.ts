@@ -226,4 +226,50 @@ describe('events to an agent by name', () => {
       await t.h.http(`/api/schedules/${s}/remove`, { method: 'POST', json: {} });
     }
   });
+
+  it("refuses reopening a computer's ended task (retry, message; WebSocket and HTTP) while a group peer's running task has its name, and changes nothing", async () => {
+    await t.start({
+      strategies: everyKind(sleeps),
+      config: { server: { groups: { named: { base: ['farm-host', 'pocket'] } } } },
+    });
+    const host = await t.connect('farm-host');
+    const pocket = await t.connect('pocket');
+    const create = async (c: typeof host, clientId: string, requestId: string) => {
+      c.send({
+        type: 'create_task',
+        request_id: requestId,
+        task_kind: 'code_job',
+        client_id: clientId,
+        prompt: 'p',
+        allowed_commands: [],
+        name: 'farm-watcher',
+      });
+      return String((await c.waitFor('task_created', { request_id: requestId })).task_id);
+    };
+    const status = async (id: string) =>
+      ((await (await t.h.http(`/api/tasks/${id}?steps=0`)).json()) as { task: { status: string } }).task
+        .status;
+    const old = await create(host, 'farm-host', 'h1');
+    expect((await t.h.http(`/api/tasks/${old}/cancel`, { method: 'POST', json: {} })).status).toBe(200);
+    await eventually(async () => (await status(old)) === 'cancelled');
+    // the pocket starts its own farm-watcher while the host's has ended
+    const peers = await create(pocket, 'pocket', 'p1');
+    const retried = await t.h.http(`/api/tasks/${old}/retry`, { method: 'POST', json: {} });
+    expect(retried.status).toBe(409);
+    const body = (await retried.json()) as { error: { message: string; path?: string } };
+    expect(body.error).toMatchObject({ path: '$.name' });
+    expect(body.error.message).toContain(peers);
+    const messaged = await t.h.http(`/api/tasks/${old}/messages`, {
+      method: 'POST',
+      json: { text: 'go on' },
+    });
+    expect(messaged.status).toBe(409);
+    host.send({ type: 'task_message', task_id: old, text: 'go on', request_id: 'm1' });
+    expect(await host.waitFor('error', { request_id: 'm1' })).toMatchObject({ path: '$.name' });
+    expect(await status(old)).toBe('cancelled');
+    const history = (
+      (await (await t.h.http(`/api/tasks/${old}`)).json()) as { history: Array<{ type: string }> }
+    ).history;
+    expect(history.filter((h) => h.type === 'message')).toEqual([]);
+  });
 });

@@ -1,10 +1,15 @@
 // The native tool-calling strategy through the real stack: Ollama `tools` built from the commands' JSON Schemas,
 // tool results fed back as `tool` messages, unknown tools and tool errors answered to the model, iteration limit and
 // per-tool timeout.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Engine, InMemoryTaskStore, type Task } from '@ccagent/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_NUM_PREDICT, createNativeToolStrategy, type NativeToolOptions } from '../src/index.js';
 import { nativeMemoryValidations } from '../src/native-tool-strategy.js';
-import { removeRoot, runTask, startModels } from '@ccagent/agent/testing';
+import { MAX_EMPTY_REPLIES } from '../src/native/record.js';
+import { createLuaToolExecutor, removeRoot, runTask, startModels } from '@ccagent/agent/testing';
 
 let models: Awaited<ReturnType<typeof startModels>>;
 beforeAll(async () => {
@@ -236,6 +241,76 @@ describe('native tool loop', () => {
       role: 'user',
       content: expect.stringContaining('empty'),
     });
+    // recorded as a tolerated deviation
+    const notes = run.history.filter((e) => e.type === 'note').map((e) => e.text);
+    expect(notes).toEqual([expect.stringMatching(/^tolerated: .*empty/)]);
+  });
+
+  it(`a model that keeps returning empty replies fails with empty_replies after ${MAX_EMPTY_REPLIES} in a row, not after every iteration (guards against an empty-reply loop burning the whole budget)`, async () => {
+    expect(MAX_EMPTY_REPLIES).toBe(3);
+    // a reply that is only a reasoning block is empty too
+    const run = await runNative(['', '<think>hmm</think>', '   ', 'never read'], { maxIterations: 20 });
+    expect(run.task.status).toBe('failed');
+    expect(run.task.error).toMatchObject({
+      code: 'empty_replies',
+      details: { emptyReplies: 3, iterations: 3 },
+    });
+    expect(run.requests).toHaveLength(3);
+    expect(run.executor.calls).toHaveLength(0);
+    const notes = run.history.filter((e) => e.type === 'note').map((e) => e.text);
+    expect(notes).toEqual([
+      expect.stringMatching(/^tolerated: .*empty.*1 of 2/),
+      expect.stringMatching(/^tolerated: .*empty.*2 of 2/),
+    ]);
+  });
+
+  it('counts only empty replies in a row: a reply with a call in between starts the count again', async () => {
+    const read = call('fs_read', { path: 'hello.lua' });
+    const run = await runNative(['', '', read, '', '', read, 'hello.lua prints "Hello world".'], {
+      maxIterations: 20,
+    });
+    expect(run.task.status).toBe('completed');
+    expect(run.task.result).toEqual({ message: 'hello.lua prints "Hello world".', iterations: 7 });
+    expect(run.executor.calls).toHaveLength(2);
+  });
+
+  it('a retry after empty_replies starts a fresh count (the failed run’s empty replies are not counted again)', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'ccagent-empty-'));
+    const name = `native-${++n}`;
+    models.fake.script(name, ['', '', '', '', 'FINAL: nothing to do.']);
+    const engine = new Engine({
+      store: new InMemoryTaskStore(),
+      strategies: { native: createNativeToolStrategy({ model: models.role(name), maxIterations: 20 }) },
+      executor: createLuaToolExecutor({ root }),
+      tickIntervalMs: 0,
+    });
+    /** The task's next end (completed, failed or cancelled). */
+    const ended = (id: string) =>
+      new Promise<Task>((resolve) => {
+        const off = engine.on('taskUpdated', ({ task }) => {
+          if (task.id === id && ['completed', 'failed', 'cancelled'].includes(task.status)) {
+            off();
+            resolve(task);
+          }
+        });
+      });
+    await engine.start();
+    try {
+      const created = await engine.createTask({ kind: 'native', prompt: 'Say hi.', clientId: null });
+      const failed = await ended(created.id);
+      expect(failed.error).toMatchObject({ code: 'empty_replies', details: { emptyReplies: 3 } });
+      const again = ended(created.id);
+      await engine.reopenTask(created.id, { reason: 'retry', budgets: {} });
+      // one empty reply in the new run is nudged, not the fourth in a row
+      const done = await again;
+      expect(done.error).toBeUndefined();
+      expect(done.status).toBe('completed');
+      expect(done.result).toMatchObject({ message: 'nothing to do.' });
+      expect(models.fake.chatRequests(name)).toHaveLength(5);
+    } finally {
+      await engine.stop();
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it('a first reply in prose that calls no tool is not the result: one nudge, recorded, and the model then does the work (guards: "Sure, I will now write the file" completing the task with nothing done)', async () => {
@@ -387,6 +462,7 @@ describe('native tool loop', () => {
       (r.body as { options?: { num_predict?: number } }).options?.num_predict;
     expect(DEFAULT_NUM_PREDICT).toBe(4096);
     const plain = await runNative([call('fs_read', { path: 'hello.lua' }), 'It prints Hello world.']);
+    expect(plain.task.status).toBe('completed');
     expect(plain.requests.map(numPredict)).toEqual([DEFAULT_NUM_PREDICT, DEFAULT_NUM_PREDICT]);
     // The step log shows the options the call was sent with.
     const logged = plain.steps.filter((s) => s.kind === 'native').map((s) => s.input as { options?: object });
@@ -397,11 +473,24 @@ describe('native tool loop', () => {
     const own = await runNative(['FINAL: it prints Hello world.'], {
       model: models.role(`native-${n + 1}`, { options: { numPredict: 300 } }),
     });
+    expect(own.task.status).toBe('completed');
     expect(own.requests.map(numPredict)).toEqual([300]);
   });
 
-  it('uses the configured system prompt', async () => {
-    const run = await runNative(['ok'], { systemPrompt: 'You are terse.' });
-    expect(run.body(0).messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
+  it('uses the configured system prompt in every request of a run that completes (guards against the test passing on a failed run)', async () => {
+    const run = await runNative(
+      [
+        call('fs_write', { path: 'hello.lua', content: 'print("Hello, world!")\n' }),
+        call('run_program', { path: 'hello.lua', args: [] }),
+        'Fixed: it prints "Hello, world!".',
+      ],
+      { systemPrompt: 'You are terse.' },
+    );
+    expect(run.task.status).toBe('completed');
+    expect(run.task.result).toEqual({ message: 'Fixed: it prints "Hello, world!".', iterations: 3 });
+    expect(run.requests).toHaveLength(3);
+    for (let i = 0; i < 3; i++) {
+      expect(run.body(i).messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
+    }
   });
 });

@@ -65,7 +65,12 @@ const byPrompt: TaskStrategy = {
   },
 };
 
-function setup(opts: { crossClientAccess?: boolean } = {}) {
+function setup(
+  opts: {
+    crossClientAccess?: boolean;
+    peerOf?: (id: string) => ((other: string) => boolean) | undefined;
+  } = {},
+) {
   const clock = new ManualClock(1_000);
   const store = new FaultyStore();
   const engine = new Engine({
@@ -432,12 +437,46 @@ describe('task names', () => {
     expect(await named(h, 'farm-watcher', 'pc-2')).toMatchObject({ ok: true });
     // a task of no computer: unique among every task
     expect(await named(h, 'farm-watcher', null)).toMatchObject({ ok: false, error: { code: 'conflict' } });
-    // a scope given by the adapter (the creator's reach) is the one used
-    expect(await named(h, 'farm-watcher', 'pc-3', { nameScope: () => true })).toMatchObject({
-      ok: false,
-      error: { code: 'conflict' },
-    });
     expect((await h.store.listTasks()).length).toBe(2);
+  });
+
+  /** pc-1 and pc-3 are one group; pc-2 is alone. */
+  const grouped = () => {
+    const group = new Set(['pc-1', 'pc-3']);
+    return setup({
+      peerOf: (me) => (group.has(me) ? (other) => other !== me && group.has(other) : undefined),
+    });
+  };
+
+  it("refuses a name a group peer's running task has, at creation and at a retry or message that would reopen a task (guards against a reopening checked in a narrower scope than the creation)", async () => {
+    const h = grouped();
+    const mine = await named(h, 'w', 'pc-1');
+    if (!mine.ok) throw new Error(mine.error.message);
+    expect(await h.ops.cancel(mine.value.task.id, 'stop')).toMatchObject({ ok: true });
+    // the peer takes the name while pc-1's task has ended
+    const peers = await named(h, 'w', 'pc-3');
+    if (!peers.ok) throw new Error(peers.error.message);
+    // creation on pc-1 is refused: the peer's task holds the name in pc-1's reach
+    expect(await named(h, 'w', 'pc-1')).toMatchObject({
+      ok: false,
+      error: { code: 'conflict', path: '$.name' },
+    });
+    // and so is reopening pc-1's ended task, by retry and by message; nothing changes
+    const old = mine.value.task.id;
+    const retried = await h.ops.retry(old);
+    expect(retried).toMatchObject({ ok: false, error: { code: 'conflict', path: '$.name' } });
+    expect(!retried.ok && retried.error.message).toContain(peers.value.task.id);
+    expect(await h.ops.message(old, 'go on', 'cli')).toMatchObject({
+      ok: false,
+      error: { code: 'conflict', path: '$.name' },
+    });
+    expect(await h.statusOf(old)).toBe('cancelled');
+    expect((await h.store.getHistory(old)).filter((e) => e.type === 'message')).toEqual([]);
+    // a computer of no group is out of reach: its own `w` is allowed
+    expect(await named(h, 'w', 'pc-2')).toMatchObject({ ok: true });
+    // once the peer's task ends, the reopening goes through
+    await h.ops.cancel(peers.value.task.id, 'stop');
+    expect(await h.ops.retry(old)).toMatchObject({ ok: true });
   });
 
   it('returns the existing task for a repeated request id with its name, not a conflict', async () => {

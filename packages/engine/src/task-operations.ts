@@ -42,7 +42,7 @@ export const LIVE_TASK_STATUSES: readonly TaskStatus[] = [
   'waiting_for_user',
 ];
 
-/** Which tasks a name is resolved among, or must be unique among (see {@link CreateTaskRequest.nameScope}). */
+/** Which tasks a name is resolved among, or must be unique among. */
 export type NameScope = (task: Task) => boolean;
 
 /** Why a task operation was refused. */
@@ -87,12 +87,6 @@ export interface CreateTaskRequest {
   /** The name the player gives the task (a printable id; an in-game trigger may address the task by it). */
   name?: string;
   /**
-   * The tasks among which `name` must be free (a task that has not ended and has it there refuses the creation with
-   * `conflict`): those the creator may act on, the scope `task_event`'s `agent` is resolved in. Default: the tasks
-   * the new task's computer (its client, else its creator) may act on; for a task of neither, every task.
-   */
-  nameScope?: NameScope;
-  /**
    * More metadata of the task, from the adapter (e.g. the Minecraft instance the task plays on). The operation's own
    * keys (creator, request id, settings, run budgets) are set over it.
    */
@@ -109,6 +103,11 @@ export interface TaskOperationsOptions {
   clock: Clock;
   /** Let a client create, see and act on tasks bound to another client (default: each client its own). */
   crossClientAccess?: boolean;
+  /**
+   * The group peers of a computer (`server.groups`: named groups, computers sharing an operator key), or undefined
+   * when it has none: a task's name must be free among the tasks its computer and that computer's peers have.
+   */
+  peerOf?: (clientId: string) => ((otherClientId: string) => boolean) | undefined;
   /**
    * The storage failure an error stands for (the request is then refused as `unavailable` with its message), or
    * undefined for any other error, which is rethrown. Default: {@link portStorageFailure}.
@@ -219,8 +218,7 @@ export class TaskOperations {
     return this.oneAtATime(name, async () => {
       const repeat = req.requestId !== undefined ? await this.engine.getTask(id) : undefined;
       if (repeat === undefined || repeat === null) {
-        const scope = req.nameScope ?? this.ownerScope(req.clientId ?? req.creator);
-        const taken = await this.nameTaken(name, scope, id);
+        const taken = await this.nameTaken(name, this.nameScope(req.clientId ?? req.creator), id);
         if (taken) return { ok: false, error: taken };
       }
       return this.createNow(req, id);
@@ -418,10 +416,15 @@ export class TaskOperations {
     }
   }
 
-  /** The tasks `owner` may act on (a name is unique among them); no owner: every task. */
-  private ownerScope(owner: string | null | undefined): NameScope {
+  /**
+   * The tasks among which a task's name must be free, the same for its creation and for a retry or message that
+   * reopens it: those its `owner` (its computer, else its creator) may act on, with the owner's group peers (the reach
+   * a `task_event {agent}` of any computer of the group is resolved in); no owner: every task.
+   */
+  private nameScope(owner: string | null | undefined): NameScope {
     if (owner === undefined || owner === null) return () => true;
-    return (t) => this.canAccess(t, owner, 'act');
+    const peer = this.o.peerOf?.(owner);
+    return (t) => this.canAccess(t, owner, 'act', peer ? { peer } : {});
   }
 
   /** A `conflict` when a task that has not ended, other than `exceptId`, has `name` among those `scope` admits. */
@@ -443,11 +446,11 @@ export class TaskOperations {
     };
   }
 
-  /** {@link nameTaken} for an ended task about to run again, in its computer's scope. */
+  /** {@link nameTaken} for an ended task about to run again, in the scope its creation was checked in. */
   private nameTakenFor(task: Task): Promise<TaskOperationError | undefined> {
     return this.nameTaken(
       taskName(task) as string,
-      this.ownerScope(task.clientId ?? taskCreator(task)),
+      this.nameScope(task.clientId ?? taskCreator(task)),
       task.id,
     );
   }

@@ -11,7 +11,6 @@ import {
   type Engine,
   type Logger,
   type SubmitResult,
-  type Task,
   type TaskOperations,
 } from '@ccagent/engine';
 import type {
@@ -90,9 +89,8 @@ export class TaskRequests {
       creator: sender,
       requestId: msg.request_id,
       requestNamespace: sender,
+      // unique among the tasks the task's computer and its group reach (the engine's one rule, also on a reopening)
       ...(msg.name !== undefined ? { name: msg.name } : {}),
-      // The name is unique among the tasks this computer reaches, the ones its `task_event {agent}` is resolved in.
-      nameScope: (t: Task) => this.o.tasks.canAccess(t, sender, 'act', peer ? { peer } : {}),
     };
     const id = this.o.tasks.taskIdFor(req);
     this.o.subscriptions.hold(id);

@@ -1,17 +1,29 @@
 /**
- * Record the model's reply: a failed call counted against the failure limit; a reply cut off, empty or with a call
- * written as text nudged once; a first answer in prose before any tool was called nudged once and then refused;
- * otherwise the turn appended to the memory (the window's dropped turns left out, the measured token density kept)
- * and its first call handed out, or the reply completes the task.
+ * Record the model's reply: a failed call counted against the failure limit; a reply cut off or with a call written
+ * as text nudged once; an empty reply nudged, and refused at {@link MAX_EMPTY_REPLIES} in a row; a first answer in
+ * prose before any tool was called nudged once and then refused; otherwise the turn appended to the memory (the
+ * window's dropped turns left out, the measured token density kept) and its first call handed out, or the reply
+ * completes the task.
  */
 import type { Decision, JsonValue } from '@ccagent/engine';
 import { stripThinking } from '../directive-parser.js';
 import type { ModelCallOutcome } from '../model-call.js';
 import { nextQueuedCall } from './dispatch.js';
-import { nextMemory, withCalls, type NativeCall, type NativeTurn } from './native-memory.js';
+import {
+  nextMemory,
+  withCalls,
+  type NativeCall,
+  type NativeMemory,
+  type NativeTurn,
+} from './native-memory.js';
 import type { NativeStep, PreparedTurn } from './turn.js';
 
 const EMPTY_NUDGE = 'Your reply was empty. Call a tool, or answer with the result if the task is done.';
+/**
+ * Empty replies in a row (in one run) that end the task with `empty_replies`: the ones before are nudged, each a model
+ * call of the iteration budget, so a model that only returns empty replies does not burn every iteration.
+ */
+export const MAX_EMPTY_REPLIES = 3;
 export const CUT_NUDGE =
   'Your reply was cut off at the output limit (done_reason "length"), so none of it was used: no call was made. ' +
   'Reply again, shorter.';
@@ -95,6 +107,8 @@ export function recordReply(
         : prose && !proseAgain
           ? PROSE_NUDGE
           : undefined;
+  // Empty replies in a row in this run, this one included (a turn of the run's memory nudged as empty is one).
+  const emptyInRow = empty ? 1 + trailingEmpty(mem.turns.slice(Math.max(0, mem.runStart - mem.dropped))) : 0;
   const turn = withCalls(
     {
       content: reply.content,
@@ -137,6 +151,7 @@ export function recordReply(
         memory: withTurn as unknown as JsonValue,
       };
     }
+    if (empty) return emptyReplyDecision(emptyInRow, reply.content, withTurn);
     if (nudge) return { type: 'continue', memory: withTurn as unknown as JsonValue };
     if (proseAgain) {
       return {
@@ -169,6 +184,37 @@ export function recordReply(
     note: 'every call of the model was rejected (an unknown tool or unreadable arguments)',
     memory: next.mem as unknown as JsonValue,
   };
+}
+
+/**
+ * The decision after an empty reply, the `inRow`-th in a row of this run: nudged (recorded as tolerated), or at
+ * {@link MAX_EMPTY_REPLIES} the task fails with `empty_replies`.
+ */
+function emptyReplyDecision(inRow: number, content: string, withTurn: NativeMemory): Decision {
+  const iterations = withTurn.dropped + withTurn.turns.length;
+  if (inRow < MAX_EMPTY_REPLIES) {
+    return {
+      type: 'continue',
+      note: `tolerated: the model's reply was empty; nudged (${inRow} of ${MAX_EMPTY_REPLIES - 1} before the task fails)`,
+      memory: withTurn as unknown as JsonValue,
+    };
+  }
+  return {
+    type: 'fail',
+    error: {
+      code: 'empty_replies',
+      message: `the model returned ${inRow} empty replies in a row (no text and no tool call), nudged after each but the last`,
+      details: { iterations, emptyReplies: inRow, lastMessage: content },
+    },
+    memory: withTurn as unknown as JsonValue,
+  };
+}
+
+/** How many turns at the end of `turns` were empty replies (nudged as such). */
+function trailingEmpty(turns: readonly NativeTurn[]): number {
+  let n = 0;
+  for (let i = turns.length - 1; i >= 0 && turns[i]?.nudge === EMPTY_NUDGE; i--) n++;
+  return n;
 }
 
 /** Whether a turn got the prose nudge (a turn with the nudge has no calls). */

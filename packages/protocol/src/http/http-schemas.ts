@@ -394,10 +394,13 @@ export const HealthResponseSchema = z.object({
       version: z.string().optional(),
       error: z.string().optional(),
       present: z.array(z.string()),
+      /** Models something would call on this server (a role's model, a kind's model on its endpoint) it lacks. */
       missing: z.array(z.string()),
+      /** Models `limits.models` allows a task to choose here, called by nothing yet, that it lacks (not degraded). */
+      allowed_missing: z.array(z.string()),
     }),
   ),
-  models: z.object({ missing: z.array(z.string()) }),
+  models: z.object({ missing: z.array(z.string()), allowed_missing: z.array(z.string()) }),
   clients: z.object({ connected: z.number() }),
 });
 

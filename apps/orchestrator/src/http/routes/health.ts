@@ -4,7 +4,11 @@ import { ORCHESTRATOR_VERSION } from '../../version.js';
 import { sendJson } from '../http-kit.js';
 import type { HttpApiOptions, RouteRequest } from '../route.js';
 
-/** `GET /health`: 200 when the database works, 503 otherwise; `degraded` when a model server or model is missing. */
+/**
+ * `GET /health`: 200 when the database works, 503 otherwise; `degraded` when a model server is unreachable or lacks a
+ * model something would call on it. A model `limits.models` allows but nothing calls yet is listed apart
+ * (`allowed_missing`) and does not degrade.
+ */
 export async function health(d: HttpApiOptions, { res }: RouteRequest): Promise<void> {
   const [db, models] = await Promise.all([d.checkDb(), d.models.check()]);
   const reachable = models.servers.every((s) => s.reachable);
@@ -27,8 +31,12 @@ export async function health(d: HttpApiOptions, { res }: RouteRequest): Promise<
       ...(s.error !== undefined ? { error: s.error } : {}),
       present: s.present,
       missing: s.missing,
+      allowed_missing: s.allowedMissing,
     })),
-    models: { missing: models.missing.map((m) => m.name) },
+    models: {
+      missing: [...new Set(models.missing.map((m) => m.name))],
+      allowed_missing: [...new Set(models.allowedMissing.map((m) => m.name))],
+    },
     clients: { connected: d.registry.connectedCount() },
   };
   sendJson(res, db.ok ? 200 : 503, body);
