@@ -9,6 +9,7 @@ import path from 'node:path';
 import { ModClient, type ActionRunner, type RunOutcome } from '@ccagent/minecraft';
 import { startFakeOllama, type FakeOllama } from '@ccagent/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from './support/browser.js';
 import { serve, type Served } from './support/spawn.js';
 import { freePort } from './support/minecraft.js';
 
@@ -150,6 +151,26 @@ describe('Minecraft activity survives kill -9', () => {
     expect(after.body.actions[0]?.result).toContain('onerror');
     // An instance neither the endpoint nor the database knows is still 404.
     expect((await activity(s, 'Nobody')).status).toBe(404);
+
+    // The instance page shows them, as text, before the mod is back.
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.page();
+      await page.goto(`${s.url}/#/minecraft/Evil`);
+      await expect
+        .poll(() => page.getByTestId('mci-status').textContent(), { timeout: 10_000 })
+        .toBe('not connected since the server started');
+      const lines = page.locator('ol.mc-log > li');
+      await expect.poll(() => lines.count(), { timeout: 10_000 }).toBe(KEEP_LINES);
+      expect(await lines.first().textContent()).toContain('<img src=x onerror=');
+      expect(await lines.first().textContent()).toContain('␛[31mred');
+      expect(await page.locator('table.mc-actions tbody tr').count()).toBe(KEEP_ACTIONS);
+      expect(await page.locator('table.mc-actions').textContent()).toContain('action_failed');
+      expect(await page.locator('.mc-instance img, .mc-instance script').count()).toBe(0);
+      expect(await page.evaluate(() => (window as { __pwned?: unknown }).__pwned)).toBeUndefined();
+    } finally {
+      await browser.close();
+    }
 
     // The mod comes back: its new lines continue after the stored ones and both show.
     const back = await connectMod();
