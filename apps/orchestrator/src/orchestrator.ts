@@ -22,6 +22,7 @@ import {
   withServerTools,
   type ConfirmationRule,
   type TaskKindStore,
+  type MinecraftActivityStore,
   type ScheduleStore,
   type Clock,
   type Logger,
@@ -44,6 +45,7 @@ import { TriggerLimits } from './ws/trigger-limits.js';
 import { DashboardAssets, defaultDashboardDir } from './http/dashboard-assets.js';
 import { EventHub } from './http/event-hub.js';
 import { publishMinecraftEvents } from './http/minecraft-events.js';
+import { McActivityRecorder, type McActivityKeep } from './minecraft-activity-recorder.js';
 import { HttpApi, type TaskPageSource } from './http/http-api.js';
 import { LuaAssets } from './http/lua-assets.js';
 import { rawResponseHeaderLines, withResponseHeaders } from './http/response-headers.js';
@@ -121,7 +123,13 @@ export interface OrchestratorOptions {
    * The Minecraft mod endpoint and `minecraft_agent` tasks (docs/minecraft.md). `required`: a port that cannot be
    * bound fails startup; otherwise it is logged and the orchestrator runs without it. Omitted: not started.
    */
-  minecraft?: { host: string; port: number; required: boolean };
+  minecraft?: {
+    host: string;
+    port: number;
+    required: boolean;
+    /** What the database keeps of each instance's activity and how often lines are written (`MC_ACTIVITY_KEEP`). */
+    activity?: Partial<McActivityKeep>;
+  };
 }
 
 /** A store the orchestrator uses for tasks, clients, task pages and `/health` (`SqliteStore`, `PostgresStore`). */
@@ -141,6 +149,8 @@ export type DurableStore = TaskStore &
     readonly minecraftSettings?: { load(): Promise<unknown>; save(doc: unknown): Promise<void> };
     /** The operators' screen mirror switches in the same database (PostgreSQL); absent: a file beside it. */
     readonly screenSwitches?: ScreenSwitchStore;
+    /** Each Minecraft instance's last log lines and ended actions, in the same database. */
+    readonly minecraftActivity?: MinecraftActivityStore;
   };
 
 /** What startup found out, for the banner. */
@@ -372,6 +382,11 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     disconnectPolicy: s.disconnectPolicy,
     graceMs: s.reconnectGraceMs,
   });
+  // Each instance's recent activity, kept in the database (lines in batches, actions when they end).
+  const mcActivity =
+    o.minecraft && durable?.minecraftActivity !== undefined
+      ? new McActivityRecorder(durable.minecraftActivity, logger, o.minecraft.activity)
+      : undefined;
   const minecraft = o.minecraft
     ? createMinecraftAgent({
         host: o.minecraft.host,
@@ -392,6 +407,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
           : durable !== undefined && dbPath !== ':memory:'
             ? { settingsFile: `${dbPath}.minecraft.json` }
             : {}),
+        ...(mcActivity !== undefined ? { lastLogSeq: (id: string) => mcActivity.lastLogSeq(id) } : {}),
         clock,
         logger,
       })
@@ -414,6 +430,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   });
   events.attach(engine);
   const stopMcEvents = minecraft ? publishMinecraftEvents(events, minecraft.endpoint) : undefined;
+  const stopMcActivity = minecraft && mcActivity ? mcActivity.attach(minecraft.endpoint) : undefined;
   replyStream.attach(engine);
   await metrics.track(engine);
   metrics.trackPools(() => [...modelPools].map(([name, pool]) => ({ name, snapshot: pool.snapshot() })));
@@ -554,6 +571,7 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     logger,
     minecraft,
     minecraftTasks,
+    minecraftActivity: mcActivity,
     schedules,
     peerOf,
   });
@@ -566,6 +584,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
   if (minecraft) {
     try {
       await minecraft.loadSettings();
+      // Where each instance's line numbers stopped, before a mod can connect.
+      await mcActivity?.load();
     } catch (err) {
       executor.dispose();
       registry.dispose();
@@ -659,6 +679,8 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
     await gateway.close();
     stopMcEvents?.();
     await minecraft?.close();
+    stopMcActivity?.();
+    await mcActivity?.close();
     for (const pool of modelPools.values()) pool.close();
     await closeStore();
     throw new OrchestratorError(
@@ -709,6 +731,9 @@ export async function startOrchestrator(o: OrchestratorOptions): Promise<Running
       await gateway.close();
       stopMcEvents?.();
       await minecraft?.close();
+      // Actions the close ended and the lines still buffered, before the store closes.
+      await mcActivity?.close();
+      stopMcActivity?.();
       for (const pool of modelPools.values()) pool.close();
       server.closeAllConnections();
       await closeStore();

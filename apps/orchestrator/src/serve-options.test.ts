@@ -76,6 +76,24 @@ describe('resolveServeOptions', () => {
     expect(!open.ok && open.error.message).toMatch(/--mc-host: the mod endpoint listens on loopback only/);
   });
 
+  it('takes how much Minecraft activity the database keeps from the environment, and refuses a number out of range', () => {
+    const r = resolveServeOptions({}, { CCAGENT_MC_KEEP_ACTIONS: '3', CCAGENT_MC_KEEP_LOG_LINES: '50' });
+    expect(r.ok && r.value.minecraft).toEqual({
+      host: '127.0.0.1',
+      port: 9876,
+      required: false,
+      activity: { actions: 3, logLines: 50 },
+    });
+    const plain = resolveServeOptions({}, {});
+    expect(plain.ok && plain.value.minecraft).toEqual({ host: '127.0.0.1', port: 9876, required: false });
+    for (const bad of ['0', '10001', '-1', '2.5', 'lots']) {
+      const no = resolveServeOptions({}, { CCAGENT_MC_KEEP_LOG_LINES: bad });
+      expect(no.ok ? 'accepted' : no.error.message).toBe(
+        `CCAGENT_MC_KEEP_LOG_LINES: expected an integer 1..10000, got "${bad}"`,
+      );
+    }
+  });
+
   it('refuses an unknown durability level (guards against a typo silently weakening or keeping durability)', () => {
     const r = resolveServeOptions({ durability: 'fast' }, {});
     expect(r.ok).toBe(false);

@@ -63,7 +63,15 @@ export interface ServeOptions {
    * The Minecraft mod endpoint (docs/minecraft.md): loopback only, port 9876 by default. `required` when the port was
    * given explicitly (a busy port then fails startup; the default one is skipped with a warning). Undefined: off.
    */
-  minecraft: { host: string; port: number; required: boolean } | undefined;
+  minecraft:
+    | {
+        host: string;
+        port: number;
+        required: boolean;
+        /** `CCAGENT_MC_KEEP_ACTIONS`, `CCAGENT_MC_KEEP_LOG_LINES`: activity kept per instance in the database. */
+        activity?: { actions?: number; logLines?: number };
+      }
+    | undefined;
 }
 
 /** Default port of the Minecraft mod endpoint (the seed's `ws://localhost:9876`). */
@@ -85,7 +93,7 @@ export function isLoopbackHost(host: string): boolean {
  * Flags win over env (`CCAGENT_HOST`, `CCAGENT_PORT`, `CCAGENT_DB`, `CCAGENT_CONFIG`, `OLLAMA_HOST`, `CCAGENT_TOKEN`,
  * `CCAGENT_TOKEN_FILE`,
  * `CCAGENT_LOG_LEVEL`, `CCAGENT_LOG_FORMAT`, `CCAGENT_DURABILITY`, `CCAGENT_TLS_CERT`, `CCAGENT_TLS_KEY`,
- * `CCAGENT_MC_HOST`, `CCAGENT_MC_PORT`), env over defaults. Refuses (`unsafe_bind`) a non-loopback host without a token.
+ * `CCAGENT_MC_HOST`, `CCAGENT_MC_PORT`, `CCAGENT_MC_KEEP_ACTIONS`, `CCAGENT_MC_KEEP_LOG_LINES`), env over defaults. Refuses (`unsafe_bind`) a non-loopback host without a token.
  */
 export function resolveServeOptions(
   flags: ServeFlags,
@@ -135,6 +143,18 @@ export function resolveServeOptions(
     if (!isLoopbackHost(mcHost))
       return bad(`--mc-host: the mod endpoint listens on loopback only, got "${mcHost}"`);
     minecraft = { host: mcHost, port: mcPort, required: mcPortText !== undefined };
+    const activity: { actions?: number; logLines?: number } = {};
+    for (const [name, key] of [
+      ['CCAGENT_MC_KEEP_ACTIONS', 'actions'],
+      ['CCAGENT_MC_KEEP_LOG_LINES', 'logLines'],
+    ] as const) {
+      const text = env[name];
+      if (text === undefined || text === '') continue;
+      if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 10_000)
+        return bad(`${name}: expected an integer 1..10000, got "${text}"`);
+      activity[key] = Number(text);
+    }
+    if (Object.keys(activity).length > 0) minecraft.activity = activity;
   }
   // A flag wins over the environment; the same secret given twice at one level is refused, not guessed between.
   if (flags.token !== undefined && flags.tokenFile !== undefined)

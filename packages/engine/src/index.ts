@@ -180,3 +180,9 @@ export {
 export { InMemoryScheduleStore } from './in-memory-schedule-store.js';
 export { taskKindsAt, type TaskKindRevision, type TaskKindStore } from './task-kind-store.js';
 export { InMemoryTaskKindStore } from './in-memory-task-kind-store.js';
+export type {
+  McActionRecord,
+  McActivityLimits,
+  McLogRecord,
+  MinecraftActivityStore,
+} from './minecraft-activity-store.js';

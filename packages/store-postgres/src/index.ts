@@ -19,6 +19,7 @@ export { PgSecurityTables } from './security-tables.js';
 export { PgScheduleTables } from './schedule-tables.js';
 export { PgTaskKindTables } from './task-kind-tables.js';
 export { PgSettingsDocument } from './settings-documents.js';
+export { PgMinecraftActivity } from './minecraft-activity-tables.js';
 export { PG_SCHEMA_VERSION, pgMigrationsFolder } from './migrate.js';
 export { isPostgresUrl } from './url.js';
 /** The Drizzle table definitions, for read-only SQL by other tools. */

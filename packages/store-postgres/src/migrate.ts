@@ -5,7 +5,7 @@ import { readMigrationFiles, type MigrationMeta } from 'drizzle-orm/migrator';
 import type pg from 'pg';
 
 /** Schema version this build writes and reads: the number of drizzle-kit migrations in `../drizzle`. */
-export const PG_SCHEMA_VERSION = 6;
+export const PG_SCHEMA_VERSION = 7;
 
 /** Key of the transaction-level advisory lock held while migrating (two orchestrators starting at once). */
 const MIGRATE_LOCK_KEY = 0x63634167; // "ccAg", the SQLite store's application id

@@ -79,6 +79,7 @@ import { PgSecurityTables } from './security-tables.js';
 import { PgScheduleTables } from './schedule-tables.js';
 import { PgTaskKindTables } from './task-kind-tables.js';
 import { PgSettingsDocument } from './settings-documents.js';
+import { PgMinecraftActivity } from './minecraft-activity-tables.js';
 import { SQL, valuesOf } from './sql.js';
 import { Staged } from './staged.js';
 import { RowGroups } from './row-groups.js';
@@ -246,6 +247,8 @@ export class PostgresStore implements TaskStore {
   readonly minecraftSettings: PgSettingsDocument;
   /** The operators' screen mirror switches (a document of the same settings table, key `screen_switches`). */
   readonly screenSwitches: PgSettingsDocument;
+  /** A Minecraft instance's last log lines and ended actions (schema version 7), written fenced through the write queue. */
+  readonly minecraftActivity: PgMinecraftActivity;
 
   /** @internal Use {@link openPostgresStore}. */
   constructor(
@@ -314,6 +317,10 @@ export class PostgresStore implements TaskStore {
       },
       'screen_switches',
     );
+    this.minecraftActivity = new PgMinecraftActivity({
+      read: (run) => this.read(() => run(this.pool)),
+      write: (run) => this.write(run),
+    });
   }
 
   /**

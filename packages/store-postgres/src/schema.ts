@@ -367,3 +367,40 @@ export const minecraftSettings = pgTable('minecraft_settings', {
   value: text('value').notNull(),
   updatedAt: ms('updated_at').notNull(),
 });
+
+/**
+ * A Minecraft instance's last `log` lines (schema version 7), as the SQLite `minecraft_logs`: at most the
+ * orchestrator's configured number per instance; `seq` keeps counting across restarts.
+ */
+export const minecraftLogs = pgTable(
+  'minecraft_logs',
+  {
+    instanceId: text('instance_id').notNull(),
+    seq: ms('seq').notNull(),
+    at: ms('at').notNull(),
+    /** The mod's text, untrusted. */
+    message: text('message').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.instanceId, t.seq] })],
+);
+
+/** A Minecraft instance's last ended actions with their outcomes (schema version 7), as the SQLite `minecraft_actions`. */
+export const minecraftActions = pgTable(
+  'minecraft_actions',
+  {
+    instanceId: text('instance_id').notNull(),
+    actionId: text('action_id').notNull(),
+    type: text('type').notNull(),
+    taskId: text('task_id'),
+    startedAt: ms('started_at').notNull(),
+    endedAt: ms('ended_at').notNull(),
+    ok: boolean('ok').notNull(),
+    code: text('code'),
+    error: text('error'),
+    result: text('result'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.instanceId, t.actionId] }),
+    index('minecraft_actions_started_idx').on(t.instanceId, t.startedAt),
+  ],
+);

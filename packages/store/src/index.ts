@@ -85,3 +85,4 @@ export {
 } from '@ccagent/security';
 export { SqliteScheduleTables, rowToFiring, rowToSchedule } from './schedule-tables.js';
 export { SqliteTaskKindTables } from './task-kind-tables.js';
+export { SqliteMinecraftActivity } from './minecraft-activity-tables.js';

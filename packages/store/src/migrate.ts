@@ -8,7 +8,7 @@ import { StoreError } from '@ccagent/store-core';
  * Schema version this build writes and reads: the number of drizzle-kit migrations in `../drizzle` (a test checks
  * they agree). Stamped into the file as `PRAGMA user_version`.
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 /** `PRAGMA application_id` of a ccagent database ("ccAg"), so a foreign SQLite file is recognised. */
 export const APPLICATION_ID = 0x63634167;

@@ -81,6 +81,8 @@ describe('openSqliteStore', () => {
       'credentials',
       'enrollment_codes',
       'history',
+      'minecraft_actions',
+      'minecraft_logs',
       'model_tools',
       'pairing_requests',
       'questions',

@@ -370,3 +370,45 @@ export const taskKindRevisions = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.name, t.revision] })],
 );
+
+/**
+ * A Minecraft instance's last `log` lines (schema version 11), kept so its activity page survives a restart: at most
+ * the orchestrator's configured number per instance (older rows are deleted as new ones are written). `seq` numbers
+ * the lines per instance and keeps counting across restarts.
+ */
+export const minecraftLogs = sqliteTable(
+  'minecraft_logs',
+  {
+    instanceId: text('instance_id').notNull(),
+    seq: integer('seq').notNull(),
+    at: integer('at').notNull(),
+    /** The mod's text, untrusted. */
+    message: text('message').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.instanceId, t.seq] })],
+);
+
+/**
+ * A Minecraft instance's last ended actions with their outcomes (schema version 11): at most the orchestrator's
+ * configured number per instance, by start time. `ok` 1/0; `code` and `error` on failure, `result` (a JSON preview)
+ * on success.
+ */
+export const minecraftActions = sqliteTable(
+  'minecraft_actions',
+  {
+    instanceId: text('instance_id').notNull(),
+    actionId: text('action_id').notNull(),
+    type: text('type').notNull(),
+    taskId: text('task_id'),
+    startedAt: integer('started_at').notNull(),
+    endedAt: integer('ended_at').notNull(),
+    ok: integer('ok', { mode: 'boolean' }).notNull(),
+    code: text('code'),
+    error: text('error'),
+    result: text('result'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.instanceId, t.actionId] }),
+    index('minecraft_actions_started_idx').on(t.instanceId, t.startedAt),
+  ],
+);

@@ -33,6 +33,7 @@ import Database from 'better-sqlite3';
 import { SecurityTables } from './security-tables.js';
 import { SqliteScheduleTables } from './schedule-tables.js';
 import { SqliteTaskKindTables } from './task-kind-tables.js';
+import { SqliteMinecraftActivity } from './minecraft-activity-tables.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { checkSchema, migrate, readSchemaInfo, SCHEMA_VERSION } from './migrate.js';
 import { SqliteClients } from './sqlite/clients.js';
@@ -170,6 +171,8 @@ export class SqliteStore implements TaskStore {
   readonly schedules: SqliteScheduleTables;
   /** Task kinds saved at run time (schema version 10): the engine's `TaskKindStore`. */
   readonly taskKinds: SqliteTaskKindTables;
+  /** A Minecraft instance's last log lines and ended actions (schema version 11): the engine's `MinecraftActivityStore`. */
+  readonly minecraftActivity: SqliteMinecraftActivity;
 
   /** @internal Use {@link openSqliteStore}. */
   constructor(
@@ -203,6 +206,11 @@ export class SqliteStore implements TaskStore {
       read: (run) => c.read(run),
     });
     this.taskKinds = new SqliteTaskKindTables({
+      orm: c.orm,
+      write: (run) => c.write(run),
+      read: (run) => c.read(run),
+    });
+    this.minecraftActivity = new SqliteMinecraftActivity({
       orm: c.orm,
       write: (run) => c.write(run),
       read: (run) => c.read(run),

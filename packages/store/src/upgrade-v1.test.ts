@@ -55,7 +55,7 @@ describe('a version-1 file (memory in tasks.memory)', () => {
     const file = path.join(dir, 'v1.db');
     writeV1File(file);
     const store = openSqliteStore({ path: file });
-    expect(SCHEMA_VERSION).toBe(10);
+    expect(SCHEMA_VERSION).toBe(11);
     await expectReadBack(store, tasks);
     expect(await store.listTasks()).toStrictEqual(tasks);
     expect((await store.listTasks({ status: 'running' }))[0]?.memory).toEqual(tasks[1]?.memory);

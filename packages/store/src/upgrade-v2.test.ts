@@ -35,7 +35,7 @@ describe('a version-2 file (command_calls indexed by task and by status apart)',
   it('is migrated on open to one (task_id, status) index that the pending-calls query uses, with every call and task unchanged (guards against a migration that drops calls or leaves the engine query on a scan)', async () => {
     // A file as a version-2 build left it: the first two checked-in migrations, the stamps, tasks and calls.
     const { file, store } = openOldFile(dir, 2, { tasks, calls });
-    expect(SCHEMA_VERSION).toBe(10);
+    expect(SCHEMA_VERSION).toBe(11);
     await expectReadBack(store, tasks, calls);
     expect(await store.listCommandCalls({ taskId: 'a', status: 'pending' })).toStrictEqual([calls[2]]);
     expect(await store.listCommandCalls({ taskId: 'a' })).toStrictEqual([calls[0], calls[2], calls[3]]);

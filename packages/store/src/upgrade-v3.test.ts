@@ -35,7 +35,7 @@ describe('a version-3 file (command_calls without sent_to)', () => {
   it('is migrated on open to a nullable sent_to column: every call and task reads back identical and unbound, and its pending calls can be bound and closed keeping the binding (guards against a migration that loses calls or leaves a file the new bindCall cannot write)', async () => {
     // A file as a version-3 build left it: the first three checked-in migrations, the stamps, tasks and calls.
     const { file, store } = openOldFile(dir, 3, { tasks, calls });
-    expect(SCHEMA_VERSION).toBe(10);
+    expect(SCHEMA_VERSION).toBe(11);
     await expectReadBack(store, tasks, calls);
     expect(await store.listCommandCalls({ status: 'pending' })).toStrictEqual([calls[1], calls[2]]);
     // A call pending from before the upgrade is bound like a new one, and a commit closing it keeps the binding.

@@ -55,7 +55,7 @@ describe('a version-4 file (model inputs stored whole)', () => {
         insert('steps', row);
       }
     });
-    expect(SCHEMA_VERSION).toBe(10);
+    expect(SCHEMA_VERSION).toBe(11);
     const expectedOld = old.map((s, i) => rowToStep(stepToRow('t', i + 1, s)));
     expect(await store.getSteps('t')).toStrictEqual(expectedOld);
 

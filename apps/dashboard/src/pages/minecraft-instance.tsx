@@ -32,7 +32,8 @@ interface McState {
 }
 
 interface Activity {
-  instance: HttpMinecraftInstance;
+  /** Null: not back since the server restarted (the lists are what it kept). */
+  instance: HttpMinecraftInstance | null;
   logs: HttpMinecraftLog[];
   actions: HttpMinecraftAction[];
 }
@@ -124,7 +125,7 @@ export function McInstancePage({ id }: { id: string }) {
     return off;
   }, [id]);
 
-  const i = data?.instance;
+  const i = data?.instance ?? undefined;
   const s = (i?.last_state ?? null) as McState | null;
   const p = s?.position;
   const inventory = [...(Array.isArray(s?.inventory) ? s.inventory : [])].sort((a, b) => a.slot - b.slot);
@@ -141,11 +142,17 @@ export function McInstancePage({ id }: { id: string }) {
           />
         )}
         {visible(id)}{' '}
-        {i !== undefined && (
+        {i !== undefined ? (
           <span class="muted instance-state" data-testid="mci-status">
             {i.status} · Minecraft {visible(i.version)}
             {i.platform !== null ? ` (${visible(i.platform)})` : ''}
           </span>
+        ) : (
+          data !== undefined && (
+            <span class="muted instance-state" data-testid="mci-status">
+              not connected since the server started
+            </span>
+          )
         )}
       </h1>
       {error !== undefined && (

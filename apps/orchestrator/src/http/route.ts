@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CommandDescriptor, Engine, Task, TaskOperations, TaskStatus, TaskStore } from '@ccagent/engine';
 import type { MinecraftAgent } from '@ccagent/minecraft';
+import type { McActivityRecorder } from '../minecraft-activity-recorder.js';
 import type { z } from 'zod';
 import type { ClientRegistry } from '../clients/client-registry.js';
 import type { ClientPersistence } from '../client-persistence.js';
@@ -81,6 +82,8 @@ export interface HttpApiOptions {
   minecraft?: MinecraftAgent | undefined;
   /** Task operations over the `minecraft_agent` kind (`minecraftTaskKinds`), when the Minecraft side runs. */
   minecraftTasks?: TaskOperations | undefined;
+  /** The Minecraft activity kept in the database (the activity route reads it after a restart). */
+  minecraftActivity?: McActivityRecorder | undefined;
   logger: { error(obj: unknown, msg?: string): void };
 }
 

@@ -6,3 +6,7 @@
 export { runTaskStoreContract, type StoreFactory } from './task-store-contract.js';
 export { runScheduleStoreContract, type ScheduleStoreFactory } from './schedule-store-contract.js';
 export { runTaskKindStoreContract, type TaskKindStoreFactory } from './task-kind-store-contract.js';
+export {
+  runMinecraftActivityStoreContract,
+  type MinecraftActivityStoreFactory,
+} from './minecraft-activity-store-contract.js';

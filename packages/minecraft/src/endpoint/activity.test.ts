@@ -9,6 +9,7 @@ import { MinecraftEndpoint, type McActivity } from './mc-endpoint.js';
 
 let endpoint: MinecraftEndpoint;
 let ws: WebSocket;
+let endpointUrl = '';
 
 afterEach(async () => {
   ws?.close();
@@ -18,12 +19,13 @@ afterEach(async () => {
 /** Start an endpoint and register a raw mod as `Bot`; frames the backend sends are collected in `got`. */
 async function start(
   clock: ManualClock,
-  more: { actionMemory?: number } = {},
+  more: { actionMemory?: number; lastLogSeq?: (id: string) => number; keepMs?: number } = {},
 ): Promise<{ got: Array<{ type: string; action?: Action }>; activity: McActivity[] }> {
   endpoint = new MinecraftEndpoint({ port: 0, clock, ...more });
   const activity: McActivity[] = [];
   endpoint.onActivity((a) => activity.push(a));
   const { url } = await endpoint.start();
+  endpointUrl = url;
   ws = new WebSocket(url);
   const got: Array<{ type: string; action?: Action }> = [];
   ws.on('message', (d) => got.push(JSON.parse(String(d)) as { type: string }));
@@ -41,6 +43,37 @@ async function waitFor(ok: () => boolean): Promise<void> {
 const chat = (id: string): Action => ({ id, type: 'chat', message: 'hi' }) as Action;
 
 describe('instance activity', () => {
+  it('numbers log lines after the last number the host stored, and a dead instance that registers again keeps counting (guards against a line number used twice)', async () => {
+    const clock = new ManualClock(1_000);
+    const asked: string[] = [];
+    const { activity } = await start(clock, {
+      keepMs: 1_000,
+      lastLogSeq: (id) => {
+        asked.push(id);
+        return id === 'Bot' ? 41 : 0;
+      },
+    });
+    ws.send(JSON.stringify({ type: 'log', instanceId: 'Bot', message: 'after a restart' }));
+    await waitFor(() => activity.length === 1);
+    expect(activity[0]).toMatchObject({ kind: 'log', line: { seq: 42, message: 'after a restart' } });
+    expect(asked).toEqual(['Bot']);
+    // Gone past its keep period (dead), then back: a new instance record, the numbering goes on.
+    ws.close();
+    await waitFor(() => endpoint.getInstance('Bot')?.status === 'disconnected');
+    await clock.advance(1_001);
+    expect(endpoint.getInstance('Bot')?.status).toBe('dead');
+    ws = new WebSocket(endpointUrl);
+    const frames: string[] = [];
+    ws.on('message', (d) => frames.push(String(d)));
+    await new Promise((r) => ws.once('open', r));
+    ws.send(JSON.stringify({ type: 'register', instanceId: 'Bot', version: '1.0' }));
+    await waitFor(() => frames.some((f) => f.includes('registered')));
+    ws.send(JSON.stringify({ type: 'log', instanceId: 'Bot', message: 'born again' }));
+    await waitFor(() => activity.length === 2);
+    expect(activity[1]).toMatchObject({ kind: 'log', line: { seq: 43, message: 'born again' } });
+    expect(endpoint.logsSince('Bot').map((l) => l.seq)).toEqual([43]);
+  });
+
   it('reports each log line and each action when it is sent and when it ends, with its outcome, times and task', async () => {
     const clock = new ManualClock(1_000);
     const { activity } = await start(clock);

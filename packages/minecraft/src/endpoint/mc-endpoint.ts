@@ -55,6 +55,11 @@ export interface MinecraftEndpointOptions {
   historyMemory?: number;
   /** Actions (each with its outcome and times, {@link ModActionRecord}) kept per instance (default 100). */
   actionMemory?: number;
+  /**
+   * The last log `seq` an instance used before it was first seen by this endpoint (default 0): its lines continue
+   * after it, so a host that keeps lines across restarts (or across an instance's death) never sees a number twice.
+   */
+  lastLogSeq?: (instanceId: string) => number;
   clock?: Clock;
   logger?: Logger;
 }
@@ -610,7 +615,7 @@ export class MinecraftEndpoint {
         name: msg.name ?? null,
         platform: msg.platform ?? null,
         logs: [],
-        logSeq: 0,
+        logSeq: Math.max(inst?.logSeq ?? 0, this.opts.lastLogSeq?.(instanceId) ?? 0),
         actions: [],
         changes: [],
         stateChanges: 0,

@@ -103,6 +103,8 @@ export interface MinecraftAgentOptions {
    * Read by {@link MinecraftAgent.loadSettings}; each change is saved before it is acknowledged.
    */
   settingsStore?: McSettingsStore;
+  /** Where each instance's log numbering resumes (see `MinecraftEndpointOptions.lastLogSeq`). */
+  lastLogSeq?: (instanceId: string) => number;
   clock?: Clock;
   logger?: Logger;
 }
@@ -178,6 +180,7 @@ export function createMinecraftAgent(opts: MinecraftAgentOptions = {}): Minecraf
     ...(opts.authorize !== undefined ? { authorize: opts.authorize } : {}),
     ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
     ...(opts.rateLimit !== undefined ? { rateLimit: opts.rateLimit } : {}),
+    ...(opts.lastLogSeq !== undefined ? { lastLogSeq: opts.lastLogSeq } : {}),
   });
   const seat = new InstanceSeat(
     opts.settingsStore ??

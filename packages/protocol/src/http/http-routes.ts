@@ -544,7 +544,7 @@ export const HTTP_ROUTES: readonly HttpRouteSpec[] = [
     method: 'GET',
     path: '/api/minecraft/instances/:id/activity',
     summary:
-      'One instance now, its last `log` lines and its last actions with their outcomes and durations (viewer); `GET /api/events` streams what follows (`mc_instance`, `mc_log`, `mc_action`). 404 for an unknown instance.',
+      'One instance now, its last `log` lines and its last actions with their outcomes and durations (viewer); `GET /api/events` streams what follows (`mc_instance`, `mc_log`, `mc_action`). Lines and ended actions are kept in the database, so they are served after a restart (`instance` null until the mod is back). 404 for an instance neither the endpoint nor the database knows.',
     responses: [{ status: 200, schema: MinecraftActivityResponseSchema }],
   },
   {

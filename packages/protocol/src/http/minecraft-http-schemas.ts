@@ -80,9 +80,13 @@ export const HttpMinecraftActionSchema = z.object({
   result: z.string().optional(),
 });
 
-/** `GET /api/minecraft/instances/:id/activity`: the instance now, its last log lines and its last actions. */
+/**
+ * `GET /api/minecraft/instances/:id/activity`: the instance now, its last log lines and its last actions — those of
+ * this run and those the database kept from before a restart.
+ */
 export const MinecraftActivityResponseSchema = z.object({
-  instance: HttpMinecraftInstanceSchema,
+  /** Null: the mod has not connected since the server started; `logs` and `actions` are what the database kept. */
+  instance: HttpMinecraftInstanceSchema.nullable(),
   /** The last log lines kept (at most 200), oldest first. */
   logs: z.array(HttpMinecraftLogSchema),
   /** The last actions kept (at most 100), oldest first. */
